@@ -1,0 +1,215 @@
+//! URNs: `urn:pulumi:<stack>::<project>::<qualified type>::<name>` (seed 001).
+//!
+//! The grammar's identifiers are read in the wider form that real providers
+//! use (package names with `-`, module names with `/`), so that every URN in
+//! existing state parses; what is refused is what no tool could have written:
+//! a missing prefix, too few parts, empty parts, an empty type in a parent
+//! chain, and control characters.
+
+use std::fmt;
+use std::str::FromStr;
+
+const PREFIX: &str = "urn:pulumi:";
+const SEP: &str = "::";
+
+/// A validated URN.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Urn(String);
+
+/// Why a string is not a URN.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrnError {
+    #[error("invalid URN {urn:?}: it must start with \"urn:pulumi:\"")]
+    MissingPrefix { urn: String },
+    #[error(
+        "invalid URN {urn:?}: expected urn:pulumi:<stack>::<project>::<type>::<name>, found {parts} part(s)"
+    )]
+    TooFewParts { urn: String, parts: usize },
+    #[error("invalid URN {urn:?}: the {part} is empty")]
+    EmptyPart { urn: String, part: &'static str },
+    #[error("invalid URN {urn:?}: the type {ty:?} is not of the form <package>:[<module>:]<name>")]
+    BadType { urn: String, ty: String },
+    #[error("invalid URN {urn:?}: it contains a control character")]
+    ControlCharacter { urn: String },
+}
+
+impl Urn {
+    /// Parses and validates a URN.
+    pub fn parse(s: &str) -> Result<Self, UrnError> {
+        let urn = || s.to_owned();
+        if s.chars().any(char::is_control) {
+            return Err(UrnError::ControlCharacter { urn: urn() });
+        }
+        let rest = s
+            .strip_prefix(PREFIX)
+            .ok_or_else(|| UrnError::MissingPrefix { urn: urn() })?;
+        let parts: Vec<&str> = rest.splitn(4, SEP).collect();
+        if parts.len() < 4 {
+            return Err(UrnError::TooFewParts {
+                urn: urn(),
+                parts: parts.len(),
+            });
+        }
+        for (part, name) in parts.iter().zip(["stack", "project", "type", "name"]) {
+            if part.is_empty() {
+                return Err(UrnError::EmptyPart {
+                    urn: urn(),
+                    part: name,
+                });
+            }
+        }
+        for ty in parts[2].split('$') {
+            if !is_type_token(ty) {
+                return Err(UrnError::BadType {
+                    urn: urn(),
+                    ty: ty.to_owned(),
+                });
+            }
+        }
+        Ok(Urn(s.to_owned()))
+    }
+
+    /// Builds the URN of a resource. `parent_type` is the parent's qualified
+    /// type, or `None` for a resource whose parent is the stack (or none).
+    pub fn new(
+        stack: &str,
+        project: &str,
+        parent_type: Option<&str>,
+        ty: &str,
+        name: &str,
+    ) -> Result<Self, UrnError> {
+        let qualified = match parent_type {
+            Some(p) if !p.is_empty() => format!("{p}${ty}"),
+            _ => ty.to_owned(),
+        };
+        Self::parse(&format!("{PREFIX}{stack}{SEP}{project}{SEP}{qualified}{SEP}{name}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn parts(&self) -> [&str; 4] {
+        let rest = &self.0[PREFIX.len()..];
+        let mut it = rest.splitn(4, SEP);
+        // Validated on construction.
+        [
+            it.next().unwrap_or_default(),
+            it.next().unwrap_or_default(),
+            it.next().unwrap_or_default(),
+            it.next().unwrap_or_default(),
+        ]
+    }
+
+    pub fn stack(&self) -> &str {
+        self.parts()[0]
+    }
+
+    pub fn project(&self) -> &str {
+        self.parts()[1]
+    }
+
+    /// The qualified type: parent types and the type, joined by `$`.
+    pub fn qualified_type(&self) -> &str {
+        self.parts()[2]
+    }
+
+    /// The resource's own type (the last element of the qualified type).
+    pub fn type_token(&self) -> &str {
+        let q = self.qualified_type();
+        q.rsplit('$').next().unwrap_or(q)
+    }
+
+    /// The parent's qualified type, if this resource has a parent type.
+    pub fn parent_type(&self) -> Option<&str> {
+        self.qualified_type().rsplit_once('$').map(|(p, _)| p)
+    }
+
+    pub fn name(&self) -> &str {
+        self.parts()[3]
+    }
+
+    /// A copy of this URN in another stack (stack rename).
+    pub fn with_stack(&self, stack: &str) -> Result<Self, UrnError> {
+        let [_, project, ty, name] = self.parts();
+        Self::parse(&format!("{PREFIX}{stack}{SEP}{project}{SEP}{ty}{SEP}{name}"))
+    }
+}
+
+/// `<package>:[<module>:]<name>`, each part non-empty and free of spaces.
+fn is_type_token(ty: &str) -> bool {
+    let segments: Vec<&str> = ty.split(':').collect();
+    (2..=3).contains(&segments.len())
+        && segments
+            .iter()
+            .all(|seg| !seg.is_empty() && !seg.chars().any(char::is_whitespace))
+}
+
+impl fmt::Display for Urn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for Urn {
+    type Err = UrnError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Urn::parse(s)
+    }
+}
+
+impl AsRef<str> for Urn {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_parts() {
+        let u = Urn::parse("urn:pulumi:dev::proj::my:comp:Thing$aws:s3/bucket:Bucket::b1").unwrap();
+        assert_eq!(u.stack(), "dev");
+        assert_eq!(u.project(), "proj");
+        assert_eq!(u.qualified_type(), "my:comp:Thing$aws:s3/bucket:Bucket");
+        assert_eq!(u.type_token(), "aws:s3/bucket:Bucket");
+        assert_eq!(u.parent_type(), Some("my:comp:Thing"));
+        assert_eq!(u.name(), "b1");
+    }
+
+    #[test]
+    fn builds_from_parts() {
+        let u = Urn::new("dev", "p", Some("a:b:C"), "pulumi:providers:aws", "default").unwrap();
+        assert_eq!(
+            u.as_str(),
+            "urn:pulumi:dev::p::a:b:C$pulumi:providers:aws::default"
+        );
+        let root = Urn::new("dev", "p", None, "pulumi:pulumi:Stack", "p-dev").unwrap();
+        assert_eq!(root.parent_type(), None);
+    }
+
+    #[test]
+    fn names_may_hold_separators() {
+        let u = Urn::parse("urn:pulumi:s::p::a:b:C::x::y").unwrap();
+        assert_eq!(u.name(), "x::y");
+    }
+
+    #[test]
+    fn malformed_urns_are_refused_with_reason() {
+        let cases = [
+            ("urn:aws:s::p::a:b:C::n", "must start with"),
+            ("urn:pulumi:s::p::a:b:C", "found 3 part(s)"),
+            ("urn:pulumi:::p::a:b:C::n", "the stack is empty"),
+            ("urn:pulumi:s::p::notatype::n", "is not of the form"),
+            ("urn:pulumi:s::p::a:b:C$::n", "is not of the form"),
+            ("urn:pulumi:s::p::a:b:C::n\n", "control character"),
+            ("urn:pulumi:s::p::a:b:C::", "the name is empty"),
+        ];
+        for (input, want) in cases {
+            let err = Urn::parse(input).unwrap_err().to_string();
+            assert!(err.contains(want), "{input:?}: {err}");
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Being written.
+#[derive(Debug)]
+pub struct PassphraseCrypter;
+#[derive(Debug)]
+pub struct PassphraseError;
