@@ -8,17 +8,22 @@
 //! - [`ResourceState`]: one resource as the checkpoint records it.
 //! - [`diff`]: detailed-diff vocabulary and a deep diff of property maps.
 
-// pub mod diff; (being written)
-// pub mod path; (being written)
+pub mod diff;
+pub mod path;
 pub mod resource;
 pub mod urn;
 pub mod value;
 
-// pub use diff::{diff_objects, DiffKind, PropertyDiff};
-// pub use path::{PathElement, PropertyPath, PropertyPathError};
-pub use resource::{CustomTimeouts, DependencyKind, ProviderReference, ProviderReferenceError, ResourceState};
+pub use diff::{diff_objects, DiffKind, PropertyDiff};
+pub use path::{
+    PathElement, PathResetError, PathSetError, PropertyPath, PropertyPathError,
+    PropertyPathErrorKind,
+};
+pub use resource::{
+    CustomTimeouts, DependencyKind, ProviderReference, ProviderReferenceError, ResourceState,
+};
 pub use urn::{Urn, UrnError};
 pub use value::{
-    Archive, ArchiveMember, Asset, OutputValue, PropertyMap, PropertyValue, ResourceReference,
-    sha256_hex, UNKNOWN_STRING,
+    sha256_hex, Archive, ArchiveMember, Asset, OutputValue, PropertyMap, PropertyValue,
+    ResourceReference, UNKNOWN_STRING,
 };

@@ -82,7 +82,9 @@ impl Urn {
             Some(p) if !p.is_empty() => format!("{p}${ty}"),
             _ => ty.to_owned(),
         };
-        Self::parse(&format!("{PREFIX}{stack}{SEP}{project}{SEP}{qualified}{SEP}{name}"))
+        Self::parse(&format!(
+            "{PREFIX}{stack}{SEP}{project}{SEP}{qualified}{SEP}{name}"
+        ))
     }
 
     pub fn as_str(&self) -> &str {
@@ -132,7 +134,9 @@ impl Urn {
     /// A copy of this URN in another stack (stack rename).
     pub fn with_stack(&self, stack: &str) -> Result<Self, UrnError> {
         let [_, project, ty, name] = self.parts();
-        Self::parse(&format!("{PREFIX}{stack}{SEP}{project}{SEP}{ty}{SEP}{name}"))
+        Self::parse(&format!(
+            "{PREFIX}{stack}{SEP}{project}{SEP}{ty}{SEP}{name}"
+        ))
     }
 }
 
