@@ -1,0 +1,178 @@
+//! Serde structs for the state file, field for field as Pulumi's `apitype`
+//! writes them (`CheckpointV3`, `DeploymentV3`, `ResourceV3`, …).
+//!
+//! Reading is lenient like Go's decoder: every field is optional and `null`
+//! means absent. Writing follows Go's `omitempty`: empty and false fields are
+//! left out, except `urn`, `custom` and `type`. Struct fields are written in
+//! declaration order.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Just enough of any state file to check its version and features before
+/// reading the rest.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Header {
+    pub version: Option<Value>,
+    pub features: Option<Value>,
+    /// Present in a backend checkpoint file.
+    pub checkpoint: Option<serde::de::IgnoredAny>,
+    /// Present in a `stack export` file.
+    pub deployment: Option<serde::de::IgnoredAny>,
+}
+
+/// A backend file: `{"version", "features"?, "checkpoint"}`.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CheckpointFile {
+    /// Checked from the [`Header`]; only written here.
+    #[serde(default, skip_deserializing)]
+    pub version: i64,
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
+    pub checkpoint: Option<Checkpoint>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Checkpoint {
+    pub stack: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest: Option<Deployment>,
+}
+
+/// A `stack export` file: `{"version", "features"?, "deployment"}`.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct DeploymentFile {
+    /// Checked from the [`Header`]; only written here.
+    #[serde(default, skip_deserializing)]
+    pub version: i64,
+    #[serde(default, skip_deserializing, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
+    pub deployment: Option<Deployment>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Deployment {
+    pub manifest: Option<Manifest>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secrets_providers: Option<SecretsProviders>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Vec<Resource>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_operations: Option<Vec<Operation>>,
+    /// Go writes this struct even when empty (`omitempty` does not apply).
+    pub metadata: Option<Value>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Manifest {
+    #[serde(default)]
+    pub time: String,
+    #[serde(default)]
+    pub magic: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plugins: Option<Value>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct SecretsProviders {
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Operation {
+    pub resource: Resource,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+}
+
+/// `ResourceV3`. Keys this version does not know are kept in `unknown`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Resource {
+    pub urn: Option<String>,
+    pub custom: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(rename = "type")]
+    pub type_token: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outputs: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protect: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dependencies: Option<Vec<String>>,
+    #[serde(rename = "initErrors", skip_serializing_if = "Option::is_none")]
+    pub init_errors: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(
+        rename = "propertyDependencies",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub property_dependencies: Option<BTreeMap<String, Option<Vec<String>>>>,
+    #[serde(rename = "pendingReplacement", skip_serializing_if = "Option::is_none")]
+    pub pending_replacement: Option<bool>,
+    #[serde(
+        rename = "additionalSecretOutputs",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub additional_secret_outputs: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aliases: Option<Vec<String>>,
+    #[serde(rename = "customTimeouts", skip_serializing_if = "Option::is_none")]
+    pub custom_timeouts: Option<CustomTimeouts>,
+    #[serde(rename = "importID", skip_serializing_if = "Option::is_none")]
+    pub import_id: Option<String>,
+    #[serde(rename = "retainOnDelete", skip_serializing_if = "Option::is_none")]
+    pub retain_on_delete: Option<bool>,
+    #[serde(rename = "deletedWith", skip_serializing_if = "Option::is_none")]
+    pub deleted_with: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modified: Option<String>,
+    #[serde(rename = "sourcePosition", skip_serializing_if = "Option::is_none")]
+    pub source_position: Option<String>,
+    #[serde(rename = "ignoreChanges", skip_serializing_if = "Option::is_none")]
+    pub ignore_changes: Option<Vec<String>>,
+    #[serde(rename = "replaceOnChanges", skip_serializing_if = "Option::is_none")]
+    pub replace_on_changes: Option<Vec<String>>,
+    #[serde(
+        rename = "refreshBeforeUpdate",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub refresh_before_update: Option<bool>,
+    #[serde(rename = "viewOf", skip_serializing_if = "Option::is_none")]
+    pub view_of: Option<String>,
+    /// Every other key, kept and written back (after the known ones).
+    #[serde(flatten)]
+    pub unknown: Map<String, Value>,
+}
+
+/// Timeouts in seconds (Go's `resource.CustomTimeouts`); zero means unset.
+/// Durations written as strings are accepted too.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct CustomTimeouts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete: Option<Value>,
+}

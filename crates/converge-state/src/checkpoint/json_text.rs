@@ -1,0 +1,150 @@
+//! JSON text as Pulumi's Go encoder writes it: 4-space indentation, object
+//! members in the order given, and numbers formatted like `encoding/json`
+//! (integers without a fraction, shortest round-trip digits otherwise,
+//! exponent form below 1e-6 and from 1e21 on).
+
+use serde_json::{Number, Value};
+
+const INDENT: &str = "    ";
+
+/// Pretty JSON text (4-space indentation, like `json.MarshalIndent`), with a
+/// trailing newline.
+pub fn to_pretty_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, Some(0));
+    out.push('\n');
+    out
+}
+
+/// Compact JSON text (like `json.Marshal`), used inside secrets.
+pub(crate) fn to_compact_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, None);
+    out
+}
+
+/// `depth` is `None` for compact output.
+fn write_value(out: &mut String, value: &Value, depth: Option<usize>) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&format_number(n)),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth.map(|d| d + 1));
+                write_value(out, item, depth.map(|d| d + 1));
+            }
+            newline(out, depth);
+            out.push(']');
+        }
+        Value::Object(members) => {
+            if members.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push('{');
+            for (i, (key, item)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, depth.map(|d| d + 1));
+                write_string(out, key);
+                out.push(':');
+                if depth.is_some() {
+                    out.push(' ');
+                }
+                write_value(out, item, depth.map(|d| d + 1));
+            }
+            newline(out, depth);
+            out.push('}');
+        }
+    }
+}
+
+fn newline(out: &mut String, depth: Option<usize>) {
+    if let Some(depth) = depth {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str(INDENT);
+        }
+    }
+}
+
+fn write_string(out: &mut String, s: &str) {
+    // Serializing a string cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+}
+
+fn format_number(n: &Number) -> String {
+    if let Some(u) = n.as_u64() {
+        u.to_string()
+    } else if let Some(i) = n.as_i64() {
+        i.to_string()
+    } else {
+        format_f64(n.as_f64().unwrap_or_default())
+    }
+}
+
+/// Formats a finite double the way Go's `encoding/json` does.
+pub(crate) fn format_f64(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        // Rust writes `1e21` and `1.5e-7`; Go writes `1e+21` and `1.5e-7`.
+        let s = format!("{f:e}");
+        match s.split_once('e') {
+            Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp}"),
+            _ => s,
+        }
+    } else {
+        // Shortest round-trip digits in positional notation; `1` for 1.0.
+        format!("{f}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_print_like_go() {
+        for (f, want) in [
+            (1.0, "1"),
+            (-3.0, "-3"),
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (1.5e300, "1.5e+300"),
+            (0.000001, "0.000001"),
+            (1e-7, "1e-7"),
+            (-2.5e-10, "-2.5e-10"),
+            (0.0, "0"),
+            (123456789.125, "123456789.125"),
+        ] {
+            assert_eq!(format_f64(f), want, "{f:e}");
+        }
+    }
+
+    #[test]
+    fn pretty_and_compact_text() {
+        let v = json!({"b": [1, 2.5, {}], "a": {"x": null, "y": []}, "s": "q\"\n"});
+        assert_eq!(
+            to_pretty_json(&v),
+            "{\n    \"b\": [\n        1,\n        2.5,\n        {}\n    ],\n    \"a\": {\n        \"x\": null,\n        \"y\": []\n    },\n    \"s\": \"q\\\"\\n\"\n}\n"
+        );
+        assert_eq!(
+            to_compact_json(&v),
+            r#"{"b":[1,2.5,{}],"a":{"x":null,"y":[]},"s":"q\"\n"}"#
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! Pulumi's state JSON, read and written: the backend checkpoint file
+//! (`{"version", "checkpoint": {"stack", "config", "latest"}}`) and the
+//! `stack export` file (`{"version", "deployment"}`).
+//!
+//! - Versions 3 and 4 are read. Version 4 carries a `features` list; a
+//!   feature this module does not know is refused, since the state may mean
+//!   something Converge would get wrong. Converge writes version 3, or
+//!   version 4 with `["refreshBeforeUpdate"]` when a resource needs it.
+//! - Output is byte-stable: pretty JSON with 4-space indentation like
+//!   Pulumi's, fields in a fixed order, property maps sorted by key, numbers
+//!   formatted as Go formats them, and a trailing newline. Writing what was
+//!   read gives the same bytes.
+//! - Secrets go through a [`SecretsMode`]: decrypted on read and encrypted on
+//!   write, or kept as opaque ciphertext when no key is at hand.
+//! - Resource fields this version does not know are kept verbatim in
+//!   [`ResourceState::unknown_fields`](converge_model::ResourceState) and
+//!   written back; unknown top-level keys are ignored.
+//!
+//! [`values`] holds the property-value codec, public for the CLI (stack
+//! outputs) and the journal.
+
+mod dto;
+mod json_text;
+mod property_path;
+mod resource;
+pub mod values;
+
+use converge_model::{ProviderReferenceError, UrnError};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::secrets::SecretsMode;
+use crate::snapshot::Snapshot;
+
+pub use json_text::to_pretty_json;
+pub use values::{
+    property_map_from_json, property_map_to_json, property_value_from_json, property_value_to_json,
+    PropertyValueError, PropertyValueErrorKind,
+};
+
+/// The oldest state version Converge reads.
+pub const OLDEST_VERSION: i64 = 3;
+/// The newest state version Converge reads and writes.
+pub const LATEST_VERSION: i64 = 4;
+/// The version-4 features Converge understands.
+pub const KNOWN_FEATURES: &[&str] = &[FEATURE_REFRESH_BEFORE_UPDATE];
+/// Resources with `refreshBeforeUpdate` set.
+pub const FEATURE_REFRESH_BEFORE_UPDATE: &str = "refreshBeforeUpdate";
+
+/// A stack's backend file: its name, its config as stored (raw JSON), and
+/// its latest snapshot if it has been deployed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StackCheckpoint {
+    pub stack: String,
+    /// Raw JSON text of the `config` object, kept as it was.
+    pub config: Option<String>,
+    pub latest: Option<Snapshot>,
+}
+
+/// Why state JSON could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("the state is not valid JSON (line {line}, column {column}): {message}")]
+    Syntax {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("the state has an unexpected value (line {line}, column {column}): {message}")]
+    Shape {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("the state has no `version` field; it is not a Pulumi state file")]
+    MissingVersion,
+    #[error("the state's `version` must be an integer, found {0}")]
+    BadVersion(String),
+    #[error(
+        "state version {0} is too old for Converge, which reads versions 3 and 4; upgrade it with Pulumi first (`pulumi stack export` | `pulumi stack import`)"
+    )]
+    VersionTooOld(i64),
+    #[error(
+        "state version {0} is newer than this version of Converge supports (3 and 4); upgrade Converge"
+    )]
+    VersionTooNew(i64),
+    #[error("the state's `features` must be a list of strings, found {0}")]
+    BadFeatures(String),
+    #[error("this state needs feature {0:?} which this version of Converge does not support; upgrade Converge")]
+    UnknownFeature(String),
+    #[error("the state has no `{section}` object{hint}")]
+    MissingSection {
+        section: &'static str,
+        hint: &'static str,
+    },
+    #[error("{location}: the required field `{field}` is missing")]
+    MissingField {
+        location: String,
+        field: &'static str,
+    },
+    #[error("{location}: `{field}`: {source}")]
+    BadUrn {
+        location: String,
+        field: String,
+        #[source]
+        source: UrnError,
+    },
+    #[error("{location}: `provider`: {source}")]
+    BadProvider {
+        location: String,
+        #[source]
+        source: ProviderReferenceError,
+    },
+    #[error(
+        "pending_operations[{index}]: unknown operation type {kind:?} (expected creating, updating, deleting, reading or importing)"
+    )]
+    UnknownOperation { index: usize, kind: String },
+    #[error(
+        "resource {urn}: `custom` is false but it has an `id`; only custom resources have IDs"
+    )]
+    IdWithoutCustom { urn: String },
+    #[error(
+        "{location}: `customTimeouts.{field}`: {value} is not a number of seconds or a duration"
+    )]
+    BadTimeout {
+        location: String,
+        field: &'static str,
+        value: String,
+    },
+    /// A property value, e.g. a secret that does not decrypt.
+    #[error("resource {urn}: {property}: {source}")]
+    Property {
+        urn: String,
+        property: String,
+        #[source]
+        source: PropertyValueErrorKind,
+    },
+    #[error("{field}: the raw JSON kept for it is invalid: {source}")]
+    RawJson {
+        field: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl CheckpointError {
+    fn from_json(e: serde_json::Error) -> Self {
+        let (line, column) = (e.line(), e.column());
+        let text = e.to_string();
+        let message = text
+            .strip_suffix(&format!(" at line {line} column {column}"))
+            .unwrap_or(&text)
+            .to_owned();
+        if e.is_data() {
+            CheckpointError::Shape {
+                line,
+                column,
+                message,
+            }
+        } else {
+            CheckpointError::Syntax {
+                line,
+                column,
+                message,
+            }
+        }
+    }
+}
+
+/// Reads a backend checkpoint file.
+pub fn read_checkpoint(
+    bytes: &[u8],
+    mode: SecretsMode<'_>,
+) -> Result<StackCheckpoint, CheckpointError> {
+    let header = read_header(bytes)?;
+    if header.checkpoint.is_none() {
+        return Err(CheckpointError::MissingSection {
+            section: "checkpoint",
+            hint: if header.deployment.is_some() {
+                "; it holds a `deployment`, as a `stack export` file does"
+            } else {
+                ""
+            },
+        });
+    }
+    let file: dto::CheckpointFile =
+        serde_json::from_slice(bytes).map_err(CheckpointError::from_json)?;
+    let checkpoint = file.checkpoint.ok_or(CheckpointError::MissingSection {
+        section: "checkpoint",
+        hint: "",
+    })?;
+    let stack = checkpoint
+        .stack
+        .ok_or_else(|| CheckpointError::MissingField {
+            location: "the checkpoint".to_owned(),
+            field: "stack",
+        })?;
+    let latest = checkpoint
+        .latest
+        .map(|d| resource::snapshot_from_dto(d, mode))
+        .transpose()?;
+    Ok(StackCheckpoint {
+        stack,
+        config: checkpoint.config.map(|v| v.to_string()),
+        latest,
+    })
+}
+
+/// Writes a backend checkpoint file.
+pub fn write_checkpoint(
+    cp: &StackCheckpoint,
+    mode: SecretsMode<'_>,
+) -> Result<Vec<u8>, CheckpointError> {
+    let (version, features) = version_for(cp.latest.as_ref());
+    let latest = cp
+        .latest
+        .as_ref()
+        .map(|s| resource::snapshot_to_dto(s, mode))
+        .transpose()?;
+    let file = dto::CheckpointFile {
+        version,
+        features,
+        checkpoint: Some(dto::Checkpoint {
+            stack: Some(cp.stack.clone()),
+            config: resource::parse_raw(cp.config.as_deref(), "config")?,
+            latest,
+        }),
+    };
+    to_bytes(&file)
+}
+
+/// Reads a `stack export` file.
+pub fn read_deployment(bytes: &[u8], mode: SecretsMode<'_>) -> Result<Snapshot, CheckpointError> {
+    let header = read_header(bytes)?;
+    if header.deployment.is_none() {
+        return Err(CheckpointError::MissingSection {
+            section: "deployment",
+            hint: if header.checkpoint.is_some() {
+                "; it holds a `checkpoint`, as a backend state file does"
+            } else {
+                ""
+            },
+        });
+    }
+    let file: dto::DeploymentFile =
+        serde_json::from_slice(bytes).map_err(CheckpointError::from_json)?;
+    let deployment = file.deployment.ok_or(CheckpointError::MissingSection {
+        section: "deployment",
+        hint: "",
+    })?;
+    resource::snapshot_from_dto(deployment, mode)
+}
+
+/// Writes a `stack export` file.
+pub fn write_deployment(
+    snapshot: &Snapshot,
+    mode: SecretsMode<'_>,
+) -> Result<Vec<u8>, CheckpointError> {
+    let (version, features) = version_for(Some(snapshot));
+    let file = dto::DeploymentFile {
+        version,
+        features,
+        deployment: Some(resource::snapshot_to_dto(snapshot, mode)?),
+    };
+    to_bytes(&file)
+}
+
+/// Checks the version and features before anything else is read.
+fn read_header(bytes: &[u8]) -> Result<dto::Header, CheckpointError> {
+    let header: dto::Header = serde_json::from_slice(bytes).map_err(CheckpointError::from_json)?;
+    let version = match &header.version {
+        None | Some(Value::Null) => return Err(CheckpointError::MissingVersion),
+        Some(v) => v
+            .as_i64()
+            .ok_or_else(|| CheckpointError::BadVersion(v.to_string()))?,
+    };
+    if version < OLDEST_VERSION {
+        return Err(CheckpointError::VersionTooOld(version));
+    }
+    if version > LATEST_VERSION {
+        return Err(CheckpointError::VersionTooNew(version));
+    }
+    match &header.features {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(features)) => {
+            for feature in features {
+                let name = feature
+                    .as_str()
+                    .ok_or_else(|| CheckpointError::BadFeatures(feature.to_string()))?;
+                if !KNOWN_FEATURES.contains(&name) {
+                    return Err(CheckpointError::UnknownFeature(name.to_owned()));
+                }
+            }
+        }
+        Some(other) => return Err(CheckpointError::BadFeatures(other.to_string())),
+    }
+    Ok(header)
+}
+
+/// Version 3 unless a resource uses a version-4 feature.
+fn version_for(snapshot: Option<&Snapshot>) -> (i64, Vec<String>) {
+    let refresh = snapshot.is_some_and(|s| {
+        s.resources
+            .iter()
+            .chain(s.pending_operations.iter().map(|op| &op.resource))
+            .any(|r| r.refresh_before_update)
+    });
+    if refresh {
+        (
+            LATEST_VERSION,
+            vec![FEATURE_REFRESH_BEFORE_UPDATE.to_owned()],
+        )
+    } else {
+        (OLDEST_VERSION, Vec::new())
+    }
+}
+
+fn to_bytes(file: &impl Serialize) -> Result<Vec<u8>, CheckpointError> {
+    let value = serde_json::to_value(file).map_err(|source| CheckpointError::RawJson {
+        field: "the state".to_owned(),
+        source,
+    })?;
+    Ok(to_pretty_json(&value).into_bytes())
+}

@@ -1,0 +1,496 @@
+//! Conversion between the serde structs of [`super::dto`] and the domain
+//! types: [`Snapshot`] and [`ResourceState`].
+
+use std::collections::BTreeMap;
+
+use converge_model::{CustomTimeouts, PropertyMap, ProviderReference, ResourceState, Urn};
+use serde_json::{Map, Value};
+
+use super::dto;
+use super::property_path::join_paths;
+use super::values::{property_map_from_json, property_map_to_json};
+use super::CheckpointError;
+use crate::secrets::SecretsMode;
+use crate::snapshot::{Manifest, OperationType, PendingOperation, SecretsProviders, Snapshot};
+
+/// Every key of `ResourceV3` that has a field in [`dto::Resource`]; an
+/// unknown field by one of these names is never written.
+const KNOWN_RESOURCE_KEYS: &[&str] = &[
+    "urn",
+    "custom",
+    "delete",
+    "id",
+    "type",
+    "inputs",
+    "outputs",
+    "parent",
+    "protect",
+    "external",
+    "dependencies",
+    "initErrors",
+    "provider",
+    "propertyDependencies",
+    "pendingReplacement",
+    "additionalSecretOutputs",
+    "aliases",
+    "customTimeouts",
+    "importID",
+    "retainOnDelete",
+    "deletedWith",
+    "created",
+    "modified",
+    "sourcePosition",
+    "ignoreChanges",
+    "replaceOnChanges",
+    "refreshBeforeUpdate",
+    "viewOf",
+];
+
+// ---- reading ----
+
+pub(crate) fn snapshot_from_dto(
+    deployment: dto::Deployment,
+    mode: SecretsMode<'_>,
+) -> Result<Snapshot, CheckpointError> {
+    let manifest = deployment.manifest.ok_or(CheckpointError::MissingField {
+        location: "the deployment".to_owned(),
+        field: "manifest",
+    })?;
+    let mut resources = Vec::new();
+    for (i, resource) in deployment
+        .resources
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        resources.push(resource_from_dto(
+            resource,
+            &format!("resources[{i}]"),
+            mode,
+        )?);
+    }
+    let mut pending_operations = Vec::new();
+    for (i, op) in deployment
+        .pending_operations
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        let kind_text = op.kind.unwrap_or_default();
+        let kind = OperationType::parse(&kind_text).ok_or(CheckpointError::UnknownOperation {
+            index: i,
+            kind: kind_text,
+        })?;
+        let resource = resource_from_dto(op.resource, &format!("pending_operations[{i}]"), mode)?;
+        pending_operations.push(PendingOperation { resource, kind });
+    }
+    Ok(Snapshot {
+        manifest: Manifest {
+            time: manifest.time,
+            magic: manifest.magic,
+            version: manifest.version,
+            plugins: manifest.plugins.map(|v| v.to_string()),
+        },
+        secrets_providers: deployment.secrets_providers.map(|sp| SecretsProviders {
+            kind: sp.kind,
+            state: sp.state.map(|v| v.to_string()),
+        }),
+        resources,
+        pending_operations,
+        metadata: deployment.metadata.map(|v| v.to_string()),
+    })
+}
+
+/// `index_location` names the record (`resources[3]`) until its URN is known.
+fn resource_from_dto(
+    r: dto::Resource,
+    index_location: &str,
+    mode: SecretsMode<'_>,
+) -> Result<ResourceState, CheckpointError> {
+    let urn_text = non_empty(r.urn).ok_or_else(|| CheckpointError::MissingField {
+        location: index_location.to_owned(),
+        field: "urn",
+    })?;
+    let urn = Urn::parse(&urn_text).map_err(|source| CheckpointError::BadUrn {
+        location: index_location.to_owned(),
+        field: "urn".to_owned(),
+        source,
+    })?;
+    let location = format!("resource {urn}");
+    let urn_field = |field: String, text: String| {
+        Urn::parse(&text).map_err(|source| CheckpointError::BadUrn {
+            location: location.clone(),
+            field,
+            source,
+        })
+    };
+    let optional_urn =
+        |field: &str, text: Option<String>| -> Result<Option<Urn>, CheckpointError> {
+            non_empty(text)
+                .map(|t| urn_field(field.to_owned(), t))
+                .transpose()
+        };
+    let urn_list = |field: &str, list: Option<Vec<String>>| -> Result<Vec<Urn>, CheckpointError> {
+        list.unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| urn_field(format!("{field}[{i}]"), t))
+            .collect()
+    };
+
+    let type_token = non_empty(r.type_token).ok_or_else(|| CheckpointError::MissingField {
+        location: location.clone(),
+        field: "type",
+    })?;
+    let custom = r.custom.unwrap_or(false);
+    let id = non_empty(r.id);
+    if !custom && id.is_some() {
+        return Err(CheckpointError::IdWithoutCustom {
+            urn: urn.to_string(),
+        });
+    }
+    let properties =
+        |field: &str, object: Option<Map<String, Value>>| -> Result<PropertyMap, CheckpointError> {
+            match object {
+                None => Ok(PropertyMap::new()),
+                Some(object) => {
+                    property_map_from_json(&object, mode).map_err(|e| CheckpointError::Property {
+                        urn: urn.to_string(),
+                        property: join_paths(field, &e.path),
+                        source: e.kind,
+                    })
+                }
+            }
+        };
+    let provider = non_empty(r.provider)
+        .map(|p| {
+            ProviderReference::parse(&p).map_err(|source| CheckpointError::BadProvider {
+                location: location.clone(),
+                source,
+            })
+        })
+        .transpose()?;
+    let mut property_dependencies = BTreeMap::new();
+    for (key, list) in r.property_dependencies.unwrap_or_default() {
+        let urns = urn_list(&join_paths("propertyDependencies", &key), list)?;
+        property_dependencies.insert(key, urns);
+    }
+    let custom_timeouts = r
+        .custom_timeouts
+        .map(|t| timeouts_from_dto(t, &location))
+        .transpose()?;
+
+    Ok(ResourceState {
+        custom,
+        delete: r.delete.unwrap_or(false),
+        id,
+        type_token,
+        inputs: properties("inputs", r.inputs)?,
+        outputs: properties("outputs", r.outputs)?,
+        parent: optional_urn("parent", r.parent)?,
+        protect: r.protect.unwrap_or(false),
+        external: r.external.unwrap_or(false),
+        dependencies: urn_list("dependencies", r.dependencies)?,
+        init_errors: r.init_errors.unwrap_or_default(),
+        provider,
+        property_dependencies,
+        pending_replacement: r.pending_replacement.unwrap_or(false),
+        additional_secret_outputs: r.additional_secret_outputs.unwrap_or_default(),
+        aliases: urn_list("aliases", r.aliases)?,
+        custom_timeouts,
+        import_id: non_empty(r.import_id),
+        retain_on_delete: r.retain_on_delete.unwrap_or(false),
+        deleted_with: optional_urn("deletedWith", r.deleted_with)?,
+        created: non_empty(r.created),
+        modified: non_empty(r.modified),
+        source_position: non_empty(r.source_position),
+        ignore_changes: r.ignore_changes.unwrap_or_default(),
+        replace_on_changes: r.replace_on_changes.unwrap_or_default(),
+        refresh_before_update: r.refresh_before_update.unwrap_or(false),
+        view_of: optional_urn("viewOf", r.view_of)?,
+        unknown_fields: r
+            .unknown
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string()))
+            .collect(),
+        urn,
+    })
+}
+
+/// Seconds in the file (Go's float64 fields; zero means unset), kept in the
+/// domain as Go duration strings (`"300s"`).
+fn timeouts_from_dto(
+    t: dto::CustomTimeouts,
+    location: &str,
+) -> Result<CustomTimeouts, CheckpointError> {
+    let one =
+        |field: &'static str, value: Option<Value>| -> Result<Option<String>, CheckpointError> {
+            let bad = |value: &Value| CheckpointError::BadTimeout {
+                location: location.to_owned(),
+                field,
+                value: value.to_string(),
+            };
+            match value {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) => match n.as_f64() {
+                    Some(0.0) => Ok(None),
+                    Some(secs) => Ok(Some(format!("{secs}s"))),
+                    None => Err(bad(&Value::Number(n))),
+                },
+                Some(Value::String(s)) if parse_go_duration(&s).is_some() => Ok(non_empty(Some(s))),
+                Some(other) => Err(bad(&other)),
+            }
+        };
+    Ok(CustomTimeouts {
+        create: one("create", t.create)?,
+        update: one("update", t.update)?,
+        delete: one("delete", t.delete)?,
+    })
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.is_empty())
+}
+
+// ---- writing ----
+
+pub(crate) fn snapshot_to_dto(
+    snapshot: &Snapshot,
+    mode: SecretsMode<'_>,
+) -> Result<dto::Deployment, CheckpointError> {
+    let resources = snapshot
+        .resources
+        .iter()
+        .map(|r| resource_to_dto(r, mode))
+        .collect::<Result<Vec<_>, _>>()?;
+    let pending_operations = snapshot
+        .pending_operations
+        .iter()
+        .map(|op| {
+            Ok(dto::Operation {
+                resource: resource_to_dto(&op.resource, mode)?,
+                kind: Some(op.kind.as_str().to_owned()),
+            })
+        })
+        .collect::<Result<Vec<_>, CheckpointError>>()?;
+    let secrets_providers = match &snapshot.secrets_providers {
+        None => None,
+        Some(sp) => Some(dto::SecretsProviders {
+            kind: sp.kind.clone(),
+            state: parse_raw(sp.state.as_deref(), "secrets_providers.state")?,
+        }),
+    };
+    let manifest = &snapshot.manifest;
+    Ok(dto::Deployment {
+        manifest: Some(dto::Manifest {
+            time: manifest.time.clone(),
+            magic: manifest.magic.clone(),
+            version: manifest.version.clone(),
+            plugins: parse_raw(manifest.plugins.as_deref(), "manifest.plugins")?,
+        }),
+        secrets_providers,
+        resources: (!resources.is_empty()).then_some(resources),
+        pending_operations: (!pending_operations.is_empty()).then_some(pending_operations),
+        metadata: Some(
+            parse_raw(snapshot.metadata.as_deref(), "metadata")?
+                .unwrap_or_else(|| Value::Object(Map::new())),
+        ),
+    })
+}
+
+fn resource_to_dto(
+    r: &ResourceState,
+    mode: SecretsMode<'_>,
+) -> Result<dto::Resource, CheckpointError> {
+    let properties =
+        |field: &str, map: &PropertyMap| -> Result<Option<Map<String, Value>>, CheckpointError> {
+            if map.is_empty() {
+                return Ok(None);
+            }
+            property_map_to_json(map, mode)
+                .map(Some)
+                .map_err(|e| CheckpointError::Property {
+                    urn: r.urn.to_string(),
+                    property: join_paths(field, &e.path),
+                    source: e.kind,
+                })
+        };
+    let flag = |b: bool| b.then_some(true);
+    let text = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
+    let urn = |u: &Option<Urn>| u.as_ref().map(Urn::to_string);
+    let urns = |list: &[Urn]| {
+        (!list.is_empty()).then(|| list.iter().map(Urn::to_string).collect::<Vec<_>>())
+    };
+    let strings = |list: &[String]| (!list.is_empty()).then(|| list.to_vec());
+
+    let mut unknown = Map::new();
+    for (key, raw) in &r.unknown_fields {
+        if KNOWN_RESOURCE_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let field = format!("resource {}: `{key}`", r.urn);
+        unknown.insert(
+            key.clone(),
+            parse_raw(Some(raw), &field)?.unwrap_or(Value::Null),
+        );
+    }
+    let property_dependencies = (!r.property_dependencies.is_empty()).then(|| {
+        r.property_dependencies
+            .iter()
+            .map(|(k, list)| (k.clone(), Some(list.iter().map(Urn::to_string).collect())))
+            .collect()
+    });
+
+    Ok(dto::Resource {
+        urn: Some(r.urn.to_string()),
+        custom: Some(r.custom),
+        delete: flag(r.delete),
+        id: text(&r.id),
+        type_token: Some(r.type_token.clone()),
+        inputs: properties("inputs", &r.inputs)?,
+        outputs: properties("outputs", &r.outputs)?,
+        parent: urn(&r.parent),
+        protect: flag(r.protect),
+        external: flag(r.external),
+        dependencies: urns(&r.dependencies),
+        init_errors: strings(&r.init_errors),
+        provider: r.provider.as_ref().map(ProviderReference::to_string),
+        property_dependencies,
+        pending_replacement: flag(r.pending_replacement),
+        additional_secret_outputs: strings(&r.additional_secret_outputs),
+        aliases: urns(&r.aliases),
+        custom_timeouts: r
+            .custom_timeouts
+            .as_ref()
+            .map(|t| timeouts_to_dto(t, r))
+            .transpose()?,
+        import_id: text(&r.import_id),
+        retain_on_delete: flag(r.retain_on_delete),
+        deleted_with: urn(&r.deleted_with),
+        created: text(&r.created),
+        modified: text(&r.modified),
+        source_position: text(&r.source_position),
+        ignore_changes: strings(&r.ignore_changes),
+        replace_on_changes: strings(&r.replace_on_changes),
+        refresh_before_update: flag(r.refresh_before_update),
+        view_of: urn(&r.view_of),
+        unknown,
+    })
+}
+
+fn timeouts_to_dto(
+    t: &CustomTimeouts,
+    r: &ResourceState,
+) -> Result<dto::CustomTimeouts, CheckpointError> {
+    let one =
+        |field: &'static str, value: &Option<String>| -> Result<Option<Value>, CheckpointError> {
+            let Some(text) = value.as_deref().filter(|s| !s.is_empty()) else {
+                return Ok(None);
+            };
+            let secs = parse_go_duration(text).ok_or_else(|| CheckpointError::BadTimeout {
+                location: format!("resource {}", r.urn),
+                field,
+                value: format!("{text:?}"),
+            })?;
+            Ok((secs != 0.0)
+                .then(|| serde_json::Number::from_f64(secs).map(Value::Number))
+                .flatten())
+        };
+    Ok(dto::CustomTimeouts {
+        create: one("create", &t.create)?,
+        update: one("update", &t.update)?,
+        delete: one("delete", &t.delete)?,
+    })
+}
+
+/// Parses raw JSON text kept verbatim in a domain type.
+pub(crate) fn parse_raw(raw: Option<&str>, field: &str) -> Result<Option<Value>, CheckpointError> {
+    raw.map(|text| {
+        serde_json::from_str(text).map_err(|source| CheckpointError::RawJson {
+            field: field.to_owned(),
+            source,
+        })
+    })
+    .transpose()
+}
+
+/// Seconds in a Go duration string (`"5m"`, `"1h30m"`, `"1.5s"`, `"300ms"`);
+/// `None` if it is not one.
+pub(crate) fn parse_go_duration(s: &str) -> Option<f64> {
+    let (negative, mut rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if rest == "0" {
+        return Some(0.0);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total = 0.0;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number = &rest[..number_len];
+        if number.is_empty() || number == "." {
+            return None;
+        }
+        let value: f64 = number.parse().ok()?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        total += value * scale;
+        rest = &rest[unit_len..];
+    }
+    Some(if negative { -total } else { total })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("300s"), Some(300.0));
+        assert_eq!(parse_go_duration("5m"), Some(300.0));
+        assert_eq!(parse_go_duration("1h30m"), Some(5400.0));
+        assert_eq!(parse_go_duration("1.5s"), Some(1.5));
+        assert_eq!(parse_go_duration("250ms"), Some(0.25));
+        assert_eq!(parse_go_duration("-2s"), Some(-2.0));
+        assert_eq!(parse_go_duration("0"), Some(0.0));
+        for bad in ["", "5", "s", "5x", "1.2.3s", "-"] {
+            assert_eq!(parse_go_duration(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn timeouts_read_as_seconds_and_write_back() {
+        let t = dto::CustomTimeouts {
+            create: Some(Value::from(300)),
+            update: Some(Value::from(0)),
+            delete: Some(Value::from(1.5)),
+        };
+        let domain = timeouts_from_dto(t, "resource x").unwrap();
+        assert_eq!(domain.create.as_deref(), Some("300s"));
+        assert_eq!(domain.update, None);
+        assert_eq!(domain.delete.as_deref(), Some("1.5s"));
+        let bad = dto::CustomTimeouts {
+            create: Some(Value::from("soon")),
+            ..Default::default()
+        };
+        let err = timeouts_from_dto(bad, "resource x").unwrap_err();
+        assert!(err.to_string().contains("customTimeouts.create"), "{err}");
+    }
+}
