@@ -15,7 +15,9 @@ pub use passphrase::{PassphraseCrypter, PassphraseError};
 pub enum CryptoError {
     #[error("malformed ciphertext: {0}")]
     Malformed(String),
-    #[error("failed to decrypt: the passphrase is wrong, or the ciphertext was made with another key")]
+    #[error(
+        "failed to decrypt: the passphrase is wrong, or the ciphertext was made with another key"
+    )]
     Decrypt,
     #[error("failed to encrypt: {0}")]
     Encrypt(String),
