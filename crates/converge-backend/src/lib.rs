@@ -1,1 +1,39 @@
-//! placeholder
+//! Backends: where stacks, their checkpoints, locks and update history live.
+//!
+//! - [`capabilities`]: the small async traits every backend implements
+//!   ([`StackStore`], [`StackLocker`], [`HistoryStore`]) and [`Backend`],
+//!   which combines them. They are dyn-compatible: the CLI holds a
+//!   `Box<dyn Backend>`.
+//! - [`FileBackend`]: Pulumi's DIY layout in a local directory, readable by
+//!   Pulumi and able to read what Pulumi wrote.
+//! - [`conformance`]: the checks every backend must pass.
+//!
+//! # Architecture invariants
+//!
+//! - The backend stores checkpoint and history *bytes*. It knows nothing of
+//!   the checkpoint format, snapshots or the engine; the CLI serializes and
+//!   parses with `converge-state`.
+//! - Every entry point validates the stack reference before touching
+//!   storage, so no name can reach outside the backend root.
+//! - Every write is atomic: readers see the old bytes or the new ones.
+
+pub mod capabilities;
+pub mod conformance;
+mod error;
+pub mod file;
+mod file_url;
+mod lock;
+mod name;
+
+pub use capabilities::{
+    Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
+    SaveOptions, StackLocker, StackStore, StackSummary, UpdateKind,
+};
+pub use error::{BackendError, NameKind, Result};
+pub use file::{FileBackend, FileBackendOptions, LayoutVersion, StackPaths};
+pub use file_url::{parse_file_url, parse_file_url_with_home};
+pub use lock::{now_rfc3339, HeldLock, LockGuard, LockHandle, LockInfo};
+pub use name::{
+    validate_organization_name, validate_project_name, validate_stack_name, StackRef,
+    DIY_ORGANIZATION, MAX_NAME_LEN,
+};

@@ -1,1 +1,49 @@
-fn main() {}
+//! `converge`: the command-line tool.
+
+mod args;
+mod atomic_write;
+mod commands;
+mod context;
+mod home;
+mod passphrase;
+mod project;
+mod stack_settings;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+use crate::context::Context;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let ctx = Context::new(&cli.global)?;
+    match cli.command {
+        Command::Login { url, local } => commands::login::login(&ctx, url, local).await,
+        Command::Logout => commands::login::logout(&ctx),
+        Command::Whoami { verbose } => commands::login::whoami(&ctx, verbose),
+        Command::Stack(cmd) => commands::stack::run(&ctx, cmd).await,
+        Command::Config(args) => commands::config::run(&ctx, args).await,
+    }
+}

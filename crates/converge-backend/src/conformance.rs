@@ -1,0 +1,489 @@
+//! The conformance suite every [`Backend`] must pass (after OpenTofu's
+//! `statemgr/testing.go`).
+//!
+//! Each check takes a backend that is empty or shared: it works in a project
+//! of its own (`conformance-<random>`), in the backend's default
+//! organization, and panics with a message naming the broken contract.
+//! Run [`run_all`] from a backend's tests, or each check as its own test:
+//!
+//! ```no_run
+//! # async fn example() {
+//! let dir = tempfile::tempdir().unwrap();
+//! let backend = converge_backend::FileBackend::new(dir.path(), "");
+//! converge_backend::conformance::run_all(&backend).await;
+//! # }
+//! ```
+//!
+//! Backend-specific guarantees (file layout, atomicity on disk, locking
+//! across processes) are tested beside each backend.
+
+use crate::capabilities::{
+    Backend, ListHistoryOptions, ListStacksOptions, RemoveOptions, SaveOptions, UpdateKind,
+};
+use crate::error::BackendError;
+use crate::lock::LockInfo;
+use crate::name::StackRef;
+
+/// Runs every check, in order.
+pub async fn run_all(backend: &dyn Backend) {
+    stack_lifecycle(backend).await;
+    checkpoint_round_trip(backend).await;
+    previous_checkpoint_kept(backend).await;
+    lock_excludes_second_holder(backend).await;
+    lock_release_allows_relock(backend).await;
+    history_round_trip(backend).await;
+    invalid_names_rejected(backend).await;
+}
+
+fn fresh_project() -> String {
+    format!(
+        "conformance-{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    )
+}
+
+fn stack_in(backend: &dyn Backend, project: &str, stack: &str) -> StackRef {
+    StackRef::with_organization(backend.default_organization(), project, stack)
+        .expect("conformance names are valid")
+}
+
+fn holder(pid: u32, user: &str, host: &str) -> LockInfo {
+    LockInfo {
+        pid,
+        username: user.to_owned(),
+        hostname: host.to_owned(),
+        timestamp: "2024-05-01T10:00:00Z".to_owned(),
+    }
+}
+
+/// Create, list, exists and remove.
+pub async fn stack_lifecycle(backend: &dyn Backend) {
+    let project = fresh_project();
+    let a = stack_in(backend, &project, "a");
+    let b = stack_in(backend, &project, "b.prod-2");
+    let only = |p: &str| ListStacksOptions {
+        project: Some(p.to_owned()),
+    };
+
+    assert!(
+        !backend.stack_exists(&a).await.unwrap(),
+        "a new stack must not exist yet"
+    );
+    assert!(backend
+        .list_stacks(&only(&project))
+        .await
+        .unwrap()
+        .is_empty());
+
+    backend.create_stack(&b, b"{}").await.expect("create b");
+    backend.create_stack(&a, b"{}").await.expect("create a");
+    let err = backend
+        .create_stack(&a, b"{}")
+        .await
+        .expect_err("creating twice must fail");
+    assert!(
+        matches!(err, BackendError::StackAlreadyExists { .. }),
+        "creating twice: want StackAlreadyExists, got {err}"
+    );
+    assert!(backend.stack_exists(&a).await.unwrap());
+
+    let listed: Vec<StackRef> = backend
+        .list_stacks(&only(&project))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.stack_ref)
+        .collect();
+    assert_eq!(
+        listed,
+        [a.clone(), b.clone()],
+        "list filtered by project, sorted"
+    );
+    let all = backend
+        .list_stacks(&ListStacksOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        all.iter().any(|s| s.stack_ref == a) && all.iter().any(|s| s.stack_ref == b),
+        "an unfiltered list must include every project's stacks"
+    );
+    let other = fresh_project();
+    assert!(backend.list_stacks(&only(&other)).await.unwrap().is_empty());
+
+    backend
+        .remove_stack(&a, &RemoveOptions::default())
+        .await
+        .expect("remove a");
+    assert!(
+        !backend.stack_exists(&a).await.unwrap(),
+        "a removed stack must not exist"
+    );
+    let err = backend
+        .remove_stack(&a, &RemoveOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.is_not_found(),
+        "removing twice: want StackNotFound, got {err}"
+    );
+    let err = backend.load_checkpoint(&a).await.unwrap_err();
+    assert!(
+        err.is_not_found(),
+        "loading a removed stack: want StackNotFound, got {err}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("converge stack ls") && msg.contains("stack init"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&a.stack),
+        "the message must name the stack: {msg}"
+    );
+
+    backend
+        .create_stack(&a, b"again")
+        .await
+        .expect("re-create a removed stack");
+    assert_eq!(
+        backend.load_checkpoint(&a).await.unwrap().as_deref(),
+        Some(&b"again"[..])
+    );
+    let full = RemoveOptions {
+        remove_backups: true,
+    };
+    backend.remove_stack(&a, &full).await.unwrap();
+    backend.remove_stack(&b, &full).await.unwrap();
+    assert!(backend
+        .list_stacks(&only(&project))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+/// Checkpoint bytes come back exactly as saved, whatever they hold.
+pub async fn checkpoint_round_trip(backend: &dyn Backend) {
+    let project = fresh_project();
+    let s = stack_in(backend, &project, "dev");
+    let missing = stack_in(backend, &project, "missing");
+
+    backend.create_stack(&s, b"initial").await.unwrap();
+    assert_eq!(
+        backend.load_checkpoint(&s).await.unwrap().as_deref(),
+        Some(&b"initial"[..])
+    );
+
+    let mut big: Vec<u8> = (0..(1 << 20)).map(|i: u32| (i % 251) as u8).collect();
+    big.extend_from_slice(&[0xff, 0xfe, 0x00, b'\n']);
+    backend
+        .save_checkpoint(&s, &big, &SaveOptions::default())
+        .await
+        .unwrap();
+    let loaded = backend
+        .load_checkpoint(&s)
+        .await
+        .unwrap()
+        .expect("a checkpoint");
+    assert!(
+        loaded == big,
+        "a 1 MiB binary checkpoint must round-trip exactly"
+    );
+
+    backend
+        .save_checkpoint(&s, b"", &SaveOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        backend.load_checkpoint(&s).await.unwrap().as_deref(),
+        Some(&b""[..])
+    );
+
+    for err in [
+        backend
+            .save_checkpoint(&missing, b"x", &SaveOptions::default())
+            .await
+            .unwrap_err(),
+        backend.load_checkpoint(&missing).await.unwrap_err(),
+        backend
+            .load_previous_checkpoint(&missing)
+            .await
+            .unwrap_err(),
+    ] {
+        assert!(
+            err.is_not_found(),
+            "a missing stack: want StackNotFound, got {err}"
+        );
+    }
+    assert!(
+        !backend.stack_exists(&missing).await.unwrap(),
+        "save must not create a stack"
+    );
+}
+
+/// Each save keeps the checkpoint it replaced, unless told not to.
+pub async fn previous_checkpoint_kept(backend: &dyn Backend) {
+    let s = stack_in(backend, &fresh_project(), "dev");
+    backend.create_stack(&s, b"v1").await.unwrap();
+    let previous = || async { backend.load_previous_checkpoint(&s).await.unwrap() };
+    assert_eq!(
+        previous().await,
+        None,
+        "a new stack has no previous checkpoint"
+    );
+
+    backend
+        .save_checkpoint(&s, b"v2", &SaveOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(previous().await.as_deref(), Some(&b"v1"[..]));
+    backend
+        .save_checkpoint(&s, b"v3", &SaveOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(previous().await.as_deref(), Some(&b"v2"[..]));
+
+    let no_backup = SaveOptions { keep_backup: false };
+    backend
+        .save_checkpoint(&s, b"v4", &no_backup)
+        .await
+        .unwrap();
+    assert_eq!(
+        previous().await.as_deref(),
+        Some(&b"v2"[..]),
+        "keep_backup: false"
+    );
+    assert_eq!(
+        backend.load_checkpoint(&s).await.unwrap().as_deref(),
+        Some(&b"v4"[..])
+    );
+}
+
+/// A held lock excludes everyone else and the refusal names the holder.
+pub async fn lock_excludes_second_holder(backend: &dyn Backend) {
+    let project = fresh_project();
+    let s = stack_in(backend, &project, "dev");
+    let other_stack = stack_in(backend, &project, "other");
+    backend.create_stack(&s, b"{}").await.unwrap();
+    let alice = holder(4242, "alice", "host-a");
+
+    let guard = backend.lock(&s, alice.clone()).await.expect("first lock");
+    assert_eq!(guard.info(), &alice);
+    assert_eq!(guard.stack(), &s);
+
+    let err = backend
+        .lock(&s, holder(7, "bob", "host-b"))
+        .await
+        .expect_err("second lock");
+    match &err {
+        BackendError::Locked { stack, holder, .. } => {
+            assert_eq!(**holder, alice, "the error must carry the holder");
+            assert_eq!(stack, &s.to_string());
+        }
+        other => panic!("second lock: want Locked, got {other}"),
+    }
+    let msg = err.to_string();
+    for want in ["alice@host-a", "4242", "2024-05-01T10:00:00Z", "stale"] {
+        assert!(
+            msg.contains(want),
+            "the Locked message must contain {want:?}: {msg}"
+        );
+    }
+
+    let held = backend.list_locks(&s).await.unwrap();
+    assert_eq!(held.len(), 1, "one holder");
+    assert_eq!(held[0].info, alice);
+
+    let elsewhere = backend.lock(&other_stack, holder(8, "carol", "h")).await;
+    let elsewhere = elsewhere.expect("locks are per stack");
+    elsewhere.release().await.unwrap();
+    guard.release().await.unwrap();
+}
+
+/// Release (explicit, by drop, or by breaking a stale lock) lets the next
+/// holder in.
+pub async fn lock_release_allows_relock(backend: &dyn Backend) {
+    let s = stack_in(backend, &fresh_project(), "dev");
+    backend.create_stack(&s, b"{}").await.unwrap();
+
+    let first = backend.lock(&s, holder(1, "a", "h")).await.unwrap();
+    first.release().await.unwrap();
+    assert!(backend.list_locks(&s).await.unwrap().is_empty(), "released");
+
+    let second = backend
+        .lock(&s, holder(2, "b", "h"))
+        .await
+        .expect("re-lock after release");
+    drop(second);
+    let third = backend
+        .lock(&s, holder(3, "c", "h"))
+        .await
+        .expect("re-lock after drop");
+
+    // A holder that died without releasing leaves a stale lock.
+    std::mem::forget(third);
+    let err = backend.lock(&s, holder(4, "d", "h")).await.unwrap_err();
+    assert!(err.is_locked(), "a stale lock still excludes: {err}");
+    assert_eq!(
+        backend.break_locks(&s).await.unwrap(),
+        1,
+        "break the stale lock"
+    );
+    let fourth = backend
+        .lock(&s, holder(4, "d", "h"))
+        .await
+        .expect("lock after break");
+    fourth.release().await.unwrap();
+}
+
+/// History records come back newest first, byte for byte.
+pub async fn history_round_trip(backend: &dyn Backend) {
+    let project = fresh_project();
+    let s = stack_in(backend, &project, "dev");
+    let missing = stack_in(backend, &project, "missing");
+    backend.create_stack(&s, b"{}").await.unwrap();
+    let all = ListHistoryOptions::default();
+    assert!(backend.list_history(&s, &all).await.unwrap().is_empty());
+
+    let kinds = [UpdateKind::Update, UpdateKind::Refresh, UpdateKind::Destroy];
+    let mut records = Vec::new();
+    for (n, kind) in kinds.iter().enumerate() {
+        let record = format!(r#"{{"kind":"{kind}","n":{n},"message":"é"}}"#).into_bytes();
+        backend
+            .add_history(&s, kind.clone(), &record)
+            .await
+            .unwrap();
+        records.push(record);
+    }
+    let got = backend.list_history(&s, &all).await.unwrap();
+    assert_eq!(got.len(), 3);
+    for (entry, n) in got.iter().zip([2usize, 1, 0]) {
+        assert_eq!(
+            entry.record, records[n],
+            "records newest first, exact bytes"
+        );
+        assert_eq!(entry.kind.as_ref(), Some(&kinds[n]));
+    }
+    assert!(
+        got.windows(2)
+            .all(|w| w[0].recorded_at_unix_nanos > w[1].recorded_at_unix_nanos),
+        "timestamps strictly decrease"
+    );
+    let two = ListHistoryOptions { limit: Some(2) };
+    let got = backend.list_history(&s, &two).await.unwrap();
+    assert_eq!(
+        got.iter().map(|e| &e.record).collect::<Vec<_>>(),
+        [&records[2], &records[1]]
+    );
+
+    for bad in [&b"not json"[..], b"[1]", br#"{"kind":"preview"}"#] {
+        let err = backend
+            .add_history(&s, UpdateKind::Update, bad)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, BackendError::InvalidHistoryRecord { .. }),
+            "{bad:?}: want InvalidHistoryRecord, got {err}"
+        );
+    }
+    let err = backend
+        .add_history(&missing, UpdateKind::Update, b"{}")
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "history of a missing stack: {err}");
+    let err = backend.list_history(&missing, &all).await.unwrap_err();
+    assert!(err.is_not_found(), "history of a missing stack: {err}");
+
+    backend
+        .remove_stack(&s, &RemoveOptions::default())
+        .await
+        .unwrap();
+    backend.create_stack(&s, b"{}").await.unwrap();
+    assert!(
+        backend.list_history(&s, &all).await.unwrap().is_empty(),
+        "removing a stack removes its history"
+    );
+}
+
+/// Names that could escape a directory or confuse a URL, rejected by every
+/// method before any storage is touched.
+pub const INVALID_NAMES: &[&str] = &[
+    "", ".", "..", "a/b", "../x", "a\\b", "a\0b", "a\nb", "a\x07b", "a\x7fb", "a b", "\u{e9}",
+];
+
+/// Every method rejects every invalid name with `InvalidName`.
+pub async fn invalid_names_rejected(backend: &dyn Backend) {
+    let project = fresh_project();
+    let org = backend.default_organization();
+    let too_long = "x".repeat(101);
+    let mut refs = Vec::new();
+    for bad in INVALID_NAMES.iter().copied().chain([too_long.as_str()]) {
+        let mk = |o: &str, p: &str, s: &str| StackRef {
+            organization: o.to_owned(),
+            project: p.to_owned(),
+            stack: s.to_owned(),
+        };
+        refs.push(mk(&org, &project, bad));
+        refs.push(mk(&org, bad, "dev"));
+        if !bad.is_empty() {
+            refs.push(mk(bad, &project, "dev"));
+        }
+    }
+    let kind = UpdateKind::Update;
+    for r in &refs {
+        let what = format!("{r:?}");
+        let results: Vec<(&str, Option<BackendError>)> = vec![
+            ("create_stack", backend.create_stack(r, b"{}").await.err()),
+            ("stack_exists", backend.stack_exists(r).await.err()),
+            (
+                "remove_stack",
+                backend
+                    .remove_stack(r, &RemoveOptions::default())
+                    .await
+                    .err(),
+            ),
+            ("load_checkpoint", backend.load_checkpoint(r).await.err()),
+            (
+                "load_previous_checkpoint",
+                backend.load_previous_checkpoint(r).await.err(),
+            ),
+            (
+                "save_checkpoint",
+                backend
+                    .save_checkpoint(r, b"{}", &SaveOptions::default())
+                    .await
+                    .err(),
+            ),
+            ("lock", backend.lock(r, holder(1, "u", "h")).await.err()),
+            ("list_locks", backend.list_locks(r).await.err()),
+            ("break_locks", backend.break_locks(r).await.err()),
+            (
+                "add_history",
+                backend.add_history(r, kind.clone(), b"{}").await.err(),
+            ),
+            (
+                "list_history",
+                backend
+                    .list_history(r, &ListHistoryOptions::default())
+                    .await
+                    .err(),
+            ),
+        ];
+        for (method, err) in results {
+            match err {
+                Some(BackendError::InvalidName { .. }) => {}
+                Some(other) => panic!("{method}({what}): want InvalidName, got {other}"),
+                None => panic!("{method}({what}) accepted an invalid name"),
+            }
+        }
+    }
+    for bad in INVALID_NAMES.iter().copied().chain([too_long.as_str()]) {
+        let options = ListStacksOptions {
+            project: Some(bad.to_owned()),
+        };
+        let err = backend.list_stacks(&options).await.err();
+        assert!(
+            matches!(err, Some(BackendError::InvalidName { .. })),
+            "list_stacks(project {bad:?}): want InvalidName, got {err:?}"
+        );
+    }
+}

@@ -1,0 +1,128 @@
+//! The one error type every backend returns.
+//!
+//! Messages are single lines a user can act on: they name the stack, the
+//! path or the character at fault, and say what to do next.
+
+use std::path::PathBuf;
+
+use crate::lock::LockInfo;
+
+/// What kind of name failed validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameKind {
+    Organization,
+    Project,
+    Stack,
+}
+
+impl std::fmt::Display for NameKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NameKind::Organization => "organization",
+            NameKind::Project => "project",
+            NameKind::Stack => "stack",
+        })
+    }
+}
+
+/// An error from a backend operation.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// A stack, project or organization name is not allowed.
+    #[error("invalid {kind} name {name:?}: {reason}")]
+    InvalidName {
+        kind: NameKind,
+        name: String,
+        reason: String,
+    },
+
+    /// A stack reference string could not be parsed.
+    #[error("invalid stack reference {input:?}: {reason}")]
+    InvalidStackRef { input: String, reason: String },
+
+    /// The stack does not exist in this backend.
+    #[error(
+        "no stack named {stack} in {backend}: run `converge stack ls` to see the stacks, \
+         or `converge stack init {stack}` to create it"
+    )]
+    StackNotFound { stack: String, backend: String },
+
+    /// `create_stack` on a stack that already exists.
+    #[error("stack {stack} already exists in {backend}")]
+    StackAlreadyExists { stack: String, backend: String },
+
+    /// Someone else holds the stack's lock.
+    #[error(
+        "stack {stack} is locked by {holder}; wait for that operation to finish, or, \
+         if that process is gone, remove the stale lock {path}",
+        holder = holder.describe()
+    )]
+    Locked {
+        stack: String,
+        holder: Box<LockInfo>,
+        /// Where the holder's lock lives (a file path for the file backend).
+        path: String,
+    },
+
+    /// A filesystem (or storage) operation failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done, as a verb phrase: "read", "write", "list directory".
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// `.pulumi/meta.yaml` is not valid.
+    #[error("malformed backend metadata {}: {reason}", path.display())]
+    MalformedMeta { path: PathBuf, reason: String },
+
+    /// `.pulumi/meta.yaml` names a layout version this build does not know.
+    #[error(
+        "backend {} uses state layout version {version}, which this version of converge \
+         does not support (known: 0 and 1); upgrade converge",
+        path.display()
+    )]
+    UnsupportedLayout { path: PathBuf, version: i64 },
+
+    /// A backend URL that cannot be used.
+    #[error("invalid backend URL {url:?}: {reason}")]
+    InvalidUrl { url: String, reason: String },
+
+    /// A history record that is not a JSON object, or whose kind disagrees.
+    #[error("invalid history record for stack {stack}: {reason}")]
+    InvalidHistoryRecord { stack: String, reason: String },
+
+    /// Stored data this backend cannot read (for example a compressed checkpoint).
+    #[error("{0}")]
+    Unsupported(String),
+
+    /// A background task running the operation was cancelled (runtime shutting down).
+    #[error("backend operation was cancelled: {0}")]
+    Cancelled(String),
+}
+
+impl BackendError {
+    /// Wraps an I/O error with the path and what was being done.
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        BackendError::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// True for [`BackendError::StackNotFound`].
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, BackendError::StackNotFound { .. })
+    }
+
+    /// True for [`BackendError::Locked`].
+    pub fn is_locked(&self) -> bool {
+        matches!(self, BackendError::Locked { .. })
+    }
+}
+
+/// Shorthand for results of backend operations.
+pub type Result<T, E = BackendError> = std::result::Result<T, E>;

@@ -1,0 +1,112 @@
+//! Update history in a DIY directory, as Pulumi's `addToHistory` and
+//! `backupStack` write it at the end of every update:
+//!
+//! - `history/<project>/<stack>/<stack>-<unixnano>.history.json` — the record;
+//! - `history/<project>/<stack>/<stack>-<unixnano>.checkpoint.json` — the
+//!   checkpoint the update left;
+//! - `backups/<project>/<stack>/<stack>.<unixnano>.json` — the same
+//!   checkpoint again, unless checkpoint backups are off.
+
+use crate::capabilities::{HistoryEntry, ListHistoryOptions, UpdateKind};
+use crate::error::{BackendError, Result};
+use crate::file::atomic;
+use crate::file::{unique_unix_nanos, FileStore};
+use crate::name::StackRef;
+
+const HISTORY_SUFFIX: &str = ".history.json";
+
+impl FileStore {
+    pub(crate) fn add_history(
+        &self,
+        stack: &StackRef,
+        kind: &UpdateKind,
+        record: &[u8],
+    ) -> Result<()> {
+        let (_, paths) = self.resolve(stack)?;
+        let checkpoint = atomic::read_optional(&paths.checkpoint)?;
+        if checkpoint.is_none() && !self.stack_exists(stack)? {
+            return Err(self.not_found(stack));
+        }
+        check_record(stack, kind, record)?;
+        let nanos = unique_unix_nanos();
+        let s = &stack.stack;
+        let prefix = format!("{s}-{nanos}");
+        atomic::write_atomic(
+            &paths.history_dir.join(format!("{prefix}{HISTORY_SUFFIX}")),
+            record,
+        )?;
+        if let Some(checkpoint) = checkpoint {
+            let copy = paths.history_dir.join(format!("{prefix}.checkpoint.json"));
+            atomic::write_atomic(&copy, &checkpoint)?;
+            if self.options.checkpoint_backups {
+                let backup = paths.backup_dir.join(format!("{s}.{nanos}.json"));
+                atomic::write_atomic(&backup, &checkpoint)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn list_history(
+        &self,
+        stack: &StackRef,
+        options: &ListHistoryOptions,
+    ) -> Result<Vec<HistoryEntry>> {
+        if !self.stack_exists(stack)? {
+            return Err(self.not_found(stack));
+        }
+        let (_, paths) = self.resolve(stack)?;
+        let stem = format!("{}-", stack.stack);
+        let mut found: Vec<(i64, std::path::PathBuf)> = atomic::list_dir(&paths.history_dir)?
+            .into_iter()
+            .filter(|e| !e.is_dir)
+            .filter_map(|e| {
+                let nanos = e.name.strip_prefix(&stem)?.strip_suffix(HISTORY_SUFFIX)?;
+                Some((nanos.parse().ok()?, e.path))
+            })
+            .collect();
+        found.sort_by_key(|(nanos, _)| std::cmp::Reverse(*nanos));
+        found.truncate(options.limit.unwrap_or(usize::MAX));
+        let mut out = Vec::with_capacity(found.len());
+        for (nanos, path) in found {
+            // Removed while we listed: skip it.
+            let Some(record) = atomic::read_optional(&path)? else {
+                continue;
+            };
+            out.push(HistoryEntry {
+                kind: record_kind(&record).map(|k| UpdateKind::parse(&k)),
+                recorded_at_unix_nanos: nanos,
+                record,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The record must be a JSON object whose `kind`, if any, is `kind`.
+fn check_record(stack: &StackRef, kind: &UpdateKind, record: &[u8]) -> Result<()> {
+    let invalid = |reason: String| BackendError::InvalidHistoryRecord {
+        stack: stack.to_string(),
+        reason,
+    };
+    let value: serde_json::Value =
+        serde_json::from_slice(record).map_err(|e| invalid(format!("not JSON: {e}")))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| invalid("not a JSON object".to_owned()))?;
+    match obj.get("kind") {
+        None => Ok(()),
+        Some(serde_json::Value::String(k)) if k == kind.as_str() => Ok(()),
+        Some(other) => Err(invalid(format!(
+            "its kind {other} does not match the update kind {kind:?}",
+            kind = kind.as_str()
+        ))),
+    }
+}
+
+fn record_kind(record: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        kind: Option<String>,
+    }
+    serde_json::from_slice::<Peek>(record).ok()?.kind
+}

@@ -1,0 +1,89 @@
+//! The backend conformance suite, run against the file backend.
+
+use converge_backend::{conformance, FileBackend};
+
+fn fresh() -> (tempfile::TempDir, FileBackend) {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = FileBackend::new(dir.path(), "");
+    (dir, backend)
+}
+
+#[tokio::test]
+async fn stack_lifecycle() {
+    let (_dir, b) = fresh();
+    conformance::stack_lifecycle(&b).await;
+}
+
+#[tokio::test]
+async fn checkpoint_round_trip() {
+    let (_dir, b) = fresh();
+    conformance::checkpoint_round_trip(&b).await;
+}
+
+#[tokio::test]
+async fn previous_checkpoint_kept() {
+    let (_dir, b) = fresh();
+    conformance::previous_checkpoint_kept(&b).await;
+}
+
+#[tokio::test]
+async fn lock_excludes_second_holder() {
+    let (_dir, b) = fresh();
+    conformance::lock_excludes_second_holder(&b).await;
+}
+
+#[tokio::test]
+async fn lock_release_allows_relock() {
+    let (_dir, b) = fresh();
+    conformance::lock_release_allows_relock(&b).await;
+}
+
+#[tokio::test]
+async fn history_round_trip() {
+    let (_dir, b) = fresh();
+    conformance::history_round_trip(&b).await;
+}
+
+#[tokio::test]
+async fn invalid_names_rejected_and_nothing_written() {
+    let (dir, b) = fresh();
+    conformance::invalid_names_rejected(&b).await;
+    // Every call was refused before touching the disk.
+    let mut left: Vec<_> = walk(dir.path());
+    left.sort();
+    assert!(left.is_empty(), "invalid names wrote {left:?}");
+    let parent = dir.path().parent().unwrap();
+    assert!(!parent.join("x").exists() && !parent.join("dev.json").exists());
+}
+
+/// The whole suite on one shared backend, from a multi-threaded runtime,
+/// with the checks running concurrently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_all_concurrently_on_one_backend() {
+    let (_dir, b) = fresh();
+    let (x, y) = (b.clone(), b.clone());
+    let first = tokio::spawn(async move { conformance::run_all(&x).await });
+    let second = tokio::spawn(async move { conformance::run_all(&y).await });
+    first.await.unwrap();
+    second.await.unwrap();
+}
+
+/// Behind `Box<dyn Backend>`, as the CLI holds it.
+#[tokio::test]
+async fn run_all_through_a_trait_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let b: Box<dyn converge_backend::Backend> = Box::new(FileBackend::new(dir.path(), ""));
+    conformance::run_all(b.as_ref()).await;
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}

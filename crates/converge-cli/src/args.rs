@@ -1,0 +1,183 @@
+//! Command-line arguments, as the user types them. Validation and the
+//! building of working objects happen in `context` and the commands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "converge",
+    version,
+    about = "A desired-state deployment engine, compatible with Pulumi programs, plugins and state."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Run as if started in this directory.
+    #[arg(short = 'C', long = "cwd", global = true, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Never prompt; fail where input would be needed.
+    #[arg(long, global = true)]
+    pub non_interactive: bool,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct StackArg {
+    /// The stack to operate on (`stack`, `project/stack` or `org/project/stack`).
+    #[arg(short = 's', long = "stack", value_name = "STACK")]
+    pub stack: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Log in to a backend: `file://DIR`, or `--local` for `file://~`.
+    Login {
+        /// Backend URL.
+        url: Option<String>,
+        /// Use the local backend in the home directory (`file://~`).
+        #[arg(long)]
+        local: bool,
+    },
+    /// Log out of the current backend.
+    Logout,
+    /// Show the current user and backend.
+    Whoami {
+        /// Also show the backend URL.
+        #[arg(short, long)]
+        verbose: bool,
+    },
+    /// Manage stacks.
+    #[command(subcommand)]
+    Stack(StackCommand),
+    /// Manage a stack's configuration.
+    Config(ConfigArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StackCommand {
+    /// Create a stack and select it.
+    Init {
+        /// Name of the stack (`stack` or `org/project/stack`).
+        name: Option<String>,
+        #[command(flatten)]
+        stack: StackArg,
+    },
+    /// List the stacks of this project (or all, with --all).
+    Ls {
+        /// List the stacks of every project in the backend.
+        #[arg(short, long)]
+        all: bool,
+        /// Print JSON.
+        #[arg(short, long)]
+        json: bool,
+    },
+    /// Select the current stack.
+    Select {
+        name: Option<String>,
+        #[command(flatten)]
+        stack: StackArg,
+        /// Create the stack if it does not exist.
+        #[arg(short, long)]
+        create: bool,
+    },
+    /// Remove a stack and its configuration.
+    Rm {
+        name: Option<String>,
+        #[command(flatten)]
+        stack: StackArg,
+        /// Remove even if the stack still has resources.
+        #[arg(short, long)]
+        force: bool,
+        /// Keep the stack's configuration file.
+        #[arg(long)]
+        preserve_config: bool,
+        /// Skip the confirmation prompt.
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Write the stack's deployment as JSON (stdout, or --file).
+    Export {
+        #[command(flatten)]
+        stack: StackArg,
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+    /// Replace the stack's deployment with a JSON export (stdin, or --file).
+    Import {
+        #[command(flatten)]
+        stack: StackArg,
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Import even if the deployment fails integrity verification.
+        #[arg(short, long)]
+        force: bool,
+    },
+    /// Show the stack's outputs.
+    Output {
+        /// Show one output only.
+        name: Option<String>,
+        #[command(flatten)]
+        stack: StackArg,
+        /// Print JSON.
+        #[arg(short, long)]
+        json: bool,
+        /// Show secret values in plaintext.
+        #[arg(long)]
+        show_secrets: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    #[command(flatten)]
+    pub stack: StackArg,
+    /// Show secret values in plaintext when listing.
+    #[arg(long)]
+    pub show_secrets: bool,
+    /// Print JSON when listing.
+    #[arg(short, long)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Option<ConfigCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Set a configuration value.
+    Set {
+        key: String,
+        /// The value; read from stdin when omitted.
+        value: Option<String>,
+        /// Encrypt the value.
+        #[arg(long)]
+        secret: bool,
+        /// Store the value in plaintext (the default).
+        #[arg(long, conflicts_with = "secret")]
+        plaintext: bool,
+        /// Treat the key as a property path (`a.b[0]`).
+        #[arg(long)]
+        path: bool,
+    },
+    /// Print a configuration value.
+    Get {
+        key: String,
+        #[arg(long)]
+        path: bool,
+        /// Print JSON.
+        #[arg(short, long)]
+        json: bool,
+    },
+    /// Remove a configuration value.
+    Rm {
+        key: String,
+        #[arg(long)]
+        path: bool,
+    },
+}

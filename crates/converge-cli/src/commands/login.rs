@@ -1,0 +1,44 @@
+//! `converge login | logout | whoami`.
+
+use anyhow::Result;
+
+use crate::context::{now_rfc3339, open_backend, username, Context, DEFAULT_BACKEND_URL};
+
+pub async fn login(ctx: &Context, url: Option<String>, local: bool) -> Result<()> {
+    let url = match (url, local) {
+        (Some(_), true) => anyhow::bail!("pass either a backend URL or --local, not both"),
+        (Some(u), false) => u,
+        (None, true) => DEFAULT_BACKEND_URL.to_owned(),
+        (None, false) => match std::env::var("PULUMI_BACKEND_URL").ok().filter(|u| !u.is_empty()) {
+            Some(u) => u,
+            None => anyhow::bail!(
+                "which backend? run `converge login file://DIR`, or `converge login --local` for {DEFAULT_BACKEND_URL}"
+            ),
+        },
+    };
+    // Opening checks that the URL is one Converge understands.
+    let backend = open_backend(&url, &ctx.cwd)?;
+    ctx.home.login(&url, &now_rfc3339())?;
+    println!("Logged in to {} as {}", backend.url(), username());
+    Ok(())
+}
+
+pub fn logout(ctx: &Context) -> Result<()> {
+    match ctx.home.logout()? {
+        Some(url) => println!("Logged out of {url}"),
+        None => println!("Not logged in; the default backend is {DEFAULT_BACKEND_URL}"),
+    }
+    Ok(())
+}
+
+pub fn whoami(ctx: &Context, verbose: bool) -> Result<()> {
+    let project = crate::project::Project::find(&ctx.cwd)?;
+    let url = ctx.backend_url(project.as_ref())?;
+    if verbose {
+        println!("User: {}", username());
+        println!("Backend URL: {url}");
+    } else {
+        println!("{}", username());
+    }
+    Ok(())
+}

@@ -1,0 +1,436 @@
+//! `converge stack init | ls | select | rm | export | import | output`.
+
+use std::io::{IsTerminal, Read, Write};
+
+use anyhow::{bail, Context as _, Result};
+use converge_backend::{Backend, ListStacksOptions, RemoveOptions, SaveOptions, StackRef};
+use converge_state::checkpoint::{self, StackCheckpoint};
+use converge_state::secrets::{Crypter, PassphraseCrypter, SecretsMode};
+use converge_state::{integrity, SecretsProviders, Snapshot};
+
+use crate::args::StackCommand;
+use crate::atomic_write::write_atomically;
+use crate::context::{now_rfc3339, Context};
+use crate::passphrase::{read_passphrase, stack_crypter};
+use crate::project::Project;
+use crate::stack_settings::StackSettings;
+
+pub mod output;
+
+pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
+    match cmd {
+        StackCommand::Init { name, stack } => init(ctx, name.or(stack.stack)).await,
+        StackCommand::Ls { all, json } => ls(ctx, all, json).await,
+        StackCommand::Select {
+            name,
+            stack,
+            create,
+        } => select(ctx, name.or(stack.stack), create).await,
+        StackCommand::Rm {
+            name,
+            stack,
+            force,
+            preserve_config,
+            yes,
+        } => {
+            rm(
+                ctx,
+                name.or(stack.stack),
+                RmOptions {
+                    force,
+                    preserve_config,
+                    yes,
+                },
+            )
+            .await
+        }
+        StackCommand::Export { stack, file } => export(ctx, stack.stack, file).await,
+        StackCommand::Import { stack, file, force } => import(ctx, stack.stack, file, force).await,
+        StackCommand::Output {
+            name,
+            stack,
+            json,
+            show_secrets,
+        } => {
+            output::run(
+                ctx,
+                stack.stack,
+                output::OutputOptions {
+                    name,
+                    json,
+                    show_secrets,
+                },
+            )
+            .await
+        }
+    }
+}
+
+/// The stack's checkpoint as stored, secrets kept as ciphertext.
+pub async fn load_checkpoint(
+    backend: &dyn Backend,
+    stack: &StackRef,
+) -> Result<Option<StackCheckpoint>> {
+    let Some(bytes) = backend.load_checkpoint(stack).await? else {
+        return Ok(None);
+    };
+    let cp = checkpoint::read_checkpoint(&bytes, SecretsMode::Opaque)
+        .with_context(|| format!("the state of stack {} cannot be read", stack.stack))?;
+    Ok(Some(cp))
+}
+
+/// Creates a stack with an empty first checkpoint, as Pulumi does.
+async fn create_stack(backend: &dyn Backend, stack: &StackRef) -> Result<()> {
+    let cp = StackCheckpoint {
+        stack: stack.to_string(),
+        config: None,
+        latest: None,
+    };
+    let bytes = checkpoint::write_checkpoint(&cp, SecretsMode::Opaque)?;
+    backend.create_stack(stack, &bytes).await?;
+    Ok(())
+}
+
+/// The salt of a snapshot's passphrase secrets provider, if it has one.
+pub fn snapshot_salt(snapshot: &Snapshot) -> Option<String> {
+    let sp = snapshot.secrets_providers.as_ref()?;
+    if sp.kind != "passphrase" {
+        return None;
+    }
+    let state: serde_json::Value = serde_json::from_str(sp.state.as_deref()?).ok()?;
+    state.get("salt")?.as_str().map(str::to_owned)
+}
+
+fn passphrase_provider(salt: &str) -> SecretsProviders {
+    SecretsProviders {
+        kind: "passphrase".to_owned(),
+        state: Some(serde_json::json!({ "salt": salt }).to_string()),
+    }
+}
+
+async fn init(ctx: &Context, name: Option<String>) -> Result<()> {
+    let project = ctx.project()?;
+    let name = match name {
+        Some(n) => n,
+        None => bail!("which stack? run `converge stack init NAME`"),
+    };
+    let backend = ctx.backend(Some(&project))?;
+    let stack = StackRef::parse(&name, &project.name)?;
+    create_stack(backend.as_ref(), &stack).await?;
+    // Set up passphrase encryption now when a passphrase is at hand, as
+    // Pulumi does; otherwise it is set up by the first secret.
+    let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
+    let has_passphrase = std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some()
+        || std::env::var_os("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
+    if settings.encryption_salt().is_none() && has_passphrase {
+        stack_crypter(&mut settings, None, ctx.passphrase_options(), true)?;
+    }
+    ctx.home
+        .select_stack(&project.name, &project.dir, Some(&stack.stack))?;
+    println!("Created stack '{}'", stack.stack);
+    Ok(())
+}
+
+async fn ls(ctx: &Context, all: bool, json: bool) -> Result<()> {
+    let project = Project::find(&ctx.cwd)?;
+    if project.is_none() && !all {
+        bail!("not in a project directory: pass --all to list every stack in the backend");
+    }
+    let backend = ctx.backend(project.as_ref())?;
+    let filter = if all {
+        None
+    } else {
+        project.as_ref().map(|p| p.name.as_str())
+    };
+    let current = match &project {
+        Some(p) => ctx.home.selected_stack(&p.name, &p.dir)?,
+        None => None,
+    };
+    let mut rows = Vec::new();
+    let options = ListStacksOptions {
+        project: filter.map(str::to_owned),
+    };
+    for summary in backend.list_stacks(&options).await? {
+        let sr = &summary.stack_ref;
+        let cp = load_checkpoint(backend.as_ref(), sr).await.ok().flatten();
+        let latest = cp.and_then(|c| c.latest);
+        let count = latest.as_ref().map(|s| s.resources.len());
+        let updated = latest.as_ref().map(|s| s.manifest.time.clone());
+        let is_current = project.as_ref().is_some_and(|p| p.name == sr.project)
+            && current.as_deref() == Some(sr.stack.as_str());
+        let name = if all {
+            format!("{}/{}", sr.project, sr.stack)
+        } else {
+            sr.stack.clone()
+        };
+        rows.push((name, is_current, updated, count));
+    }
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    if json {
+        let list: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(name, current, updated, count)| {
+                serde_json::json!({
+                    "name": name,
+                    "current": current,
+                    "lastUpdate": updated,
+                    "resourceCount": count,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    let shown: Vec<(String, String, String)> = rows
+        .into_iter()
+        .map(|(name, current, updated, count)| {
+            (
+                if current { format!("{name}*") } else { name },
+                updated.unwrap_or_else(|| "n/a".to_owned()),
+                count.map_or_else(|| "n/a".to_owned(), |c| c.to_string()),
+            )
+        })
+        .collect();
+    let w0 = shown.iter().map(|r| r.0.len()).max().unwrap_or(0).max(4);
+    let w1 = shown.iter().map(|r| r.1.len()).max().unwrap_or(0).max(11);
+    println!("{:<w0$}  {:<w1$}  RESOURCE COUNT", "NAME", "LAST UPDATE");
+    for (a, b, c) in shown {
+        println!("{a:<w0$}  {b:<w1$}  {c}");
+    }
+    Ok(())
+}
+
+async fn select(ctx: &Context, name: Option<String>, create: bool) -> Result<()> {
+    let project = ctx.project()?;
+    let Some(name) = name else {
+        bail!("which stack? run `converge stack select NAME` (`converge stack ls` lists them)");
+    };
+    let backend = ctx.backend(Some(&project))?;
+    let stack = StackRef::parse(&name, &project.name)?;
+    if !backend.stack_exists(&stack).await? {
+        if create {
+            create_stack(backend.as_ref(), &stack).await?;
+            println!("Created stack '{}'", stack.stack);
+        } else {
+            ctx.require_stack(backend.as_ref(), &stack).await?;
+        }
+    }
+    ctx.home
+        .select_stack(&project.name, &project.dir, Some(&stack.stack))
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RmOptions {
+    force: bool,
+    preserve_config: bool,
+    yes: bool,
+}
+
+async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> {
+    let project = ctx.project()?;
+    let backend = ctx.backend(Some(&project))?;
+    let stack = ctx.resolve_stack(&project, name.as_deref())?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    if !opts.yes {
+        if ctx.non_interactive || !std::io::stdin().is_terminal() {
+            bail!(
+                "removing stack {} needs confirmation: pass --yes",
+                stack.stack
+            );
+        }
+        print!(
+            "This will permanently remove the '{}' stack!\nPlease confirm by typing its name: ",
+            stack.stack
+        );
+        std::io::stdout().flush()?;
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        if line.trim() != stack.stack {
+            bail!(
+                "confirmation did not match; stack {} was not removed",
+                stack.stack
+            );
+        }
+    }
+    let lock = backend.lock(&stack, ctx.lock_info()).await?;
+    let result = async {
+        let cp = load_checkpoint(backend.as_ref(), &stack).await?;
+        let count = cp.and_then(|c| c.latest).map_or(0, |s| s.resources.len());
+        if count > 0 && !opts.force {
+            bail!(
+                "stack {} still has {count} resource(s): destroy them first, \
+                 or pass --force to remove the stack and forget them",
+                stack.stack
+            );
+        }
+        backend
+            .remove_stack(&stack, &RemoveOptions::default())
+            .await?;
+        Ok(())
+    }
+    .await;
+    lock.release().await?;
+    result?;
+    if !opts.preserve_config {
+        let file = project.stack_config_file(&stack.stack);
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot remove {}", file.display())),
+        }
+    }
+    if ctx
+        .home
+        .selected_stack(&project.name, &project.dir)?
+        .as_deref()
+        == Some(&stack.stack)
+    {
+        ctx.home.select_stack(&project.name, &project.dir, None)?;
+    }
+    println!("Stack '{}' has been removed!", stack.stack);
+    Ok(())
+}
+
+async fn export(
+    ctx: &Context,
+    name: Option<String>,
+    file: Option<std::path::PathBuf>,
+) -> Result<()> {
+    let project = ctx.project()?;
+    let backend = ctx.backend(Some(&project))?;
+    let stack = ctx.resolve_stack(&project, name.as_deref())?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    let snapshot = match load_checkpoint(backend.as_ref(), &stack)
+        .await?
+        .and_then(|c| c.latest)
+    {
+        Some(s) => s,
+        None => {
+            let mut s = Snapshot::empty(now_rfc3339());
+            let settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
+            s.secrets_providers = settings.encryption_salt().map(passphrase_provider);
+            s
+        }
+    };
+    let bytes = checkpoint::write_deployment(&snapshot, SecretsMode::Opaque)?;
+    match file {
+        Some(f) => write_atomically(&ctx.cwd.join(f), &bytes),
+        None => {
+            std::io::stdout().write_all(&bytes)?;
+            Ok(())
+        }
+    }
+}
+
+async fn import(
+    ctx: &Context,
+    name: Option<String>,
+    file: Option<std::path::PathBuf>,
+    force: bool,
+) -> Result<()> {
+    let project = ctx.project()?;
+    let backend = ctx.backend(Some(&project))?;
+    let stack = ctx.resolve_stack(&project, name.as_deref())?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    let (bytes, source) = match file {
+        Some(f) => {
+            let path = ctx.cwd.join(&f);
+            let b =
+                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            (b, path.display().to_string())
+        }
+        None => {
+            let mut b = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut b)
+                .context("cannot read the deployment from stdin")?;
+            (b, "stdin".to_owned())
+        }
+    };
+    let mut snapshot = checkpoint::read_deployment(&bytes, SecretsMode::Opaque)
+        .with_context(|| format!("cannot import {source}"))?;
+    if let Err(e) = integrity::verify(&snapshot) {
+        if !force {
+            bail!(
+                "the deployment in {source} fails integrity verification: {e}; \
+                 fix it, or pass --force to import it anyway"
+            );
+        }
+        eprintln!("warning: importing a deployment that fails integrity verification: {e}");
+    }
+    let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
+    reconcile_secrets(ctx, &mut settings, &mut snapshot)?;
+    if !snapshot.pending_operations.is_empty() {
+        eprintln!(
+            "warning: the imported deployment has {} pending operation(s): \
+             the objects they name may or may not exist",
+            snapshot.pending_operations.len()
+        );
+    }
+
+    let lock = backend.lock(&stack, ctx.lock_info()).await?;
+    let result = async {
+        let config = load_checkpoint(backend.as_ref(), &stack)
+            .await?
+            .and_then(|c| c.config);
+        let cp = StackCheckpoint {
+            stack: stack.to_string(),
+            config,
+            latest: Some(snapshot),
+        };
+        let out = checkpoint::write_checkpoint(&cp, SecretsMode::Opaque)?;
+        backend
+            .save_checkpoint(&stack, &out, &SaveOptions::default())
+            .await?;
+        Ok::<_, anyhow::Error>(())
+    }
+    .await;
+    lock.release().await?;
+    result?;
+    println!("Import complete.");
+    Ok(())
+}
+
+/// Makes the imported snapshot's secrets readable with the stack's own
+/// passphrase settings: adopts the snapshot's salt when the stack has none,
+/// and re-encrypts when the two differ.
+fn reconcile_secrets(
+    ctx: &Context,
+    settings: &mut StackSettings,
+    snapshot: &mut Snapshot,
+) -> Result<()> {
+    let imported_salt = snapshot_salt(snapshot);
+    let has_secrets = snapshot.resources.iter().any(|r| {
+        r.inputs.values().any(|v| v.contains_secrets())
+            || r.outputs.values().any(|v| v.contains_secrets())
+    });
+    match (settings.encryption_salt().map(str::to_owned), imported_salt) {
+        (Some(stack_salt), Some(imported)) if stack_salt != imported && has_secrets => {
+            let passphrase = read_passphrase(
+                ctx.passphrase_options(),
+                "Enter your passphrase to re-encrypt the imported secrets: ",
+            )?;
+            let from = PassphraseCrypter::from_encryption_salt(&passphrase, &imported)
+                .context("cannot decrypt the imported deployment's secrets")?;
+            let to = PassphraseCrypter::from_encryption_salt(&passphrase, &stack_salt)
+                .context("cannot unlock this stack's secrets")?;
+            let plain = checkpoint::write_deployment(snapshot, SecretsMode::Opaque)?;
+            let decrypted =
+                checkpoint::read_deployment(&plain, SecretsMode::Crypter(&from as &dyn Crypter))?;
+            let reencrypted = checkpoint::write_deployment(&decrypted, SecretsMode::Crypter(&to))?;
+            *snapshot = checkpoint::read_deployment(&reencrypted, SecretsMode::Opaque)?;
+            snapshot.secrets_providers = Some(passphrase_provider(&stack_salt));
+        }
+        (Some(stack_salt), _) => {
+            if !has_secrets {
+                snapshot.secrets_providers = Some(passphrase_provider(&stack_salt));
+            }
+        }
+        (None, Some(imported)) => {
+            settings.set_encryption_salt(&imported);
+            settings.save()?;
+        }
+        (None, None) => {}
+    }
+    Ok(())
+}

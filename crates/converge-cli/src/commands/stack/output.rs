@@ -1,0 +1,200 @@
+//! `converge stack output`: the root stack resource's outputs.
+
+use anyhow::{bail, Context as _, Result};
+use converge_model::{PropertyMap, PropertyValue};
+use converge_state::checkpoint;
+use converge_state::secrets::{SecretsMode, BLINDED};
+
+use super::snapshot_salt;
+use crate::context::Context;
+use crate::passphrase::stack_crypter;
+use crate::stack_settings::StackSettings;
+
+const STACK_TYPE: &str = "pulumi:pulumi:Stack";
+
+#[derive(Debug)]
+pub struct OutputOptions {
+    pub name: Option<String>,
+    pub json: bool,
+    pub show_secrets: bool,
+}
+
+pub async fn run(ctx: &Context, stack: Option<String>, opts: OutputOptions) -> Result<()> {
+    let project = ctx.project()?;
+    let backend = ctx.backend(Some(&project))?;
+    let stack = ctx.resolve_stack(&project, stack.as_deref())?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    let Some(bytes) = backend.load_checkpoint(&stack).await? else {
+        return print_outputs(&PropertyMap::new(), &opts);
+    };
+    let opaque = checkpoint::read_checkpoint(&bytes, SecretsMode::Opaque)
+        .with_context(|| format!("the state of stack {} cannot be read", stack.stack))?;
+    let outputs = stack_outputs(opaque.latest.as_ref());
+    let any_secret = outputs.values().any(PropertyValue::contains_secrets);
+    let outputs = if opts.show_secrets && any_secret {
+        let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
+        let salt = opaque.latest.as_ref().and_then(snapshot_salt);
+        let crypter = stack_crypter(
+            &mut settings,
+            salt.as_deref(),
+            ctx.passphrase_options(),
+            false,
+        )?;
+        let cp = checkpoint::read_checkpoint(&bytes, SecretsMode::Crypter(&crypter))
+            .with_context(|| format!("cannot decrypt the secrets of stack {}", stack.stack))?;
+        stack_outputs(cp.latest.as_ref())
+    } else {
+        outputs
+    };
+    print_outputs(&outputs, &opts)
+}
+
+fn stack_outputs(snapshot: Option<&converge_state::Snapshot>) -> PropertyMap {
+    snapshot
+        .and_then(|s| {
+            s.resources
+                .iter()
+                .find(|r| r.type_token == STACK_TYPE && !r.delete)
+        })
+        .map(|r| r.outputs.clone())
+        .unwrap_or_default()
+}
+
+fn print_outputs(outputs: &PropertyMap, opts: &OutputOptions) -> Result<()> {
+    let reveal = opts.show_secrets;
+    if let Some(name) = &opts.name {
+        let Some(v) = outputs.get(name) else {
+            bail!("current stack does not have output property {name:?}");
+        };
+        let shown = display_json(v, reveal);
+        if opts.json {
+            println!("{}", serde_json::to_string_pretty(&shown)?);
+        } else {
+            println!("{}", plain(&shown));
+        }
+        return Ok(());
+    }
+    if opts.json {
+        let map: serde_json::Map<String, serde_json::Value> = outputs
+            .iter()
+            .map(|(k, v)| (k.clone(), display_json(v, reveal)))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&map)?);
+        return Ok(());
+    }
+    println!("Current stack outputs ({}):", outputs.len());
+    if outputs.is_empty() {
+        println!("    No output values currently in this stack");
+        return Ok(());
+    }
+    let width = outputs.keys().map(String::len).max().unwrap_or(0).max(6);
+    println!("    {:<width$}  VALUE", "OUTPUT");
+    for (k, v) in outputs {
+        println!("    {k:<width$}  {}", plain(&display_json(v, reveal)));
+    }
+    Ok(())
+}
+
+fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A property value as a user sees it: plain JSON, secrets blinded unless
+/// revealed, unknowns as `[unknown]`.
+pub fn display_json(v: &PropertyValue, reveal: bool) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        PropertyValue::Null => J::Null,
+        PropertyValue::Bool(b) => J::Bool(*b),
+        PropertyValue::Number(n) => number_json(*n),
+        PropertyValue::String(s) => J::String(s.clone()),
+        PropertyValue::Array(items) => {
+            J::Array(items.iter().map(|i| display_json(i, reveal)).collect())
+        }
+        PropertyValue::Object(m) => J::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), display_json(v, reveal)))
+                .collect(),
+        ),
+        PropertyValue::Secret(inner) => {
+            if reveal {
+                display_json(inner, reveal)
+            } else {
+                J::String(BLINDED.to_owned())
+            }
+        }
+        PropertyValue::Unknown => J::String("[unknown]".to_owned()),
+        PropertyValue::Output(o) => {
+            if o.secret && !reveal {
+                return J::String(BLINDED.to_owned());
+            }
+            match &o.element {
+                Some(e) => display_json(e, reveal),
+                None => J::String("[unknown]".to_owned()),
+            }
+        }
+        PropertyValue::Asset(a) => {
+            let mut m = serde_json::Map::new();
+            if let Some(t) = &a.text {
+                m.insert("text".into(), J::String(t.clone()));
+            }
+            if let Some(p) = &a.path {
+                m.insert("path".into(), J::String(p.clone()));
+            }
+            if let Some(u) = &a.uri {
+                m.insert("uri".into(), J::String(u.clone()));
+            }
+            m.insert("hash".into(), J::String(a.hash.clone()));
+            J::Object(m)
+        }
+        PropertyValue::Archive(a) => {
+            let mut m = serde_json::Map::new();
+            if let Some(p) = &a.path {
+                m.insert("path".into(), J::String(p.clone()));
+            }
+            if let Some(u) = &a.uri {
+                m.insert("uri".into(), J::String(u.clone()));
+            }
+            if let Some(assets) = &a.assets {
+                m.insert(
+                    "assets".into(),
+                    J::Array(assets.keys().map(|k| J::String(k.clone())).collect()),
+                );
+            }
+            m.insert("hash".into(), J::String(a.hash.clone()));
+            J::Object(m)
+        }
+        PropertyValue::ResourceReference(r) => J::String(r.urn.to_string()),
+    }
+}
+
+fn number_json(n: f64) -> serde_json::Value {
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        serde_json::Value::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n).map_or(serde_json::Value::Null, serde_json::Value::Number)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_blinded_unless_revealed() {
+        let v = PropertyValue::secret(PropertyValue::from("hunter2"));
+        assert_eq!(display_json(&v, false), serde_json::json!("[secret]"));
+        assert_eq!(display_json(&v, true), serde_json::json!("hunter2"));
+        assert_eq!(
+            display_json(&PropertyValue::Number(3.0), false),
+            serde_json::json!(3)
+        );
+        assert_eq!(
+            display_json(&PropertyValue::Number(1.5), false),
+            serde_json::json!(1.5)
+        );
+    }
+}

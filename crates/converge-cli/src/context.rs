@@ -1,0 +1,133 @@
+//! What every command needs resolved: the working directory, the project,
+//! the backend, the stack, and how to obtain a passphrase.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context as _, Result};
+pub use converge_backend::now_rfc3339;
+use converge_backend::{Backend, FileBackend, LockInfo, StackRef};
+
+use crate::args::GlobalArgs;
+use crate::home::Home;
+use crate::passphrase::PassphraseOptions;
+use crate::project::Project;
+
+/// The backend used when the user has not logged in anywhere.
+pub const DEFAULT_BACKEND_URL: &str = "file://~";
+
+#[derive(Debug)]
+pub struct Context {
+    pub cwd: PathBuf,
+    pub home: Home,
+    pub non_interactive: bool,
+}
+
+impl Context {
+    pub fn new(global: &GlobalArgs) -> Result<Context> {
+        let base = std::env::current_dir().context("cannot read the current directory")?;
+        let cwd = match &global.cwd {
+            Some(d) => base.join(d),
+            None => base,
+        };
+        if !cwd.is_dir() {
+            bail!("--cwd {}: no such directory", cwd.display());
+        }
+        Ok(Context {
+            cwd,
+            home: Home::from_env()?,
+            non_interactive: global.non_interactive,
+        })
+    }
+
+    pub fn passphrase_options(&self) -> PassphraseOptions {
+        PassphraseOptions {
+            non_interactive: self.non_interactive,
+        }
+    }
+
+    pub fn project(&self) -> Result<Project> {
+        Project::require(&self.cwd)
+    }
+
+    /// The backend URL: `PULUMI_BACKEND_URL`, else the project's
+    /// `backend.url`, else the last `converge login`, else `file://~`.
+    pub fn backend_url(&self, project: Option<&Project>) -> Result<String> {
+        if let Some(url) = std::env::var("PULUMI_BACKEND_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        {
+            return Ok(url);
+        }
+        if let Some(url) = project.and_then(Project::backend_url) {
+            return Ok(url.to_owned());
+        }
+        Ok(self
+            .home
+            .current_backend()?
+            .unwrap_or_else(|| DEFAULT_BACKEND_URL.to_owned()))
+    }
+
+    pub fn backend(&self, project: Option<&Project>) -> Result<Box<dyn Backend>> {
+        let url = self.backend_url(project)?;
+        open_backend(&url, &self.cwd)
+    }
+
+    /// The stack named by `--stack`, else the one selected for the project.
+    pub fn resolve_stack(&self, project: &Project, name: Option<&str>) -> Result<StackRef> {
+        let name = match name {
+            Some(n) => n.to_owned(),
+            None => self
+                .home
+                .selected_stack(&project.name, &project.dir)?
+                .context(
+                    "no stack selected: pass --stack NAME, or run `converge stack select NAME` \
+                     (or `converge stack init NAME` to create one)",
+                )?,
+        };
+        let stack = StackRef::parse(&name, &project.name)?;
+        if stack.project != project.name {
+            bail!(
+                "stack {name} belongs to project {}, but this is project {}",
+                stack.project,
+                project.name
+            );
+        }
+        Ok(stack)
+    }
+
+    /// Fails with an actionable message when the stack does not exist.
+    pub async fn require_stack(&self, backend: &dyn Backend, stack: &StackRef) -> Result<()> {
+        if !backend.stack_exists(stack).await? {
+            bail!(
+                "no stack named {} in {}: run `converge stack ls` to see the stacks, \
+                 or `converge stack init {}` to create it",
+                stack.stack,
+                backend.url(),
+                stack.stack
+            );
+        }
+        Ok(())
+    }
+
+    pub fn lock_info(&self) -> LockInfo {
+        LockInfo::current()
+    }
+}
+
+/// Opens the backend at `url`; relative `file://` paths resolve against
+/// `cwd`.
+pub fn open_backend(url: &str, cwd: &std::path::Path) -> Result<Box<dyn Backend>> {
+    if url.starts_with("file://") {
+        return Ok(Box::new(FileBackend::open(url, cwd)?));
+    }
+    let scheme = url.split("://").next().unwrap_or(url);
+    bail!(
+        "backend {url}: the {scheme:?} backend is not supported yet; \
+         use file://DIR (or `converge login --local`)"
+    )
+}
+
+/// The OS user name, as lock files record it.
+pub fn username() -> String {
+    LockInfo::current().username
+}

@@ -1,0 +1,95 @@
+//! Where the passphrase comes from, and the stack's passphrase crypter.
+
+use std::io::IsTerminal;
+
+use anyhow::{bail, Context, Result};
+use converge_state::secrets::PassphraseCrypter;
+
+use crate::stack_settings::StackSettings;
+
+const ENV_PASSPHRASE: &str = "PULUMI_CONFIG_PASSPHRASE";
+const ENV_PASSPHRASE_FILE: &str = "PULUMI_CONFIG_PASSPHRASE_FILE";
+
+/// How the CLI may obtain a passphrase.
+#[derive(Debug, Clone, Copy)]
+pub struct PassphraseOptions {
+    /// Never prompt, even in a terminal.
+    pub non_interactive: bool,
+}
+
+/// The passphrase from `PULUMI_CONFIG_PASSPHRASE`, else from the file named
+/// by `PULUMI_CONFIG_PASSPHRASE_FILE`, else from a prompt in a terminal.
+pub fn read_passphrase(opts: PassphraseOptions, prompt: &str) -> Result<String> {
+    if let Some(p) = std::env::var_os(ENV_PASSPHRASE) {
+        return p
+            .into_string()
+            .map_err(|_| anyhow::anyhow!("{ENV_PASSPHRASE} is not valid UTF-8"));
+    }
+    if let Some(file) = std::env::var_os(ENV_PASSPHRASE_FILE).filter(|f| !f.is_empty()) {
+        let text = std::fs::read_to_string(&file).with_context(|| {
+            format!(
+                "cannot read the passphrase file {} named by {ENV_PASSPHRASE_FILE}",
+                std::path::Path::new(&file).display()
+            )
+        })?;
+        let text = text.strip_suffix('\n').unwrap_or(&text);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        return Ok(text.to_owned());
+    }
+    if opts.non_interactive || !std::io::stdin().is_terminal() {
+        bail!(
+            "a passphrase is needed to encrypt or decrypt this stack's secrets: \
+             set {ENV_PASSPHRASE} or {ENV_PASSPHRASE_FILE}"
+        );
+    }
+    rpassword::prompt_password(prompt).context("cannot read the passphrase from the terminal")
+}
+
+/// The crypter for a stack's secrets. The salt comes from the stack's
+/// settings file, else from the state's secrets provider (and is then
+/// written back to the settings, as Pulumi does); with neither, a new salt
+/// is made when `create` allows it.
+pub fn stack_crypter(
+    settings: &mut StackSettings,
+    state_salt: Option<&str>,
+    opts: PassphraseOptions,
+    create: bool,
+) -> Result<PassphraseCrypter> {
+    if let Some(provider) = settings.secrets_provider() {
+        if provider != "passphrase" && provider != "default" {
+            bail!(
+                "{}: secrets provider {provider:?} is not supported by Converge yet; \
+                 only the passphrase provider is",
+                settings.path.display()
+            );
+        }
+    }
+    if let Some(salt) = settings.encryption_salt().map(str::to_owned) {
+        let passphrase = read_passphrase(opts, "Enter your passphrase to unlock config/secrets: ")?;
+        return PassphraseCrypter::from_encryption_salt(&passphrase, &salt)
+            .context("cannot unlock this stack's secrets");
+    }
+    if let Some(salt) = state_salt {
+        let passphrase = read_passphrase(opts, "Enter your passphrase to unlock config/secrets: ")?;
+        let crypter = PassphraseCrypter::from_encryption_salt(&passphrase, salt)
+            .context("cannot unlock this stack's secrets")?;
+        settings.set_encryption_salt(salt);
+        settings.save()?;
+        return Ok(crypter);
+    }
+    if !create {
+        bail!(
+            "{} has no encryptionsalt, so this stack has no secrets to decrypt",
+            settings.path.display()
+        );
+    }
+    let passphrase = read_passphrase(
+        opts,
+        "Enter a passphrase to protect config/secrets for this stack: ",
+    )?;
+    let (crypter, salt) =
+        PassphraseCrypter::generate(&passphrase).context("cannot set up passphrase encryption")?;
+    settings.set_encryption_salt(&salt);
+    settings.save()?;
+    Ok(crypter)
+}

@@ -1,0 +1,134 @@
+//! `Pulumi.yaml`: the project file, read in Pulumi's format and kept intact.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde_norway::{Mapping, Value};
+
+pub const PROJECT_FILE_NAMES: [&str; 2] = ["Pulumi.yaml", "Pulumi.yml"];
+
+/// A loaded project: its directory and its file's content.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub dir: PathBuf,
+    pub name: String,
+    doc: Mapping,
+}
+
+impl Project {
+    /// Finds the project file in `start` or the nearest directory above it.
+    pub fn find(start: &Path) -> Result<Option<Project>> {
+        let mut dir = Some(start);
+        while let Some(d) = dir {
+            for name in PROJECT_FILE_NAMES {
+                let file = d.join(name);
+                if file.is_file() {
+                    return Project::load(&file).map(Some);
+                }
+            }
+            dir = d.parent();
+        }
+        Ok(None)
+    }
+
+    /// Like [`Project::find`], but a missing project is an error that says
+    /// what to do.
+    pub fn require(start: &Path) -> Result<Project> {
+        Project::find(start)?.with_context(|| {
+            format!(
+                "no Pulumi.yaml project file found in {} or any parent directory; \
+                 run in a project directory or pass --cwd",
+                start.display()
+            )
+        })
+    }
+
+    pub fn load(file: &Path) -> Result<Project> {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let value: Value = serde_norway::from_str(&text)
+            .with_context(|| format!("{} is not valid YAML", file.display()))?;
+        let doc = match value {
+            Value::Mapping(m) => m,
+            Value::Null => bail!(
+                "{} is empty: it needs at least `name` and `runtime`",
+                file.display()
+            ),
+            _ => bail!(
+                "{} must be a YAML mapping with `name` and `runtime`",
+                file.display()
+            ),
+        };
+        let name = match doc.get("name") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(_) => bail!("{}: `name` must be a non-empty string", file.display()),
+            None => bail!("{}: the project has no `name`", file.display()),
+        };
+        converge_backend::validate_project_name(&name)
+            .with_context(|| format!("{}: invalid project name", file.display()))?;
+        if doc.get("runtime").is_none() {
+            bail!("{}: the project has no `runtime`", file.display());
+        }
+        let dir = file
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        Ok(Project { dir, name, doc })
+    }
+
+    /// `backend.url`, if the project pins a backend.
+    pub fn backend_url(&self) -> Option<&str> {
+        self.doc.get("backend")?.as_mapping()?.get("url")?.as_str()
+    }
+
+    /// Where the stack configuration files live (`stackConfigDir`, else the
+    /// project directory).
+    pub fn stack_config_dir(&self) -> PathBuf {
+        match self.doc.get("stackConfigDir").and_then(Value::as_str) {
+            Some(d) => self.dir.join(d),
+            None => self.dir.clone(),
+        }
+    }
+
+    /// The path of `Pulumi.<stack>.yaml`.
+    pub fn stack_config_file(&self, stack: &str) -> PathBuf {
+        self.stack_config_dir().join(format!("Pulumi.{stack}.yaml"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, text: &str) -> PathBuf {
+        let f = dir.join("Pulumi.yaml");
+        std::fs::write(&f, text).unwrap();
+        f
+    }
+
+    #[test]
+    fn reads_name_runtime_and_backend() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "name: web\nruntime:\n  name: python\n  options:\n    virtualenv: venv\nbackend:\n  url: file://./state\n",
+        );
+        let sub = d.path().join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        let p = Project::require(&sub).unwrap();
+        assert_eq!(p.name, "web");
+        assert_eq!(p.backend_url(), Some("file://./state"));
+        assert_eq!(p.stack_config_file("dev"), d.path().join("Pulumi.dev.yaml"));
+    }
+
+    #[test]
+    fn bad_project_files_say_what_is_wrong() {
+        let d = tempfile::tempdir().unwrap();
+        let f = write(d.path(), "runtime: yaml\n");
+        assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("no `name`"));
+        let f = write(d.path(), "name: a/b\nruntime: yaml\n");
+        assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("invalid project name"));
+        let f = write(d.path(), "name: [\n");
+        assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("not valid YAML"));
+    }
+}

@@ -1,0 +1,131 @@
+//! `Pulumi.<stack>.yaml`: a stack's configuration and secrets settings, read
+//! and written in Pulumi's format. Keys Converge does not know are kept.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde_norway::{Mapping, Value};
+
+use crate::atomic_write::write_atomically;
+
+/// Pulumi's order of the well-known top-level keys; others follow.
+const KEY_ORDER: [&str; 5] = [
+    "secretsprovider",
+    "encryptedkey",
+    "encryptionsalt",
+    "environment",
+    "config",
+];
+
+#[derive(Debug, Clone)]
+pub struct StackSettings {
+    pub path: PathBuf,
+    doc: Mapping,
+}
+
+impl StackSettings {
+    /// Loads the file; a missing file is an empty configuration.
+    pub fn load(path: &Path) -> Result<StackSettings> {
+        let doc = match std::fs::read_to_string(path) {
+            Ok(text) => match serde_norway::from_str::<Value>(&text)
+                .with_context(|| format!("{} is not valid YAML", path.display()))?
+            {
+                Value::Mapping(m) => m,
+                Value::Null => Mapping::new(),
+                _ => bail!("{} must be a YAML mapping", path.display()),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Mapping::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        if let Some(c) = doc.get("config") {
+            if !c.is_mapping() && !c.is_null() {
+                bail!(
+                    "{}: `config` must be a mapping of keys to values",
+                    path.display()
+                );
+            }
+        }
+        Ok(StackSettings {
+            path: path.to_path_buf(),
+            doc,
+        })
+    }
+
+    pub fn save(&self) -> Result<()> {
+        let mut ordered = Mapping::new();
+        for key in KEY_ORDER {
+            if let Some(v) = self.doc.get(key) {
+                ordered.insert(key.into(), v.clone());
+            }
+        }
+        for (k, v) in &self.doc {
+            if !k.as_str().is_some_and(|k| KEY_ORDER.contains(&k)) {
+                ordered.insert(k.clone(), v.clone());
+            }
+        }
+        let text = serde_norway::to_string(&Value::Mapping(ordered))?;
+        write_atomically(&self.path, text.as_bytes())
+    }
+
+    /// The secrets provider named in the file (`passphrase` when absent).
+    pub fn secrets_provider(&self) -> Option<&str> {
+        self.doc.get("secretsprovider").and_then(Value::as_str)
+    }
+
+    pub fn encryption_salt(&self) -> Option<&str> {
+        self.doc.get("encryptionsalt").and_then(Value::as_str)
+    }
+
+    pub fn set_encryption_salt(&mut self, salt: &str) {
+        self.doc.insert("encryptionsalt".into(), salt.into());
+    }
+
+    /// The config mapping (`"project:key": value`), empty when absent.
+    pub fn config(&self) -> Mapping {
+        self.doc
+            .get("config")
+            .and_then(Value::as_mapping)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Replaces the config mapping, sorted by key as Pulumi writes it.
+    pub fn set_config(&mut self, config: Mapping) {
+        let mut entries: Vec<(Value, Value)> = config.into_iter().collect();
+        entries.sort_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
+        if entries.is_empty() {
+            self.doc.remove("config");
+        } else {
+            self.doc.insert(
+                "config".into(),
+                Value::Mapping(entries.into_iter().collect()),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_unknown_keys_and_orders_known_ones() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("Pulumi.dev.yaml");
+        std::fs::write(
+            &p,
+            "config:\n  p:b: x\n  p:a: y\nfuture: 1\nencryptionsalt: v1:abc\n",
+        )
+        .unwrap();
+        let mut s = StackSettings::load(&p).unwrap();
+        assert_eq!(s.encryption_salt(), Some("v1:abc"));
+        let c = s.config();
+        s.set_config(c);
+        s.save().unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(
+            text,
+            "encryptionsalt: v1:abc\nconfig:\n  p:a: y\n  p:b: x\nfuture: 1\n"
+        );
+    }
+}
