@@ -1,0 +1,205 @@
+//! One deployment's shared state: the base snapshot, the provider registry,
+//! the journal, and what has happened so far. Registrations run
+//! concurrently; each holds the lock only to read or record bookkeeping,
+//! never across a provider call.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use converge_model::{PropertyMap, ResourceState, Urn};
+use converge_plugin::ProviderRegistry;
+use converge_state::journal::JournalEntry;
+use converge_state::{OperationType, PendingOperation, Snapshot};
+use tokio::sync::Semaphore;
+
+use crate::error::EngineError;
+use crate::events::{EngineEvent, EventSink, StepOp};
+use crate::journaler::Journaler;
+use crate::plan::PlannedStep;
+
+/// What an operation may do and to which resources.
+#[derive(Debug, Clone)]
+pub struct DeploymentOptions {
+    pub stack: String,
+    pub project: String,
+    /// Provider calls with `preview = true`; nothing real changes.
+    pub preview: bool,
+    /// How many provider mutations may run at once.
+    pub parallel: usize,
+    /// Only these resources (and nothing else) may change; `None` = all.
+    pub targets: Option<Vec<Urn>>,
+    /// These resources may not change.
+    pub excludes: Vec<Urn>,
+    /// Replace these resources even if their diff says otherwise.
+    pub replace: Vec<Urn>,
+    /// Keep going with independent work after a step fails.
+    pub continue_on_error: bool,
+    /// Configuration of default providers, by package.
+    pub provider_config: BTreeMap<String, PropertyMap>,
+}
+
+impl DeploymentOptions {
+    pub fn new(stack: impl Into<String>, project: impl Into<String>) -> Self {
+        DeploymentOptions {
+            stack: stack.into(),
+            project: project.into(),
+            preview: false,
+            parallel: default_parallelism(),
+            targets: None,
+            excludes: Vec::new(),
+            replace: Vec::new(),
+            continue_on_error: false,
+            provider_config: BTreeMap::new(),
+        }
+    }
+
+    /// True if this resource may change in this operation.
+    pub fn is_targeted(&self, urn: &Urn) -> bool {
+        if self.excludes.contains(urn) {
+            return false;
+        }
+        match &self.targets {
+            Some(t) => t.contains(urn) || self.replace.contains(urn),
+            None => true,
+        }
+    }
+}
+
+/// Pulumi's default: a generous bound, since most steps wait on the network.
+pub fn default_parallelism() -> usize {
+    16
+}
+
+/// A resource registered in this deployment.
+#[derive(Debug, Clone)]
+pub(crate) struct Registered {
+    /// The operation whose end entry put this state in the new list; `None`
+    /// when nothing was recorded (an untargeted new resource).
+    pub op: Option<u64>,
+    pub state: ResourceState,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    pub registered: HashMap<Urn, Registered>,
+    /// Base indices a registration took over (same, update, replaced).
+    pub claimed: HashSet<usize>,
+    /// Base indices some registration of this deployment matched, whether
+    /// or not its step succeeded.
+    pub seen_olds: HashSet<usize>,
+    /// Base indices marked for deletion by a create-before-delete.
+    pub replaced: Vec<usize>,
+    /// Base indices whose object is gone (delete-before-replace).
+    pub deleted: HashSet<usize>,
+    pub failure: Option<EngineError>,
+    pub steps: Vec<PlannedStep>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Deployment {
+    pub opts: DeploymentOptions,
+    pub base: Arc<Snapshot>,
+    /// Live (not marked for deletion) base resources by URN.
+    pub olds: HashMap<Urn, usize>,
+    pub registry: ProviderRegistry,
+    pub journal: Journaler,
+    pub events: EventSink,
+    pub pool: Semaphore,
+    next_op: AtomicU64,
+    progress: Mutex<Progress>,
+    /// Default providers being registered, so concurrent users wait for one.
+    pub default_providers: tokio::sync::Mutex<HashMap<Urn, String>>,
+}
+
+impl Deployment {
+    pub fn new(
+        opts: DeploymentOptions,
+        base: Arc<Snapshot>,
+        registry: ProviderRegistry,
+        journal: Journaler,
+        events: EventSink,
+    ) -> Self {
+        let olds = base
+            .resources
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.delete)
+            .map(|(i, r)| (r.urn.clone(), i))
+            .collect();
+        let pool = Semaphore::new(opts.parallel.max(1));
+        Deployment {
+            opts,
+            base,
+            olds,
+            registry,
+            journal,
+            events,
+            pool,
+            next_op: AtomicU64::new(1),
+            progress: Mutex::new(Progress::default()),
+            default_providers: tokio::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn progress(&self) -> MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn next_operation(&self) -> u64 {
+        self.next_op.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Fails fast when an earlier step failed and the operation does not
+    /// continue on error.
+    pub fn check_not_failed(&self, urn: &Urn) -> Result<(), EngineError> {
+        if !self.opts.continue_on_error && self.progress().failure.is_some() {
+            return Err(EngineError::Cancelled(urn.clone()));
+        }
+        Ok(())
+    }
+
+    /// Records a failure (the first one is the operation's error).
+    pub fn fail(&self, err: &EngineError) {
+        let mut p = self.progress();
+        if p.failure.is_none() {
+            p.failure = Some(err.clone());
+        }
+    }
+
+    pub fn record_step(&self, step: PlannedStep) {
+        self.progress().steps.push(step);
+    }
+
+    pub fn started(&self, op: StepOp, urn: &Urn) {
+        self.events.send(EngineEvent::StepStarted {
+            op,
+            urn: urn.clone(),
+        });
+    }
+
+    /// Journals a step's Begin and waits until it is durable.
+    pub async fn begin(
+        &self,
+        op_id: u64,
+        operation: Option<(OperationType, ResourceState)>,
+    ) -> Result<(), EngineError> {
+        let operation = operation.map(|(kind, resource)| PendingOperation { resource, kind });
+        self.journal
+            .append(JournalEntry::begin(0, op_id, operation))
+            .await?;
+        Ok(())
+    }
+
+    /// Journals a step's end entry and waits until it is durable.
+    pub async fn end(&self, entry: JournalEntry) -> Result<(), EngineError> {
+        self.journal.append(entry).await?;
+        Ok(())
+    }
+
+    /// Journals a failure of operation `op_id`; the step's error is what
+    /// the caller reports, a journal error here is secondary.
+    pub async fn end_failed(&self, op_id: u64) {
+        let _ = self.journal.append(JournalEntry::failure(0, op_id)).await;
+    }
+}

@@ -1,0 +1,53 @@
+//! Why an operation or a step failed.
+
+use converge_model::{ProviderReferenceError, Urn, UrnError};
+use converge_plugin::{CheckFailure, ProviderError, RegistryError};
+
+use crate::events::StepOp;
+use crate::journaler::JournalError;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    #[error("the program failed: {0}")]
+    Program(String),
+    #[error("{op} of {urn} failed: {source}")]
+    Step {
+        op: StepOp,
+        urn: Urn,
+        #[source]
+        source: ProviderError,
+    },
+    #[error("{urn}: {source}")]
+    Provider {
+        urn: Urn,
+        #[source]
+        source: RegistryError,
+    },
+    #[error("{urn}: invalid inputs: {}", failures.iter().map(|f| if f.property.is_empty() { f.reason.clone() } else { format!("{}: {}", f.property, f.reason) }).collect::<Vec<_>>().join("; "))]
+    CheckFailed {
+        urn: Urn,
+        failures: Vec<CheckFailure>,
+    },
+    #[error("resource {urn} is protected: it cannot be {action}; remove the protect option and run an update first")]
+    Protected { urn: Urn, action: &'static str },
+    #[error("duplicate resource URN {0}: a program may register each resource once")]
+    DuplicateUrn(Urn),
+    #[error("resource {urn} has aliases matching several existing resources: {}", found.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", "))]
+    AmbiguousAliases { urn: Urn, found: Vec<Urn> },
+    #[error("import of {urn} failed: the existing object differs from the program's inputs in: {}", keys.join(", "))]
+    ImportMismatch { urn: Urn, keys: Vec<String> },
+    #[error("import of {urn} failed: no object with ID {id} exists")]
+    ImportNotFound { urn: Urn, id: String },
+    #[error("{0}")]
+    InvalidUrn(#[from] UrnError),
+    #[error("{0}")]
+    InvalidProviderReference(#[from] ProviderReferenceError),
+    #[error("{urn} depends on {dependency}, which is not in this deployment")]
+    UnknownDependency { urn: Urn, dependency: Urn },
+    #[error("{0}")]
+    Journal(#[from] JournalError),
+    #[error("skipped {0}: an earlier step failed")]
+    Cancelled(Urn),
+    #[error("the deployment failed: {0}")]
+    Failed(String),
+}

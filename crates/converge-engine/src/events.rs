@@ -1,0 +1,122 @@
+//! The event stream of an operation, for the CLI to render. The engine
+//! never prints.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use converge_model::{PropertyDiff, ResourceState, Urn};
+use tokio::sync::mpsc;
+
+/// What a step does.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepOp {
+    Same,
+    Create,
+    Update,
+    Delete,
+    /// A replacement was decided (the summary line of a replace).
+    Replace,
+    /// Create the replacement of a replaced resource.
+    CreateReplacement,
+    /// Delete the original of a replaced resource.
+    DeleteReplaced,
+    Read,
+    Import,
+    Refresh,
+    /// Forget a resource whose object a delete-before-replace removed and
+    /// that the program no longer declares.
+    RemovePendingReplace,
+}
+
+impl StepOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepOp::Same => "same",
+            StepOp::Create => "create",
+            StepOp::Update => "update",
+            StepOp::Delete => "delete",
+            StepOp::Replace => "replace",
+            StepOp::CreateReplacement => "create-replacement",
+            StepOp::DeleteReplaced => "delete-replaced",
+            StepOp::Read => "read",
+            StepOp::Import => "import",
+            StepOp::Refresh => "refresh",
+            StepOp::RemovePendingReplace => "remove-pending-replace",
+        }
+    }
+}
+
+impl fmt::Display for StepOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Debug,
+    Info,
+    Warning,
+    Error,
+}
+
+/// One event of an operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineEvent {
+    StepStarted {
+        op: StepOp,
+        urn: Urn,
+    },
+    StepFinished {
+        op: StepOp,
+        urn: Urn,
+        old: Option<Box<ResourceState>>,
+        new: Option<Box<ResourceState>>,
+        /// Property path → change, for updates and replacements.
+        diff: BTreeMap<String, PropertyDiff>,
+        /// `None` when the step succeeded.
+        error: Option<String>,
+    },
+    Diagnostic {
+        severity: Severity,
+        urn: Option<Urn>,
+        message: String,
+    },
+}
+
+/// Where events go. Sending never blocks the engine: a dropped receiver
+/// just loses events.
+#[derive(Debug, Clone, Default)]
+pub struct EventSink {
+    tx: Option<mpsc::UnboundedSender<EngineEvent>>,
+}
+
+impl EventSink {
+    /// A sink and the receiver to read its events from.
+    pub fn channel() -> (EventSink, mpsc::UnboundedReceiver<EngineEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (EventSink { tx: Some(tx) }, rx)
+    }
+
+    /// A sink that drops everything.
+    pub fn discard() -> EventSink {
+        EventSink { tx: None }
+    }
+
+    pub fn send(&self, event: EngineEvent) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(event);
+        }
+    }
+
+    pub fn diagnostic(&self, severity: Severity, urn: Option<&Urn>, message: impl Into<String>) {
+        self.send(EngineEvent::Diagnostic {
+            severity,
+            urn: urn.cloned(),
+            message: message.into(),
+        });
+    }
+}

@@ -1,0 +1,36 @@
+//! The deployment engine (seeds 000 and 002).
+//!
+//! - [`monitor`]: what programs call: [`Monitor::register_resource`] and
+//!   friends. In-process programs use it directly; the gRPC resource
+//!   monitor will feed the same interface.
+//! - `step_generator`: each registration → a step (same, create, update,
+//!   replace create-before-delete or delete-before-replace with dependent
+//!   replacements, import, read), concurrently per registration.
+//! - `steps`: one module per step kind; each brackets its provider call
+//!   with durable journal entries.
+//! - `deletions`: the end-of-program deletions, scheduled by real
+//!   dependencies.
+//! - [`journaler`]: the one task that orders and persists journal entries.
+//! - [`operations`]: preview, update, refresh, destroy.
+//! - [`events`], [`plan`]: what the CLI renders.
+
+mod deletions;
+mod deployment;
+pub mod error;
+pub mod events;
+pub mod goal;
+pub mod journaler;
+pub mod monitor;
+pub mod operations;
+pub mod plan;
+mod step_generator;
+mod steps;
+
+pub use deployment::{default_parallelism, DeploymentOptions};
+pub use error::EngineError;
+pub use events::{EngineEvent, EventSink, Severity, StepOp};
+pub use goal::{ReadGoal, RegisterResult, ResourceGoal, ResourceOptions};
+pub use journaler::{DiscardSink, JournalError, JournalSink, Journaler};
+pub use monitor::{EmptyProgram, Monitor, Program};
+pub use operations::{destroy, preview, refresh, update, OperationContext, OperationResult};
+pub use plan::{Plan, PlannedStep};

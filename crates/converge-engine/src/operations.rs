@@ -1,0 +1,166 @@
+//! The operations: preview, update, refresh, destroy.
+
+use std::sync::Arc;
+
+use converge_plugin::{ProviderLoader, ProviderRegistry};
+use converge_state::journal::{replay, JournalEntry};
+use converge_state::Snapshot;
+
+use crate::deletions;
+use crate::deployment::{Deployment, DeploymentOptions};
+use crate::error::EngineError;
+use crate::events::EventSink;
+use crate::journaler::{DiscardSink, JournalSink, Journaler};
+use crate::monitor::{EmptyProgram, Monitor, Program};
+use crate::plan::Plan;
+use crate::steps;
+
+/// Everything an operation needs from outside.
+#[derive(Debug, Clone)]
+pub struct OperationContext {
+    /// The last snapshot (integrity-verified by the caller).
+    pub base: Snapshot,
+    pub loader: Arc<dyn ProviderLoader>,
+    /// Where journal entries are made durable (ignored by previews).
+    pub sink: Arc<dyn JournalSink>,
+    pub events: EventSink,
+    pub options: DeploymentOptions,
+}
+
+/// What an operation did.
+#[derive(Debug)]
+pub struct OperationResult {
+    /// The base with every persisted journal entry replayed: what the
+    /// backend holds now (for a preview: the planned state).
+    pub snapshot: Snapshot,
+    /// Every persisted journal entry, in sequence order.
+    pub journal: Vec<JournalEntry>,
+    /// The steps taken (or, for a preview, planned).
+    pub plan: Plan,
+    /// The first error, if the operation failed.
+    pub error: Option<EngineError>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Update,
+    Refresh,
+    Destroy,
+}
+
+fn start(ctx: OperationContext) -> Arc<Deployment> {
+    let sink: Arc<dyn JournalSink> = if ctx.options.preview {
+        Arc::new(DiscardSink)
+    } else {
+        ctx.sink
+    };
+    let journal = Journaler::start(sink);
+    Arc::new(Deployment::new(
+        ctx.options,
+        Arc::new(ctx.base),
+        ProviderRegistry::new(ctx.loader),
+        journal,
+        ctx.events,
+    ))
+}
+
+async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> OperationResult {
+    let d = start(ctx);
+    let mut error = match kind {
+        Kind::Update => {
+            let monitor = Monitor {
+                deployment: Arc::clone(&d),
+            };
+            program.run(monitor).await.err().map(EngineError::Program)
+        }
+        Kind::Refresh => refresh_all(&d).await.err(),
+        Kind::Destroy => EmptyProgram
+            .run(Monitor {
+                deployment: Arc::clone(&d),
+            })
+            .await
+            .err()
+            .map(EngineError::Program),
+    };
+    let failure = d.progress().failure.clone();
+    if error.is_none() {
+        error = failure.clone();
+    }
+    let go_on = error.is_none()
+        || (d.opts.continue_on_error && !matches!(error, Some(EngineError::Program(_))));
+    if kind != Kind::Refresh && go_on {
+        if let Err(e) = deletions::run(&d, kind == Kind::Destroy).await {
+            error.get_or_insert(e);
+        }
+    }
+    if error.is_none() {
+        error = d.progress().failure.clone();
+    }
+    finish(&d, error)
+}
+
+fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
+    let journal = d.journal.entries();
+    let plan = Plan::new(std::mem::take(&mut d.progress().steps));
+    match replay(&d.base, &journal) {
+        Ok(snapshot) => OperationResult {
+            snapshot,
+            journal,
+            plan,
+            error,
+        },
+        Err(e) => OperationResult {
+            snapshot: (*d.base).clone(),
+            journal,
+            plan,
+            error: Some(error.unwrap_or(EngineError::Failed(format!(
+                "the journal does not replay: {e}"
+            )))),
+        },
+    }
+}
+
+/// Reads every custom resource of the base, concurrently.
+async fn refresh_all(d: &Arc<Deployment>) -> Result<(), EngineError> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, r) in d.base.resources.iter().enumerate() {
+        let refreshable = r.custom && !r.is_provider() && !r.pending_replacement && r.id.is_some();
+        if !refreshable || !d.opts.is_targeted(&r.urn) {
+            continue;
+        }
+        let d = Arc::clone(d);
+        tasks.spawn(async move { steps::refresh::run(&d, i).await });
+    }
+    let mut first = None;
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok(Err(e)) = joined {
+            first.get_or_insert(e);
+        }
+    }
+    match first {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// `up`: runs the program, then deletes what it no longer declares.
+pub async fn update(ctx: OperationContext, program: &dyn Program) -> OperationResult {
+    run(ctx, program, Kind::Update).await
+}
+
+/// `preview`: the same with provider calls in preview mode and nothing
+/// persisted.
+pub async fn preview(mut ctx: OperationContext, program: &dyn Program) -> OperationResult {
+    ctx.options.preview = true;
+    run(ctx, program, Kind::Update).await
+}
+
+/// `refresh`: reads every resource; vanished ones leave the state.
+pub async fn refresh(ctx: OperationContext) -> OperationResult {
+    run(ctx, &EmptyProgram, Kind::Refresh).await
+}
+
+/// `destroy`: deletes every resource, dependents first.
+pub async fn destroy(ctx: OperationContext) -> OperationResult {
+    run(ctx, &EmptyProgram, Kind::Destroy).await
+}

@@ -1,0 +1,250 @@
+//! Diffing (seed 000, "Diffing"): same, update, or replace — and how.
+
+use std::collections::BTreeMap;
+
+use converge_model::{diff_objects, DiffKind, PropertyDiff, PropertyPath, ResourceState};
+use converge_plugin::{DiffChanges, DiffRequest, DiffResponse};
+
+use super::{check, delete_for_replacement};
+use crate::deployment::Deployment;
+use crate::error::EngineError;
+use crate::events::StepOp;
+use crate::goal::ResourceGoal;
+use crate::steps::{self, create::CreateStep};
+
+#[derive(Debug)]
+pub(crate) enum Decision {
+    Same,
+    Update(BTreeMap<String, PropertyDiff>),
+    Replace {
+        delete_before_replace: bool,
+        diff: BTreeMap<String, PropertyDiff>,
+    },
+}
+
+/// Decides what to do with a registration that has old state.
+pub(crate) async fn decide(
+    d: &Deployment,
+    old: &ResourceState,
+    old_index: usize,
+    new: &ResourceState,
+) -> Result<Decision, EngineError> {
+    // The object is gone (an earlier delete-before-replace): recreate it.
+    if old.pending_replacement || d.progress().deleted.contains(&old_index) {
+        return Ok(Decision::Replace {
+            delete_before_replace: false,
+            diff: BTreeMap::new(),
+        });
+    }
+    if d.opts.replace.contains(&new.urn) {
+        return Ok(Decision::Replace {
+            delete_before_replace: false,
+            diff: BTreeMap::new(),
+        });
+    }
+    // A resource whose provider changed must be replaced by the new one.
+    if !old.is_provider() && old.provider != new.provider {
+        return Ok(Decision::Replace {
+            delete_before_replace: false,
+            diff: BTreeMap::new(),
+        });
+    }
+    let response = provider_diff(d, old, new).await?;
+    let mut diff = detailed(&response, old, new);
+    let mut replace = response.requires_replacement();
+    // replaceOnChanges: a change under one of these paths forces replacement.
+    let patterns: Vec<PropertyPath> = new
+        .replace_on_changes
+        .iter()
+        .filter_map(|p| PropertyPath::parse(p).ok())
+        .collect();
+    if !patterns.is_empty() {
+        for (path, change) in diff.iter_mut() {
+            let concrete = PropertyPath::parse(path).ok();
+            let hit = concrete
+                .as_ref()
+                .is_some_and(|c| patterns.iter().any(|p| p.contains(c) || c.contains(p)));
+            if hit {
+                change.kind = change.kind.with_replace();
+                replace = true;
+            }
+        }
+    }
+    if diff.is_empty() && !replace {
+        return Ok(Decision::Same);
+    }
+    if !replace {
+        return Ok(Decision::Update(diff));
+    }
+    // The program's `deleteBeforeReplace` option overrides this in
+    // `execute`: it travels on the goal, not in the state.
+    Ok(Decision::Replace {
+        delete_before_replace: response.delete_before_replace,
+        diff,
+    })
+}
+
+async fn provider_diff(
+    d: &Deployment,
+    old: &ResourceState,
+    new: &ResourceState,
+) -> Result<DiffResponse, EngineError> {
+    let urn = new.urn.clone();
+    let id = old.id.clone().unwrap_or_default();
+    let response = if new.is_provider() {
+        d.registry
+            .diff(
+                &urn,
+                &id,
+                old.inputs.clone(),
+                old.outputs.clone(),
+                new.inputs.clone(),
+            )
+            .await
+            .map_err(|source| EngineError::Provider {
+                urn: urn.clone(),
+                source,
+            })?
+    } else {
+        let provider = steps::provider_of(d, new).await?;
+        provider
+            .diff(DiffRequest {
+                urn: urn.clone(),
+                id,
+                old_inputs: old.inputs.clone(),
+                old_outputs: old.outputs.clone(),
+                new_inputs: new.inputs.clone(),
+                ignore_changes: new.ignore_changes.clone(),
+            })
+            .await
+            .map_err(|source| EngineError::Step {
+                op: StepOp::Update,
+                urn,
+                source,
+            })?
+    };
+    Ok(response)
+}
+
+/// The detailed diff of a response; when the provider cannot tell
+/// (`Unknown`), the engine compares old and new inputs itself.
+fn detailed(
+    response: &DiffResponse,
+    old: &ResourceState,
+    new: &ResourceState,
+) -> BTreeMap<String, PropertyDiff> {
+    match response.changes {
+        DiffChanges::None => BTreeMap::new(),
+        DiffChanges::Unknown => diff_objects(&old.inputs, &new.inputs)
+            .into_iter()
+            .map(|(k, mut v)| {
+                v.input_diff = true;
+                (k.to_string(), v)
+            })
+            .collect(),
+        DiffChanges::Some => {
+            if let Some(detailed) = response.detailed_diff.as_ref().filter(|d| !d.is_empty()) {
+                return detailed.clone();
+            }
+            let mut out = BTreeMap::new();
+            for key in &response.changed_keys {
+                let kind = if response.replace_keys.contains(key) {
+                    DiffKind::UpdateReplace
+                } else {
+                    DiffKind::Update
+                };
+                out.insert(
+                    key.clone(),
+                    PropertyDiff {
+                        kind,
+                        input_diff: true,
+                    },
+                );
+            }
+            for key in &response.replace_keys {
+                out.entry(key.clone()).or_insert(PropertyDiff {
+                    kind: DiffKind::UpdateReplace,
+                    input_diff: true,
+                });
+            }
+            if out.is_empty() {
+                // Changes without any key: still an update.
+                out.insert(
+                    String::new(),
+                    PropertyDiff {
+                        kind: DiffKind::Update,
+                        input_diff: false,
+                    },
+                );
+            }
+            out
+        }
+    }
+}
+
+/// Carries out a decision.
+pub(crate) async fn execute(
+    d: &Deployment,
+    old_index: usize,
+    old: ResourceState,
+    mut new: ResourceState,
+    decision: Decision,
+    goal: &ResourceGoal,
+) -> Result<ResourceState, EngineError> {
+    match decision {
+        Decision::Same => {
+            new.id = old.id.clone();
+            new.outputs = old.outputs.clone();
+            new.created = old.created.clone();
+            steps::same::run(d, old_index, new).await
+        }
+        Decision::Update(diff) => {
+            new.id = old.id.clone();
+            new.outputs = old.outputs.clone();
+            new.created = old.created.clone();
+            steps::update::run(d, old_index, new, diff).await
+        }
+        Decision::Replace {
+            delete_before_replace,
+            diff,
+        } => {
+            if old.protect && !old.pending_replacement && !d.progress().deleted.contains(&old_index)
+            {
+                let err = EngineError::Protected {
+                    urn: old.urn.clone(),
+                    action: "replaced",
+                };
+                return Err(steps::failed(d, StepOp::Replace, &old.urn, err));
+            }
+            d.started(StepOp::Replace, &new.urn);
+            // A replacement is a new object: check again without old inputs
+            // so no generated default of the old one is reused.
+            new.inputs = check(d, &new, Default::default()).await?;
+            let dbr = goal
+                .options
+                .delete_before_replace
+                .unwrap_or(delete_before_replace);
+            let gone = old.pending_replacement || d.progress().deleted.contains(&old_index);
+            let (remove_old, delete_old) = if gone {
+                (Some(old_index), None)
+            } else if dbr {
+                delete_for_replacement(d, old_index).await?;
+                (Some(old_index), None)
+            } else {
+                (None, Some(old_index))
+            };
+            steps::create::run(
+                d,
+                CreateStep {
+                    op: StepOp::CreateReplacement,
+                    state: new,
+                    remove_old,
+                    delete_old,
+                    old: Some(old),
+                    diff,
+                },
+            )
+            .await
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Dependent replacements (seed 000): before a delete-before-replace
+//! deletes a resource, the resources that depend on it and would be
+//! replaced anyway must be deleted first.
+
+use std::collections::HashSet;
+
+use converge_model::{PropertyValue, Urn};
+use converge_plugin::DiffRequest;
+
+use crate::deployment::Deployment;
+use crate::error::EngineError;
+use crate::events::StepOp;
+use crate::steps;
+
+/// The base indices of the resources that must be deleted (and later
+/// recreated) along with `root`, dependents first.
+///
+/// Walks the base snapshot in order (it is topologically sorted). A
+/// resource joins the set if its provider is in the set, or if one of its
+/// inputs comes from the set (property dependencies) and the provider's
+/// `Diff`, with those inputs made unknown, says it must be replaced. A
+/// relationship through `dependsOn` or a parent alone does not replace.
+pub(crate) async fn dependent_replacements(
+    d: &Deployment,
+    root: usize,
+) -> Result<Vec<usize>, EngineError> {
+    let mut replaced: HashSet<Urn> = HashSet::from([d.base.resources[root].urn.clone()]);
+    let mut order = Vec::new();
+    for (i, r) in d.base.resources.iter().enumerate().skip(root + 1) {
+        if r.delete || !r.custom || d.progress().deleted.contains(&i) {
+            continue;
+        }
+        let provider_replaced = r
+            .provider
+            .as_ref()
+            .is_some_and(|p| replaced.contains(&p.urn));
+        let affected: Vec<&String> = r
+            .property_dependencies
+            .iter()
+            .filter(|(_, deps)| deps.iter().any(|u| replaced.contains(u)))
+            .map(|(k, _)| k)
+            .collect();
+        let must_replace = if provider_replaced {
+            true
+        } else if affected.is_empty() {
+            false
+        } else {
+            let mut inputs = r.inputs.clone();
+            for key in affected {
+                if inputs.contains_key(key) {
+                    inputs.insert(key.clone(), PropertyValue::Unknown);
+                }
+            }
+            let provider = steps::provider_of(d, r).await?;
+            let response = provider
+                .diff(DiffRequest {
+                    urn: r.urn.clone(),
+                    id: r.id.clone().unwrap_or_default(),
+                    old_inputs: r.inputs.clone(),
+                    old_outputs: r.outputs.clone(),
+                    new_inputs: inputs,
+                    ignore_changes: r.ignore_changes.clone(),
+                })
+                .await
+                .map_err(|source| EngineError::Step {
+                    op: StepOp::Replace,
+                    urn: r.urn.clone(),
+                    source,
+                })?;
+            response.requires_replacement()
+        };
+        if must_replace {
+            replaced.insert(r.urn.clone());
+            order.push(i);
+        }
+    }
+    order.reverse();
+    Ok(order)
+}

@@ -1,0 +1,477 @@
+//! The step generator (seed 000): turns each registration into a step.
+//!
+//! Unlike Pulumi's serial generator, every registration is handled on its
+//! own task: registrations the program makes concurrently are checked,
+//! diffed and executed concurrently. Decisions depend only on the
+//! registration, the base snapshot and the registrations it depends on
+//! (which the program has already seen complete), so the steps are the
+//! same whatever the timing.
+
+mod decide;
+mod dependents;
+
+use std::sync::Arc;
+
+use converge_model::{PropertyPath, ProviderReference, ResourceState, Urn};
+use converge_plugin::CheckRequest;
+
+use crate::deployment::Deployment;
+use crate::error::EngineError;
+use crate::events::{Severity, StepOp};
+use crate::goal::{ReadGoal, RegisterResult, ResourceGoal};
+use crate::steps::{self, create::CreateStep, delete};
+
+pub(crate) use dependents::dependent_replacements;
+
+const STACK_TYPE: &str = "pulumi:pulumi:Stack";
+const PROVIDER_PREFIX: &str = "pulumi:providers:";
+
+/// The URN of a registration: its parent's qualified type (unless the
+/// parent is the stack) joined to its own type.
+fn make_urn(
+    d: &Deployment,
+    type_token: &str,
+    name: &str,
+    parent: Option<&Urn>,
+) -> Result<Urn, EngineError> {
+    let parent_type = parent
+        .filter(|p| p.type_token() != STACK_TYPE)
+        .map(|p| p.qualified_type().to_owned());
+    Ok(Urn::new(
+        &d.opts.stack,
+        &d.opts.project,
+        parent_type.as_deref(),
+        type_token,
+        name,
+    )?)
+}
+
+/// The old state of a registration: by URN, else by one of its aliases.
+fn find_old(d: &Deployment, urn: &Urn, aliases: &[Urn]) -> Result<Option<usize>, EngineError> {
+    if let Some(&i) = d.olds.get(urn) {
+        return Ok(Some(i));
+    }
+    let found: Vec<(Urn, usize)> = aliases
+        .iter()
+        .filter_map(|a| d.olds.get(a).map(|&i| (a.clone(), i)))
+        .collect();
+    match found.as_slice() {
+        [] => Ok(None),
+        [(_, i)] => Ok(Some(*i)),
+        _ => Err(EngineError::AmbiguousAliases {
+            urn: urn.clone(),
+            found: found.into_iter().map(|(u, _)| u).collect(),
+        }),
+    }
+}
+
+/// Every parent and dependency must be a resource registered earlier in
+/// this deployment and recorded (so the new snapshot stays ordered).
+fn check_references(
+    d: &Deployment,
+    urn: &Urn,
+    refs: impl Iterator<Item = Urn>,
+) -> Result<(), EngineError> {
+    let p = d.progress();
+    for dependency in refs {
+        let recorded = p
+            .registered
+            .get(&dependency)
+            .is_some_and(|r| r.op.is_some());
+        if !recorded {
+            return Err(EngineError::UnknownDependency {
+                urn: urn.clone(),
+                dependency,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The state a registration asks for, before any provider call.
+fn goal_state(urn: Urn, goal: &ResourceGoal, provider: Option<ProviderReference>) -> ResourceState {
+    let mut s = ResourceState::new(urn, goal.custom);
+    s.type_token = goal.type_token.clone();
+    s.inputs = goal.inputs.clone();
+    s.parent = goal.parent.clone();
+    s.dependencies = goal.dependencies.clone();
+    s.property_dependencies = goal.property_dependencies.clone();
+    s.provider = provider;
+    s.protect = goal.options.protect;
+    s.ignore_changes = goal.options.ignore_changes.clone();
+    s.replace_on_changes = goal.options.replace_on_changes.clone();
+    s.retain_on_delete = goal.options.retain_on_delete;
+    s.deleted_with = goal.options.deleted_with.clone();
+    s.custom_timeouts = goal.options.custom_timeouts.clone();
+    s.additional_secret_outputs = goal.options.additional_secret_outputs.clone();
+    s
+}
+
+fn result_of(state: &ResourceState) -> RegisterResult {
+    RegisterResult {
+        urn: state.urn.clone(),
+        id: state.id.clone(),
+        outputs: state.outputs.clone(),
+    }
+}
+
+/// Handles one `RegisterResource`.
+pub(crate) async fn register(
+    d: &Arc<Deployment>,
+    goal: ResourceGoal,
+) -> Result<RegisterResult, EngineError> {
+    let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
+    d.check_not_failed(&urn)?;
+    if d.progress().registered.contains_key(&urn) {
+        return Err(EngineError::DuplicateUrn(urn));
+    }
+    check_references(
+        d,
+        &urn,
+        goal.parent
+            .iter()
+            .chain(&goal.dependencies)
+            .chain(goal.property_dependencies.values().flatten())
+            .cloned(),
+    )?;
+    let old_index = find_old(d, &urn, &goal.options.aliases)?;
+    if let Some(i) = old_index {
+        d.progress().seen_olds.insert(i);
+    }
+    let is_provider = goal.type_token.starts_with(PROVIDER_PREFIX);
+    let provider = if goal.custom && !is_provider {
+        Some(resolve_provider(d, &goal).await?)
+    } else {
+        None
+    };
+    let mut state = goal_state(urn.clone(), &goal, provider);
+
+    // Providers are always targeted: targeted resources need them.
+    if !is_provider && !d.opts.is_targeted(&urn) {
+        return untargeted(d, old_index, state).await;
+    }
+    if !goal.custom {
+        return component(d, old_index, state).await;
+    }
+    let old = old_index.map(|i| d.base.resources[i].clone());
+    if let Some(import_id) = &goal.options.import_id {
+        let already = old
+            .as_ref()
+            .is_some_and(|o| o.import_id.as_deref() == Some(import_id.as_str()));
+        if !already {
+            let s = steps::import::run(d, old_index, state, import_id.clone()).await?;
+            return Ok(result_of(&s));
+        }
+        state.import_id = Some(import_id.clone());
+    }
+    if let Some(old) = &old {
+        apply_ignore_changes(d, old, &mut state);
+    }
+    let olds = old.as_ref().map(|o| o.inputs.clone()).unwrap_or_default();
+    state.inputs = check(d, &state, olds).await?;
+
+    let Some(old_index) = old_index else {
+        let s = steps::create::run(
+            d,
+            CreateStep {
+                op: StepOp::Create,
+                state,
+                remove_old: None,
+                delete_old: None,
+                old: None,
+                diff: Default::default(),
+            },
+        )
+        .await?;
+        return Ok(result_of(&s));
+    };
+    let old = old.unwrap_or_else(|| d.base.resources[old_index].clone());
+    let decision = decide::decide(d, &old, old_index, &state).await?;
+    let s = decide::execute(d, old_index, old, state, decision, &goal).await?;
+    Ok(result_of(&s))
+}
+
+/// A registration outside `--target` (or inside `--exclude`): the old
+/// state carries over unchanged; a new resource is not created.
+async fn untargeted(
+    d: &Deployment,
+    old_index: Option<usize>,
+    state: ResourceState,
+) -> Result<RegisterResult, EngineError> {
+    match old_index {
+        Some(i) => {
+            let old = d.base.resources[i].clone();
+            let s = steps::same::run(d, i, old).await?;
+            Ok(result_of(&s))
+        }
+        None => {
+            d.events.diagnostic(
+                Severity::Info,
+                Some(&state.urn),
+                "not targeted: this new resource is not created",
+            );
+            d.progress().registered.insert(
+                state.urn.clone(),
+                crate::deployment::Registered {
+                    op: None,
+                    state: state.clone(),
+                },
+            );
+            Ok(RegisterResult {
+                urn: state.urn,
+                id: None,
+                outputs: state.inputs,
+            })
+        }
+    }
+}
+
+/// A component: no provider; its inputs are recorded, its outputs come
+/// from `RegisterResourceOutputs`.
+async fn component(
+    d: &Deployment,
+    old_index: Option<usize>,
+    mut state: ResourceState,
+) -> Result<RegisterResult, EngineError> {
+    let Some(i) = old_index else {
+        let s = steps::create::run(
+            d,
+            CreateStep {
+                op: StepOp::Create,
+                state,
+                remove_old: None,
+                delete_old: None,
+                old: None,
+                diff: Default::default(),
+            },
+        )
+        .await?;
+        return Ok(result_of(&s));
+    };
+    let old = d.base.resources[i].clone();
+    state.outputs = old.outputs.clone();
+    let diff = converge_model::diff_objects(&old.inputs, &state.inputs);
+    let changed = !diff.is_empty() || old.parent != state.parent || old.protect != state.protect;
+    let s = if changed {
+        let diff = diff.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        steps::update::run(d, i, state, diff).await?
+    } else {
+        steps::same::run(d, i, state).await?
+    };
+    Ok(result_of(&s))
+}
+
+/// `ignoreChanges`: each ignored path keeps its old value.
+fn apply_ignore_changes(d: &Deployment, old: &ResourceState, state: &mut ResourceState) {
+    for text in state.ignore_changes.clone() {
+        let path = match PropertyPath::parse(&text) {
+            Ok(p) => p,
+            Err(e) => {
+                d.events.diagnostic(
+                    Severity::Warning,
+                    Some(&state.urn),
+                    format!("ignoreChanges: {e}"),
+                );
+                continue;
+            }
+        };
+        if let Err(e) = path.reset(&old.inputs, &mut state.inputs) {
+            d.events.diagnostic(
+                Severity::Warning,
+                Some(&state.urn),
+                format!("ignoreChanges {text}: {e}"),
+            );
+        }
+    }
+}
+
+/// `Check` (`CheckConfig` for providers): the provider validates the
+/// inputs and fills in defaults.
+pub(crate) async fn check(
+    d: &Deployment,
+    state: &ResourceState,
+    olds: converge_model::PropertyMap,
+) -> Result<converge_model::PropertyMap, EngineError> {
+    let urn = state.urn.clone();
+    let response = if state.is_provider() {
+        d.registry
+            .check(&urn, olds, state.inputs.clone())
+            .await
+            .map_err(|source| EngineError::Provider {
+                urn: urn.clone(),
+                source,
+            })?
+    } else {
+        let provider = steps::provider_of(d, state).await?;
+        provider
+            .check(CheckRequest {
+                urn: urn.clone(),
+                olds,
+                news: state.inputs.clone(),
+                random_seed: urn.as_str().as_bytes().to_vec(),
+            })
+            .await
+            .map_err(|source| EngineError::Step {
+                op: StepOp::Create,
+                urn: urn.clone(),
+                source,
+            })?
+    };
+    if !response.failures.is_empty() {
+        return Err(EngineError::CheckFailed {
+            urn,
+            failures: response.failures,
+        });
+    }
+    Ok(response.inputs)
+}
+
+/// The provider reference of a custom resource: the explicit one, or the
+/// default provider of its package (registered on first use).
+async fn resolve_provider(
+    d: &Arc<Deployment>,
+    goal: &ResourceGoal,
+) -> Result<ProviderReference, EngineError> {
+    if let Some(text) = &goal.provider {
+        let reference = ProviderReference::parse(text)?;
+        let known = d
+            .progress()
+            .registered
+            .get(&reference.urn)
+            .is_some_and(|r| r.state.id.as_deref() == Some(reference.id.as_str()));
+        if !known {
+            return Err(EngineError::Provider {
+                urn: reference.urn.clone(),
+                source: converge_plugin::RegistryError::UnknownProvider(text.clone()),
+            });
+        }
+        return Ok(reference);
+    }
+    let package = goal
+        .type_token
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let name = match &goal.version {
+        Some(v) => format!("default_{}", v.replace(['.', '-', '+'], "_")),
+        None => "default".to_owned(),
+    };
+    let urn = Urn::new(
+        &d.opts.stack,
+        &d.opts.project,
+        None,
+        &format!("{PROVIDER_PREFIX}{package}"),
+        &name,
+    )?;
+    // One registration per default provider; concurrent users wait for it.
+    let mut defaults = d.default_providers.lock().await;
+    if let Some(id) = defaults.get(&urn) {
+        return Ok(ProviderReference {
+            urn,
+            id: id.clone(),
+        });
+    }
+    let mut inputs = d
+        .opts
+        .provider_config
+        .get(&package)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(v) = &goal.version {
+        inputs.insert("version".to_owned(), v.clone().into());
+    }
+    let provider_goal = ResourceGoal {
+        type_token: format!("{PROVIDER_PREFIX}{package}"),
+        name,
+        custom: true,
+        inputs,
+        ..ResourceGoal::default()
+    };
+    let result = Box::pin(register(d, provider_goal)).await?;
+    let id = result.id.unwrap_or_default();
+    defaults.insert(urn.clone(), id.clone());
+    Ok(ProviderReference { urn, id })
+}
+
+/// Handles one `ReadResource`.
+pub(crate) async fn read(
+    d: &Arc<Deployment>,
+    goal: ReadGoal,
+) -> Result<RegisterResult, EngineError> {
+    let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
+    d.check_not_failed(&urn)?;
+    if d.progress().registered.contains_key(&urn) {
+        return Err(EngineError::DuplicateUrn(urn));
+    }
+    let resource_goal = ResourceGoal {
+        type_token: goal.type_token.clone(),
+        name: goal.name.clone(),
+        custom: true,
+        parent: goal.parent.clone(),
+        inputs: goal.inputs.clone(),
+        provider: goal.provider.clone(),
+        version: goal.version.clone(),
+        dependencies: goal.dependencies.clone(),
+        ..ResourceGoal::default()
+    };
+    let provider = resolve_provider(d, &resource_goal).await?;
+    let mut state = goal_state(urn.clone(), &resource_goal, Some(provider));
+    state.external = true;
+    state.id = Some(goal.id);
+    let old_index = d.olds.get(&urn).copied();
+    if let Some(i) = old_index {
+        d.progress().seen_olds.insert(i);
+        if !d.base.resources[i].external {
+            // A managed resource becomes external: its object must not be
+            // deleted; keep the state management records.
+            d.events.diagnostic(
+                Severity::Warning,
+                Some(&urn),
+                "a managed resource is now read as external",
+            );
+        }
+    }
+    let s = steps::read::run(d, old_index, state).await?;
+    Ok(result_of(&s))
+}
+
+/// Deletes `old_index` (and first the dependents that must go with it) for
+/// a delete-before-replace.
+pub(crate) async fn delete_for_replacement(
+    d: &Deployment,
+    old_index: usize,
+) -> Result<(), EngineError> {
+    let dependents = dependent_replacements(d, old_index).await?;
+    for i in dependents.into_iter().chain(std::iter::once(old_index)) {
+        let r = &d.base.resources[i];
+        if r.protect {
+            return Err(steps::failed(
+                d,
+                StepOp::DeleteReplaced,
+                &r.urn,
+                EngineError::Protected {
+                    urn: r.urn.clone(),
+                    action: "replaced",
+                },
+            ));
+        }
+        if d.progress().deleted.contains(&i) {
+            continue;
+        }
+        let action = if r.retain_on_delete {
+            delete::ObjectAction::Forget
+        } else {
+            delete::ObjectAction::Delete
+        };
+        delete::run(
+            d,
+            StepOp::DeleteReplaced,
+            i,
+            delete::DeleteMode::PendingReplacement,
+            action,
+        )
+        .await?;
+    }
+    Ok(())
+}

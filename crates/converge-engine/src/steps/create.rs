@@ -1,0 +1,148 @@
+//! Create: a new object (or the replacement of an old one).
+
+use std::collections::BTreeMap;
+
+use converge_model::{PropertyDiff, ResourceState};
+use converge_plugin::{CreateRequest, ProviderError};
+use converge_state::journal::JournalEntry;
+use converge_state::OperationType;
+
+use super::{failed, finish, mark_secret_outputs, provider_of, timeout};
+use crate::deployment::Deployment;
+use crate::error::EngineError;
+use crate::events::StepOp;
+
+#[derive(Debug)]
+pub(crate) struct CreateStep {
+    /// `Create`, or `CreateReplacement` for a replacement.
+    pub op: StepOp,
+    pub state: ResourceState,
+    /// The old resource this one takes the place of, removed on success
+    /// (delete-before-replace, or an old resource already gone).
+    pub remove_old: Option<usize>,
+    /// The old resource to mark for deletion on success
+    /// (create-before-delete).
+    pub delete_old: Option<usize>,
+    pub old: Option<ResourceState>,
+    pub diff: BTreeMap<String, PropertyDiff>,
+}
+
+pub(crate) async fn run(d: &Deployment, step: CreateStep) -> Result<ResourceState, EngineError> {
+    let CreateStep {
+        op,
+        mut state,
+        remove_old,
+        delete_old,
+        old,
+        diff,
+    } = step;
+    let urn = state.urn.clone();
+    d.started(op, &urn);
+    let op_id = d.next_operation();
+    let mut pending = state.clone();
+    pending.id = None;
+    d.begin(op_id, Some((OperationType::Creating, pending)))
+        .await
+        .map_err(|e| failed(d, op, &urn, e))?;
+
+    let outcome = {
+        let _permit = d.pool.acquire().await;
+        perform(d, &mut state).await
+    };
+    match outcome {
+        Ok(()) => {}
+        Err(EngineError::Step {
+            source:
+                ProviderError::PartialFailure {
+                    id,
+                    properties,
+                    reasons,
+                },
+            ..
+        }) if !d.opts.preview => {
+            // The object exists but did not initialise: record it, so it is
+            // never lost track of, and fail the step.
+            state.id = Some(id);
+            state.outputs = properties;
+            state.init_errors = reasons.clone();
+            let mut entry = JournalEntry::success(0, op_id).with_state(state.clone());
+            entry.remove_old = remove_old;
+            entry.delete_old = delete_old;
+            d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
+            finish(d, op, Some(op_id), old.as_ref(), &state, diff);
+            let err = EngineError::Step {
+                op,
+                urn: urn.clone(),
+                source: ProviderError::Failed(reasons.join("; ")),
+            };
+            return Err(failed(d, op, &urn, err));
+        }
+        Err(e) => {
+            d.end_failed(op_id).await;
+            return Err(failed(d, op, &urn, e));
+        }
+    }
+    let mut entry = JournalEntry::success(0, op_id).with_state(state.clone());
+    entry.remove_old = remove_old;
+    entry.delete_old = delete_old;
+    d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
+    if let Some(i) = delete_old {
+        d.progress().replaced.push(i);
+    }
+    if let Some(i) = remove_old {
+        d.progress().claimed.insert(i);
+    }
+    finish(d, op, Some(op_id), old.as_ref(), &state, diff);
+    Ok(state)
+}
+
+/// The provider call: configure a provider resource, create a custom
+/// resource, nothing for a component.
+async fn perform(d: &Deployment, state: &mut ResourceState) -> Result<(), EngineError> {
+    let urn = state.urn.clone();
+    if state.is_provider() {
+        let id = d
+            .registry
+            .configure(&urn, None, &state.inputs, d.opts.preview)
+            .await
+            .map_err(|source| EngineError::Provider {
+                urn: urn.clone(),
+                source,
+            })?;
+        state.id = Some(id);
+        state.outputs = state.inputs.clone();
+        return Ok(());
+    }
+    if !state.custom {
+        return Ok(());
+    }
+    let provider = provider_of(d, state).await?;
+    let response = provider
+        .create(CreateRequest {
+            urn: urn.clone(),
+            properties: state.inputs.clone(),
+            timeout: timeout(state, |t| t.create.as_ref()),
+            preview: d.opts.preview,
+        })
+        .await
+        .map_err(|source| EngineError::Step {
+            op: StepOp::Create,
+            urn: urn.clone(),
+            source,
+        })?;
+    if !d.opts.preview && response.id.is_empty() {
+        return Err(EngineError::Step {
+            op: StepOp::Create,
+            urn,
+            source: ProviderError::Failed("the provider returned an empty ID".to_owned()),
+        });
+    }
+    state.id = (!response.id.is_empty()).then_some(response.id);
+    state.outputs = response.properties;
+    mark_secret_outputs(
+        &state.inputs,
+        &mut state.outputs,
+        &state.additional_secret_outputs,
+    );
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! Delete: remove an old object (or, for delete-before-replace, remove it
+//! and mark its state pending replacement).
+
+use converge_model::ResourceState;
+use converge_plugin::DeleteRequest;
+use converge_state::journal::JournalEntry;
+use converge_state::OperationType;
+
+use super::{failed, provider_of, report, timeout};
+use crate::deployment::Deployment;
+use crate::error::EngineError;
+use crate::events::StepOp;
+
+/// How the deleted state leaves the snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DeleteMode {
+    /// Removed from the snapshot.
+    Remove,
+    /// Kept, marked pending replacement (delete-before-replace).
+    PendingReplacement,
+}
+
+/// What the delete does to the real object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ObjectAction {
+    /// Call the provider's Delete.
+    Delete,
+    /// Only forget the state: retainOnDelete, deletedWith a resource also
+    /// being deleted, external or component resources, or an object a
+    /// delete-before-replace already removed.
+    Forget,
+}
+
+pub(crate) async fn run(
+    d: &Deployment,
+    op: StepOp,
+    old_index: usize,
+    mode: DeleteMode,
+    action: ObjectAction,
+) -> Result<(), EngineError> {
+    let old = d.base.resources[old_index].clone();
+    let urn = old.urn.clone();
+    d.started(op, &urn);
+    let op_id = d.next_operation();
+    let pending = (action == ObjectAction::Delete).then(|| (OperationType::Deleting, old.clone()));
+    d.begin(op_id, pending)
+        .await
+        .map_err(|e| failed(d, op, &urn, e))?;
+    if action == ObjectAction::Delete && !d.opts.preview {
+        let _permit = d.pool.acquire().await;
+        if let Err(e) = perform(d, &old).await {
+            d.end_failed(op_id).await;
+            return Err(failed(d, op, &urn, e));
+        }
+    }
+    let entry = match mode {
+        DeleteMode::Remove => JournalEntry::success(0, op_id).with_remove_old(old_index),
+        DeleteMode::PendingReplacement => {
+            JournalEntry::success(0, op_id).with_pending_replacement_old(old_index)
+        }
+    };
+    d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
+    if mode == DeleteMode::PendingReplacement {
+        d.progress().deleted.insert(old_index);
+    }
+    report(d, op, Some(&old), None, Default::default());
+    Ok(())
+}
+
+async fn perform(d: &Deployment, old: &ResourceState) -> Result<(), EngineError> {
+    if old.is_provider() {
+        if let Some(reference) = provider_reference(old) {
+            d.registry.remove(&reference);
+        }
+        return Ok(());
+    }
+    if !old.custom || old.external {
+        return Ok(());
+    }
+    let provider = provider_of(d, old).await?;
+    provider
+        .delete(DeleteRequest {
+            urn: old.urn.clone(),
+            id: old.id.clone().unwrap_or_default(),
+            inputs: old.inputs.clone(),
+            outputs: old.outputs.clone(),
+            timeout: timeout(old, |t| t.delete.as_ref()),
+        })
+        .await
+        .map_err(|source| EngineError::Step {
+            op: StepOp::Delete,
+            urn: old.urn.clone(),
+            source,
+        })
+}
+
+fn provider_reference(state: &ResourceState) -> Option<converge_model::ProviderReference> {
+    Some(converge_model::ProviderReference {
+        urn: state.urn.clone(),
+        id: state.id.clone()?,
+    })
+}

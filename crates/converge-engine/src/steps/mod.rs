@@ -1,0 +1,190 @@
+//! One module per step kind. Each step journals its Begin (durable before
+//! any provider call), calls the provider, journals its end entry (durable
+//! before the step reports done), and emits events.
+
+pub mod create;
+pub mod delete;
+pub mod import;
+pub mod read;
+pub mod refresh;
+pub mod same;
+pub mod update;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use converge_model::{PropertyDiff, PropertyMap, PropertyValue, ResourceState, Urn};
+use converge_plugin::Provider;
+
+use crate::deployment::{Deployment, Registered};
+use crate::error::EngineError;
+use crate::events::{EngineEvent, StepOp};
+use crate::plan::PlannedStep;
+
+/// The provider instance that manages `state`. A provider not registered
+/// in this deployment (one whose resources are being deleted or refreshed)
+/// is loaded and configured from its state in the base snapshot.
+pub(crate) async fn provider_of(
+    d: &Deployment,
+    state: &ResourceState,
+) -> Result<Arc<dyn Provider>, EngineError> {
+    let unknown = |what: String| EngineError::Provider {
+        urn: state.urn.clone(),
+        source: converge_plugin::RegistryError::UnknownProvider(what),
+    };
+    let reference = state
+        .provider
+        .as_ref()
+        .ok_or_else(|| unknown("(none)".to_owned()))?;
+    if let Ok(p) = d.registry.get(reference) {
+        return Ok(p);
+    }
+    let old = d
+        .base
+        .resources
+        .iter()
+        .find(|r| r.urn == reference.urn && r.id.as_deref() == Some(reference.id.as_str()))
+        .ok_or_else(|| unknown(reference.to_string()))?;
+    d.registry
+        .configure(&old.urn, Some(&reference.id), &old.inputs, false)
+        .await
+        .map_err(|source| EngineError::Provider {
+            urn: state.urn.clone(),
+            source,
+        })?;
+    d.registry
+        .get(reference)
+        .map_err(|source| EngineError::Provider {
+            urn: state.urn.clone(),
+            source,
+        })
+}
+
+/// Marks outputs secret where the matching input was secret or the program
+/// asked for it (`additionalSecretOutputs`).
+pub(crate) fn mark_secret_outputs(
+    inputs: &PropertyMap,
+    outputs: &mut PropertyMap,
+    extra: &[String],
+) {
+    for (key, value) in outputs.iter_mut() {
+        let wanted = extra.iter().any(|k| k == key)
+            || matches!(inputs.get(key), Some(PropertyValue::Secret(_)));
+        if wanted && !matches!(value, PropertyValue::Secret(_)) {
+            let inner = std::mem::replace(value, PropertyValue::Null);
+            *value = PropertyValue::secret(inner);
+        }
+    }
+}
+
+/// Which timeout applies to an operation (`customTimeouts`).
+pub(crate) fn timeout(
+    state: &ResourceState,
+    pick: fn(&converge_model::CustomTimeouts) -> Option<&String>,
+) -> Option<Duration> {
+    let text = state.custom_timeouts.as_ref().and_then(pick)?;
+    parse_duration(text)
+}
+
+/// Go-style durations: `90s`, `5m`, `1h30m`, `1.5h`, bare seconds.
+fn parse_duration(text: &str) -> Option<Duration> {
+    if let Ok(secs) = text.parse::<f64>() {
+        return (secs > 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let mut total = 0f64;
+    let mut number = String::new();
+    for c in text.chars() {
+        if c.is_ascii_digit() || c == '.' {
+            number.push(c);
+            continue;
+        }
+        let n: f64 = number.parse().ok()?;
+        number.clear();
+        total += n * match c {
+            'h' => 3600.0,
+            'm' => 60.0,
+            's' => 1.0,
+            _ => return None,
+        };
+    }
+    (number.is_empty() && total > 0.0).then(|| Duration::from_secs_f64(total))
+}
+
+/// Records a registration's final state, emits its finish event and plan
+/// step.
+pub(crate) fn finish(
+    d: &Deployment,
+    op: StepOp,
+    op_id: Option<u64>,
+    old: Option<&ResourceState>,
+    new: &ResourceState,
+    diff: BTreeMap<String, PropertyDiff>,
+) {
+    d.progress().registered.insert(
+        new.urn.clone(),
+        Registered {
+            op: op_id,
+            state: new.clone(),
+        },
+    );
+    report(d, op, old, Some(new), diff);
+}
+
+/// Emits a step's finish event and plan step.
+pub(crate) fn report(
+    d: &Deployment,
+    op: StepOp,
+    old: Option<&ResourceState>,
+    new: Option<&ResourceState>,
+    diff: BTreeMap<String, PropertyDiff>,
+) {
+    let Some(subject) = new.or(old) else { return };
+    d.record_step(PlannedStep {
+        op,
+        urn: subject.urn.to_string(),
+        type_token: subject.type_token.clone(),
+        diff: diff
+            .iter()
+            .map(|(k, v)| (k.clone(), format!("{:?}", v.kind).to_lowercase()))
+            .collect(),
+        inputs: None,
+    });
+    d.events.send(EngineEvent::StepFinished {
+        op,
+        urn: subject.urn.clone(),
+        old: old.map(|o| Box::new(o.clone())),
+        new: new.map(|n| Box::new(n.clone())),
+        diff,
+        error: None,
+    });
+}
+
+/// Emits a failed step's event and turns the provider error into the
+/// operation's error.
+pub(crate) fn failed(d: &Deployment, op: StepOp, urn: &Urn, err: EngineError) -> EngineError {
+    d.fail(&err);
+    d.events.send(EngineEvent::StepFinished {
+        op,
+        urn: urn.clone(),
+        old: None,
+        new: None,
+        diff: BTreeMap::new(),
+        error: Some(err.to_string()),
+    });
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("300"), Some(Duration::from_secs(300)));
+        assert_eq!(parse_duration("0"), None);
+        assert_eq!(parse_duration("5x"), None);
+    }
+}

@@ -1,0 +1,40 @@
+//! Same: nothing to do; the old state moves into the new snapshot with the
+//! program's current options.
+
+use converge_model::ResourceState;
+use converge_state::journal::JournalEntry;
+
+use super::{failed, finish};
+use crate::deployment::Deployment;
+use crate::error::EngineError;
+use crate::events::StepOp;
+
+pub(crate) async fn run(
+    d: &Deployment,
+    old_index: usize,
+    new: ResourceState,
+) -> Result<ResourceState, EngineError> {
+    let urn = new.urn.clone();
+    let op_id = d.next_operation();
+    d.begin(op_id, None)
+        .await
+        .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
+    let mut entry = JournalEntry::success(0, op_id)
+        .with_state(new.clone())
+        .with_remove_old(old_index);
+    entry.elide_write = true;
+    d.end(entry)
+        .await
+        .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
+    d.progress().claimed.insert(old_index);
+    let old = d.base.resources[old_index].clone();
+    finish(
+        d,
+        StepOp::Same,
+        Some(op_id),
+        Some(&old),
+        &new,
+        Default::default(),
+    );
+    Ok(new)
+}

@@ -1,0 +1,92 @@
+//! Update: change an object in place.
+
+use std::collections::BTreeMap;
+
+use converge_model::{PropertyDiff, ResourceState};
+use converge_plugin::UpdateRequest;
+use converge_state::journal::JournalEntry;
+use converge_state::OperationType;
+
+use super::{failed, finish, mark_secret_outputs, provider_of, timeout};
+use crate::deployment::Deployment;
+use crate::error::EngineError;
+use crate::events::StepOp;
+
+pub(crate) async fn run(
+    d: &Deployment,
+    old_index: usize,
+    mut new: ResourceState,
+    diff: BTreeMap<String, PropertyDiff>,
+) -> Result<ResourceState, EngineError> {
+    let old = d.base.resources[old_index].clone();
+    let urn = new.urn.clone();
+    d.started(StepOp::Update, &urn);
+    let op_id = d.next_operation();
+    d.begin(op_id, Some((OperationType::Updating, new.clone())))
+        .await
+        .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
+    let outcome = {
+        let _permit = d.pool.acquire().await;
+        perform(d, &old, &mut new).await
+    };
+    if let Err(e) = outcome {
+        d.end_failed(op_id).await;
+        return Err(failed(d, StepOp::Update, &urn, e));
+    }
+    let entry = JournalEntry::success(0, op_id)
+        .with_state(new.clone())
+        .with_remove_old(old_index);
+    d.end(entry)
+        .await
+        .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
+    d.progress().claimed.insert(old_index);
+    finish(d, StepOp::Update, Some(op_id), Some(&old), &new, diff);
+    Ok(new)
+}
+
+async fn perform(
+    d: &Deployment,
+    old: &ResourceState,
+    new: &mut ResourceState,
+) -> Result<(), EngineError> {
+    let urn = new.urn.clone();
+    if new.is_provider() {
+        d.registry
+            .configure(&urn, old.id.as_deref(), &new.inputs, d.opts.preview)
+            .await
+            .map_err(|source| EngineError::Provider {
+                urn: urn.clone(),
+                source,
+            })?;
+        new.outputs = new.inputs.clone();
+        return Ok(());
+    }
+    if !new.custom {
+        return Ok(());
+    }
+    let provider = provider_of(d, new).await?;
+    let response = provider
+        .update(UpdateRequest {
+            urn: urn.clone(),
+            id: old.id.clone().unwrap_or_default(),
+            old_inputs: old.inputs.clone(),
+            old_outputs: old.outputs.clone(),
+            new_inputs: new.inputs.clone(),
+            timeout: timeout(new, |t| t.update.as_ref()),
+            ignore_changes: new.ignore_changes.clone(),
+            preview: d.opts.preview,
+        })
+        .await
+        .map_err(|source| EngineError::Step {
+            op: StepOp::Update,
+            urn,
+            source,
+        })?;
+    new.outputs = response.properties;
+    mark_secret_outputs(
+        &new.inputs,
+        &mut new.outputs,
+        &new.additional_secret_outputs,
+    );
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! Providers as the engine sees them.
+//!
+//! - [`Provider`]: every method of the resource provider protocol (seed 001),
+//!   async, on `converge-model` types — never protobuf. The gRPC plugin
+//!   client (issue 4), the built-in providers (issue 5) and the testkit's
+//!   mocks all implement it.
+//! - [`ProviderLoader`]: finds a provider for `(package, version)`.
+//! - [`registry::ProviderRegistry`]: the configured provider instances of one
+//!   deployment, keyed by provider reference (`<urn>::<id>`).
+
+pub mod provider;
+pub mod registry;
+
+pub use provider::{
+    CheckFailure, CheckRequest, CheckResponse, ConfigureRequest, CreateRequest, CreateResponse,
+    DeleteRequest, DiffChanges, DiffConfigRequest, DiffRequest, DiffResponse, InvokeRequest,
+    InvokeResponse, PluginInfo, Provider, ProviderError, ReadRequest, ReadResponse, UpdateRequest,
+    UpdateResponse,
+};
+pub use registry::{ProviderLoader, ProviderRegistry, RegistryError};

@@ -1,0 +1,209 @@
+//! The provider instances of one deployment.
+//!
+//! Provider resources (`pulumi:providers:<pkg>`) have a lifecycle of their
+//! own: `CheckConfig` / `DiffConfig` stand in for `Check` / `Diff`, creating
+//! one loads and configures an instance, and every resource it manages
+//! refers to it as `<urn>::<id>`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use converge_model::{PropertyMap, PropertyValue, ProviderReference, Urn, UNKNOWN_STRING};
+
+use crate::provider::{CheckRequest, CheckResponse, ConfigureRequest, DiffRequest, DiffResponse};
+use crate::{Provider, ProviderError};
+
+/// The type prefix of provider resources.
+pub const PROVIDER_TYPE_PREFIX: &str = "pulumi:providers:";
+
+/// Finds and starts a provider for `(package, version)` (seed 001's lookup:
+/// the newest installed version compatible with the request).
+#[async_trait]
+pub trait ProviderLoader: Send + Sync + fmt::Debug {
+    async fn load(
+        &self,
+        package: &str,
+        version: Option<&semver::Version>,
+    ) -> Result<Arc<dyn Provider>, RegistryError>;
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RegistryError {
+    #[error("no provider plugin found for package {package}{}", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default())]
+    NotFound {
+        package: String,
+        version: Option<String>,
+    },
+    #[error("provider {urn}: invalid version {version:?}: {reason}")]
+    BadVersion {
+        urn: String,
+        version: String,
+        reason: String,
+    },
+    #[error("{urn} is not a provider resource (its type must start with pulumi:providers:)")]
+    NotAProvider { urn: String },
+    #[error("unknown provider {0}: it was not registered in this deployment")]
+    UnknownProvider(String),
+    #[error("provider {urn}: {source}")]
+    Provider {
+        urn: String,
+        #[source]
+        source: ProviderError,
+    },
+}
+
+/// The package a provider resource serves: the last part of its type.
+pub fn provider_package(urn: &Urn) -> Result<&str, RegistryError> {
+    urn.type_token()
+        .strip_prefix(PROVIDER_TYPE_PREFIX)
+        .ok_or_else(|| RegistryError::NotAProvider {
+            urn: urn.to_string(),
+        })
+}
+
+/// The version a provider resource asks for (its `version` input).
+pub fn provider_version(
+    urn: &Urn,
+    inputs: &PropertyMap,
+) -> Result<Option<semver::Version>, RegistryError> {
+    match inputs.get("version") {
+        Some(PropertyValue::String(v)) if !v.is_empty() => semver::Version::parse(v)
+            .map(Some)
+            .map_err(|e| RegistryError::BadVersion {
+                urn: urn.to_string(),
+                version: v.clone(),
+                reason: e.to_string(),
+            }),
+        _ => Ok(None),
+    }
+}
+
+/// The configured provider instances of one deployment.
+#[derive(Debug)]
+pub struct ProviderRegistry {
+    loader: Arc<dyn ProviderLoader>,
+    instances: Mutex<HashMap<String, Arc<dyn Provider>>>,
+}
+
+impl ProviderRegistry {
+    pub fn new(loader: Arc<dyn ProviderLoader>) -> Self {
+        ProviderRegistry {
+            loader,
+            instances: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn instances(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<dyn Provider>>> {
+        self.instances.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn load_for(
+        &self,
+        urn: &Urn,
+        inputs: &PropertyMap,
+    ) -> Result<Arc<dyn Provider>, RegistryError> {
+        let package = provider_package(urn)?;
+        let version = provider_version(urn, inputs)?;
+        self.loader.load(package, version.as_ref()).await
+    }
+
+    /// `Check` of a provider resource: its plugin's `CheckConfig`.
+    pub async fn check(
+        &self,
+        urn: &Urn,
+        olds: PropertyMap,
+        news: PropertyMap,
+    ) -> Result<CheckResponse, RegistryError> {
+        let provider = self.load_for(urn, &news).await?;
+        provider
+            .check_config(CheckRequest {
+                urn: urn.clone(),
+                olds,
+                news,
+                random_seed: Vec::new(),
+            })
+            .await
+            .map_err(|source| RegistryError::Provider {
+                urn: urn.to_string(),
+                source,
+            })
+    }
+
+    /// `Diff` of a provider resource: its plugin's `DiffConfig`.
+    pub async fn diff(
+        &self,
+        urn: &Urn,
+        id: &str,
+        old_inputs: PropertyMap,
+        old_outputs: PropertyMap,
+        new_inputs: PropertyMap,
+    ) -> Result<DiffResponse, RegistryError> {
+        let provider = self.load_for(urn, &new_inputs).await?;
+        provider
+            .diff_config(DiffRequest {
+                urn: urn.clone(),
+                id: id.to_owned(),
+                old_inputs,
+                old_outputs,
+                new_inputs,
+                ignore_changes: Vec::new(),
+            })
+            .await
+            .map_err(|source| RegistryError::Provider {
+                urn: urn.to_string(),
+                source,
+            })
+    }
+
+    /// Loads and configures an instance for the provider resource `urn`
+    /// and registers it under `<urn>::<id>`. A new provider gets a fresh
+    /// ID (`id` is `None`); in a preview of a new provider the ID is
+    /// unknown. Returns the ID.
+    pub async fn configure(
+        &self,
+        urn: &Urn,
+        id: Option<&str>,
+        inputs: &PropertyMap,
+        preview: bool,
+    ) -> Result<String, RegistryError> {
+        let provider = self.load_for(urn, inputs).await?;
+        provider
+            .configure(ConfigureRequest {
+                urn: Some(urn.clone()),
+                inputs: inputs.clone(),
+                accept_secrets: true,
+                accept_resources: true,
+            })
+            .await
+            .map_err(|source| RegistryError::Provider {
+                urn: urn.to_string(),
+                source,
+            })?;
+        let id = match id {
+            Some(id) => id.to_owned(),
+            None if preview => UNKNOWN_STRING.to_owned(),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
+        let reference = ProviderReference {
+            urn: urn.clone(),
+            id: id.clone(),
+        };
+        self.instances().insert(reference.to_string(), provider);
+        Ok(id)
+    }
+
+    /// The configured instance a resource refers to.
+    pub fn get(&self, reference: &ProviderReference) -> Result<Arc<dyn Provider>, RegistryError> {
+        self.instances()
+            .get(&reference.to_string())
+            .cloned()
+            .ok_or_else(|| RegistryError::UnknownProvider(reference.to_string()))
+    }
+
+    /// Forgets a deleted provider's instance.
+    pub fn remove(&self, reference: &ProviderReference) {
+        self.instances().remove(&reference.to_string());
+    }
+}
