@@ -82,12 +82,16 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
             .err()
             .map(EngineError::Program),
     };
-    let failure = d.progress().failure.clone();
-    if error.is_none() {
-        error = failure.clone();
+    // A failed step is the operation's error, rather than the program's
+    // report of it.
+    if let Some(failure) = d.progress().failure.clone() {
+        error = Some(failure);
     }
-    let go_on = error.is_none()
-        || (d.opts.continue_on_error && !matches!(error, Some(EngineError::Program(_))));
+    let go_on = match &error {
+        None => true,
+        Some(EngineError::Program(_)) => false,
+        Some(_) => d.opts.continue_on_error,
+    };
     if kind != Kind::Refresh && go_on {
         if let Err(e) = deletions::run(&d, kind == Kind::Destroy).await {
             error.get_or_insert(e);

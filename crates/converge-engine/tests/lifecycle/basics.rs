@@ -1,0 +1,287 @@
+//! Create, same, update, import, read, components, preview, refresh,
+//! destroy, failures.
+
+use converge_engine::{ReadGoal, StepOp};
+use converge_model::PropertyValue;
+use converge_plugin::{CreateResponse, ProviderError};
+use converge_testkit::{custom, program, register_stack, component, CloudOp};
+
+use super::*;
+
+/// stack + one Thing named `a` with input `v`.
+fn one(v: &'static str) -> converge_testkit::TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        reg(&m, &stack, custom(T, "a", inputs(&[("v", v)]))).await?;
+        Ok(())
+    })
+}
+
+#[tokio::test]
+async fn create_then_same_then_update() {
+    let (mut w, cloud) = world(provider());
+    let r = w.up(&one("1")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Create]);
+    assert_eq!(ops_of(&r, "default"), vec![StepOp::Create]);
+    assert_eq!(cloud.len(), 1);
+    let a = w.resource("a").unwrap();
+    assert_eq!(a.outputs.get("v"), Some(&s("1")));
+    assert!(a.provider.as_ref().unwrap().urn.as_str().ends_with("pulumi:providers:pkg::default"));
+
+    let r = w.up(&one("1")).await;
+    expect_ok(&r);
+    assert!(all_ops(&r).iter().all(|(_, op)| *op == StepOp::Same), "{:?}", all_ops(&r));
+    assert_eq!(cloud.counts().creates, 1);
+
+    let r = w.up(&one("2")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Update]);
+    assert_eq!(cloud.len(), 1);
+    assert_eq!(cloud.objects()[0].properties.get("v"), Some(&s("2")));
+    assert_eq!(w.resource("a").unwrap().outputs.get("v"), Some(&s("2")));
+}
+
+#[tokio::test]
+async fn components_record_children_and_outputs() {
+    let (mut w, _cloud) = world(provider());
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let comp = reg(&m, &stack, component("my:app:Web", "web")).await?;
+        let mut child = custom(T, "child", inputs(&[("v", "x")]));
+        child.parent = Some(comp.urn.clone());
+        reg(&m, &stack, child).await?;
+        m.register_resource_outputs(&comp.urn, inputs(&[("url", "https://x")]))
+            .await
+            .map_err(|e| e.to_string())?;
+        m.register_resource_outputs(&stack, inputs(&[("out", "1")]))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    });
+    expect_ok(&w.up(&p).await);
+    let child = w.resource("child").unwrap();
+    assert_eq!(
+        child.urn.as_str(),
+        "urn:pulumi:test::proj::my:app:Web$pkg:index:Thing::child"
+    );
+    assert_eq!(w.resource("web").unwrap().outputs.get("url"), Some(&s("https://x")));
+    assert_eq!(w.resource("proj-test").unwrap().outputs.get("out"), Some(&s("1")));
+    assert!(w.resource("web").unwrap().id.is_none());
+    let r = w.up(&p).await;
+    expect_ok(&r);
+    assert!(all_ops(&r).iter().all(|(_, op)| *op == StepOp::Same));
+}
+
+#[tokio::test]
+async fn import_adopts_an_existing_object_and_fails_on_mismatch() {
+    let (mut w, cloud) = world(provider());
+    let id = w.insert_outside("urn:pulumi:test::proj::pkg:index:Thing::existing", "pkg", inputs(&[("v", "1")]));
+    let import = move |v: &'static str, id: String| {
+        program(move |m| {
+            let id = id.clone();
+            async move {
+                let stack = register_stack(&m).await?;
+                let mut g = custom(T, "a", inputs(&[("v", v)]));
+                g.options.import_id = Some(id);
+                reg(&m, &stack, g).await?;
+                Ok(())
+            }
+        })
+    };
+    let r = w.up(&import("2", id.clone())).await;
+    let err = r.error.expect("a mismatching import must fail").to_string();
+    assert!(err.contains("differs") && err.contains('v'), "{err}");
+    assert!(w.resource("a").is_none());
+
+    let r = w.up(&import("1", id.clone())).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Import]);
+    let a = w.resource("a").unwrap();
+    assert_eq!(a.id.as_deref(), Some(id.as_str()));
+    assert_eq!(a.import_id.as_deref(), Some(id.as_str()));
+    assert_eq!(cloud.counts().creates, 0);
+    // The same program again: nothing to do.
+    let r = w.up(&import("1", id)).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Same]);
+}
+
+#[tokio::test]
+async fn read_records_an_external_resource() {
+    let (mut w, cloud) = world(provider());
+    let id = w.insert_outside("urn:pulumi:test::proj::pkg:index:Thing::ext", "pkg", inputs(&[("v", "outside")]));
+    let p = program(move |m| {
+        let id = id.clone();
+        async move {
+            let stack = register_stack(&m).await?;
+            let r = m
+                .read_resource(ReadGoal {
+                    type_token: T.to_owned(),
+                    name: "ext".to_owned(),
+                    id,
+                    parent: Some(stack),
+                    inputs: Default::default(),
+                    provider: None,
+                    version: None,
+                    dependencies: vec![],
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+            assert_eq!(r.outputs.get("v"), Some(&PropertyValue::from("outside")));
+            Ok(())
+        }
+    });
+    expect_ok(&w.up(&p).await);
+    assert!(w.resource("ext").unwrap().external);
+    // Dropping the read from the program forgets it without deleting it.
+    let empty = program(|m| async move {
+        register_stack(&m).await?;
+        Ok(())
+    });
+    expect_ok(&w.up(&empty).await);
+    assert!(w.resource("ext").is_none());
+    assert_eq!(cloud.len(), 1);
+}
+
+#[tokio::test]
+async fn preview_changes_nothing_and_unknowns_flow_to_dependents() {
+    let seen = log();
+    let seen2 = seen.clone();
+    let prov = provider()
+        .on_create(|req| {
+            let mut props = req.properties.clone();
+            props.insert(
+                "generated".to_owned(),
+                if req.preview { PropertyValue::Unknown } else { PropertyValue::from("g-1") },
+            );
+            Ok(CreateResponse { id: if req.preview { String::new() } else { "id-x".to_owned() }, properties: props })
+        })
+        .on_check(move |req| {
+            if req.news.values().any(|v| v.contains_unknowns()) {
+                seen2.lock().unwrap().push(req.urn.name().to_owned());
+            }
+            Ok(converge_plugin::CheckResponse { inputs: req.news, failures: vec![] })
+        });
+    let (mut w, cloud) = world(prov);
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let a = reg(&m, &stack, custom(T, "a", inputs(&[("v", "1")]))).await?;
+        let generated = a.outputs.get("generated").cloned().unwrap_or(PropertyValue::Unknown);
+        let mut b = custom(T, "b", [("from_a".to_owned(), generated)].into_iter().collect());
+        b.dependencies = vec![a.urn.clone()];
+        b.property_dependencies = [("from_a".to_owned(), vec![a.urn.clone()])].into_iter().collect();
+        reg(&m, &stack, b).await?;
+        Ok(())
+    });
+    let r = w.preview(&p).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Create]);
+    assert_eq!(ops_of(&r, "b"), vec![StepOp::Create]);
+    assert_eq!(entries(&seen), vec!["b".to_owned()]);
+    assert!(cloud.is_empty());
+    assert!(w.snapshot.resources.is_empty(), "a preview must not change the stack");
+}
+
+#[tokio::test]
+async fn failure_mid_update_keeps_what_completed() {
+    let (mut w, cloud) = world(provider());
+    cloud.fail_when(|op, urn| op == CloudOp::Create && urn.name() == "b");
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let a = reg(&m, &stack, custom(T, "a", inputs(&[("v", "1")]))).await?;
+        let mut b = custom(T, "b", inputs(&[("v", "1")]));
+        b.dependencies = vec![a.urn];
+        reg(&m, &stack, b).await?;
+        Ok(())
+    });
+    let r = w.up(&p).await;
+    let err = r.error.as_ref().expect("must fail").to_string();
+    assert!(err.contains("::b"), "{err}");
+    assert!(w.resource("a").is_some());
+    assert!(w.resource("b").is_none());
+    assert!(w.snapshot.pending_operations.is_empty());
+    cloud.heal();
+    let r = w.up(&p).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Same]);
+    assert_eq!(ops_of(&r, "b"), vec![StepOp::Create]);
+}
+
+#[tokio::test]
+async fn a_partially_created_object_is_recorded_with_init_errors() {
+    let prov = provider().on_create(|req| {
+        Err(ProviderError::PartialFailure {
+            id: "half".to_owned(),
+            properties: req.properties,
+            reasons: vec!["health check failed".to_owned()],
+        })
+    });
+    let (mut w, _cloud) = world(prov);
+    let r = w.up(&one("1")).await;
+    assert!(r.error.unwrap().to_string().contains("health check failed"));
+    let a = w.resource("a").unwrap();
+    assert_eq!(a.id.as_deref(), Some("half"));
+    assert_eq!(a.init_errors, vec!["health check failed".to_owned()]);
+}
+
+#[tokio::test]
+async fn refresh_records_drift_and_drops_vanished_objects() {
+    let (mut w, cloud) = world(provider());
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        reg(&m, &stack, custom(T, "a", inputs(&[("v", "1")]))).await?;
+        reg(&m, &stack, custom(T, "b", inputs(&[("v", "1")]))).await?;
+        Ok(())
+    });
+    expect_ok(&w.up(&p).await);
+    let a_id = w.resource("a").unwrap().id.clone().unwrap();
+    let b_id = w.resource("b").unwrap().id.clone().unwrap();
+    cloud.set_properties(&a_id, inputs(&[("v", "drifted")])).unwrap();
+    cloud.remove(&b_id).unwrap();
+    let r = w.refresh().await;
+    expect_ok(&r);
+    assert_eq!(w.resource("a").unwrap().outputs.get("v"), Some(&s("drifted")));
+    assert!(w.resource("b").is_none());
+}
+
+#[tokio::test]
+async fn destroy_deletes_everything() {
+    let (mut w, cloud) = world(provider());
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let a = reg(&m, &stack, custom(T, "a", inputs(&[("v", "1")]))).await?;
+        let mut b = custom(T, "b", inputs(&[("v", "1")]));
+        b.dependencies = vec![a.urn];
+        reg(&m, &stack, b).await?;
+        Ok(())
+    });
+    expect_ok(&w.up(&p).await);
+    assert_eq!(cloud.len(), 2);
+    let r = w.destroy().await;
+    expect_ok(&r);
+    assert!(cloud.is_empty());
+    assert!(w.snapshot.resources.is_empty(), "{:?}", w.snapshot.resources);
+}
+
+#[tokio::test]
+async fn duplicate_registrations_and_unknown_dependencies_are_errors() {
+    let (mut w, _cloud) = world(provider());
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        reg(&m, &stack, custom(T, "a", inputs(&[]))).await?;
+        reg(&m, &stack, custom(T, "a", inputs(&[]))).await?;
+        Ok(())
+    });
+    let r = w.up(&p).await;
+    assert!(r.error.unwrap().to_string().contains("duplicate resource URN"));
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let mut g = custom(T, "b", inputs(&[]));
+        g.dependencies = vec![converge_model::Urn::parse("urn:pulumi:test::proj::pkg:index:Thing::ghost").unwrap()];
+        reg(&m, &stack, g).await?;
+        Ok(())
+    });
+    let r = w.up(&p).await;
+    assert!(r.error.unwrap().to_string().contains("ghost"));
+}
