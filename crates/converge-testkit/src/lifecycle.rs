@@ -71,10 +71,7 @@ pub fn component(type_token: &str, name: &str) -> ResourceGoal {
 
 /// A property map from `(key, value)` pairs.
 pub fn props<const N: usize>(pairs: [(&str, PropertyValue); N]) -> PropertyMap {
-    pairs
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
-        .collect()
+    pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
 
 /// The stack resource every program registers first; returns its URN.
@@ -166,7 +163,8 @@ impl Lifecycle {
     /// Runs a preview and checks that nothing real changed.
     pub async fn preview(&mut self, program: &dyn Program) -> OperationResult {
         let before = self.cloud.objects();
-        let result = converge_engine::preview(self.context(Arc::new(MemorySink::default())), program).await;
+        let result =
+            converge_engine::preview(self.context(Arc::new(MemorySink::default())), program).await;
         assert_eq!(before, self.cloud.objects(), "a preview changed the cloud");
         result
     }

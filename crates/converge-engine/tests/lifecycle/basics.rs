@@ -4,7 +4,7 @@
 use converge_engine::{ReadGoal, StepOp};
 use converge_model::PropertyValue;
 use converge_plugin::{CreateResponse, ProviderError};
-use converge_testkit::{custom, program, register_stack, component, CloudOp};
+use converge_testkit::{component, custom, program, register_stack, CloudOp};
 
 use super::*;
 
@@ -27,11 +27,21 @@ async fn create_then_same_then_update() {
     assert_eq!(cloud.len(), 1);
     let a = w.resource("a").unwrap();
     assert_eq!(a.outputs.get("v"), Some(&s("1")));
-    assert!(a.provider.as_ref().unwrap().urn.as_str().ends_with("pulumi:providers:pkg::default"));
+    assert!(a
+        .provider
+        .as_ref()
+        .unwrap()
+        .urn
+        .as_str()
+        .ends_with("pulumi:providers:pkg::default"));
 
     let r = w.up(&one("1")).await;
     expect_ok(&r);
-    assert!(all_ops(&r).iter().all(|(_, op)| *op == StepOp::Same), "{:?}", all_ops(&r));
+    assert!(
+        all_ops(&r).iter().all(|(_, op)| *op == StepOp::Same),
+        "{:?}",
+        all_ops(&r)
+    );
     assert_eq!(cloud.counts().creates, 1);
 
     let r = w.up(&one("2")).await;
@@ -65,8 +75,14 @@ async fn components_record_children_and_outputs() {
         child.urn.as_str(),
         "urn:pulumi:test::proj::my:app:Web$pkg:index:Thing::child"
     );
-    assert_eq!(w.resource("web").unwrap().outputs.get("url"), Some(&s("https://x")));
-    assert_eq!(w.resource("proj-test").unwrap().outputs.get("out"), Some(&s("1")));
+    assert_eq!(
+        w.resource("web").unwrap().outputs.get("url"),
+        Some(&s("https://x"))
+    );
+    assert_eq!(
+        w.resource("proj-test").unwrap().outputs.get("out"),
+        Some(&s("1"))
+    );
     assert!(w.resource("web").unwrap().id.is_none());
     let r = w.up(&p).await;
     expect_ok(&r);
@@ -76,7 +92,11 @@ async fn components_record_children_and_outputs() {
 #[tokio::test]
 async fn import_adopts_an_existing_object_and_fails_on_mismatch() {
     let (mut w, cloud) = world(provider());
-    let id = w.insert_outside("urn:pulumi:test::proj::pkg:index:Thing::existing", "pkg", inputs(&[("v", "1")]));
+    let id = w.insert_outside(
+        "urn:pulumi:test::proj::pkg:index:Thing::existing",
+        "pkg",
+        inputs(&[("v", "1")]),
+    );
     let import = move |v: &'static str, id: String| {
         program(move |m| {
             let id = id.clone();
@@ -110,7 +130,11 @@ async fn import_adopts_an_existing_object_and_fails_on_mismatch() {
 #[tokio::test]
 async fn read_records_an_external_resource() {
     let (mut w, cloud) = world(provider());
-    let id = w.insert_outside("urn:pulumi:test::proj::pkg:index:Thing::ext", "pkg", inputs(&[("v", "outside")]));
+    let id = w.insert_outside(
+        "urn:pulumi:test::proj::pkg:index:Thing::ext",
+        "pkg",
+        inputs(&[("v", "outside")]),
+    );
     let p = program(move |m| {
         let id = id.clone();
         async move {
@@ -153,24 +177,48 @@ async fn preview_changes_nothing_and_unknowns_flow_to_dependents() {
             let mut props = req.properties.clone();
             props.insert(
                 "generated".to_owned(),
-                if req.preview { PropertyValue::Unknown } else { PropertyValue::from("g-1") },
+                if req.preview {
+                    PropertyValue::Unknown
+                } else {
+                    PropertyValue::from("g-1")
+                },
             );
-            Ok(CreateResponse { id: if req.preview { String::new() } else { "id-x".to_owned() }, properties: props })
+            Ok(CreateResponse {
+                id: if req.preview {
+                    String::new()
+                } else {
+                    "id-x".to_owned()
+                },
+                properties: props,
+            })
         })
         .on_check(move |req| {
             if req.news.values().any(|v| v.contains_unknowns()) {
                 seen2.lock().unwrap().push(req.urn.name().to_owned());
             }
-            Ok(converge_plugin::CheckResponse { inputs: req.news, failures: vec![] })
+            Ok(converge_plugin::CheckResponse {
+                inputs: req.news,
+                failures: vec![],
+            })
         });
     let (mut w, cloud) = world(prov);
     let p = program(|m| async move {
         let stack = register_stack(&m).await?;
         let a = reg(&m, &stack, custom(T, "a", inputs(&[("v", "1")]))).await?;
-        let generated = a.outputs.get("generated").cloned().unwrap_or(PropertyValue::Unknown);
-        let mut b = custom(T, "b", [("from_a".to_owned(), generated)].into_iter().collect());
+        let generated = a
+            .outputs
+            .get("generated")
+            .cloned()
+            .unwrap_or(PropertyValue::Unknown);
+        let mut b = custom(
+            T,
+            "b",
+            [("from_a".to_owned(), generated)].into_iter().collect(),
+        );
         b.dependencies = vec![a.urn.clone()];
-        b.property_dependencies = [("from_a".to_owned(), vec![a.urn.clone()])].into_iter().collect();
+        b.property_dependencies = [("from_a".to_owned(), vec![a.urn.clone()])]
+            .into_iter()
+            .collect();
         reg(&m, &stack, b).await?;
         Ok(())
     });
@@ -180,7 +228,10 @@ async fn preview_changes_nothing_and_unknowns_flow_to_dependents() {
     assert_eq!(ops_of(&r, "b"), vec![StepOp::Create]);
     assert_eq!(entries(&seen), vec!["b".to_owned()]);
     assert!(cloud.is_empty());
-    assert!(w.snapshot.resources.is_empty(), "a preview must not change the stack");
+    assert!(
+        w.snapshot.resources.is_empty(),
+        "a preview must not change the stack"
+    );
 }
 
 #[tokio::test]
@@ -237,11 +288,16 @@ async fn refresh_records_drift_and_drops_vanished_objects() {
     expect_ok(&w.up(&p).await);
     let a_id = w.resource("a").unwrap().id.clone().unwrap();
     let b_id = w.resource("b").unwrap().id.clone().unwrap();
-    cloud.set_properties(&a_id, inputs(&[("v", "drifted")])).unwrap();
+    cloud
+        .set_properties(&a_id, inputs(&[("v", "drifted")]))
+        .unwrap();
     cloud.remove(&b_id).unwrap();
     let r = w.refresh().await;
     expect_ok(&r);
-    assert_eq!(w.resource("a").unwrap().outputs.get("v"), Some(&s("drifted")));
+    assert_eq!(
+        w.resource("a").unwrap().outputs.get("v"),
+        Some(&s("drifted"))
+    );
     assert!(w.resource("b").is_none());
 }
 
@@ -261,7 +317,11 @@ async fn destroy_deletes_everything() {
     let r = w.destroy().await;
     expect_ok(&r);
     assert!(cloud.is_empty());
-    assert!(w.snapshot.resources.is_empty(), "{:?}", w.snapshot.resources);
+    assert!(
+        w.snapshot.resources.is_empty(),
+        "{:?}",
+        w.snapshot.resources
+    );
 }
 
 #[tokio::test]
@@ -274,11 +334,19 @@ async fn duplicate_registrations_and_unknown_dependencies_are_errors() {
         Ok(())
     });
     let r = w.up(&p).await;
-    assert!(r.error.unwrap().to_string().contains("duplicate resource URN"));
+    assert!(r
+        .error
+        .unwrap()
+        .to_string()
+        .contains("duplicate resource URN"));
     let p = program(|m| async move {
         let stack = register_stack(&m).await?;
         let mut g = custom(T, "b", inputs(&[]));
-        g.dependencies = vec![converge_model::Urn::parse("urn:pulumi:test::proj::pkg:index:Thing::ghost").unwrap()];
+        g.dependencies =
+            vec![
+                converge_model::Urn::parse("urn:pulumi:test::proj::pkg:index:Thing::ghost")
+                    .unwrap(),
+            ];
         reg(&m, &stack, g).await?;
         Ok(())
     });

@@ -1,0 +1,140 @@
+//! Deletions: reverse dependency order, protect, retainOnDelete,
+//! deletedWith.
+
+use converge_engine::StepOp;
+use converge_testkit::{custom, program, register_stack, MockProvider, TestProgram};
+
+use super::*;
+
+fn logging_deletes(events: Log) -> MockProvider {
+    let cloud = MockCloud::new();
+    let c = cloud.clone();
+    MockProvider::new("pkg")
+        .with_cloud(cloud)
+        .on_delete(move |req| {
+            c.remove(&req.id)?;
+            events.lock().unwrap().push(req.urn.name().to_owned());
+            Ok(())
+        })
+}
+
+/// a ← b ← c (each depends on the previous), plus an independent x.
+fn chain() -> TestProgram {
+    program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let a = reg(&m, &stack, custom(T, "a", inputs(&[]))).await?;
+        let mut b = custom(T, "b", inputs(&[]));
+        b.dependencies = vec![a.urn.clone()];
+        let b = reg(&m, &stack, b).await?;
+        let mut c = custom(T, "c", inputs(&[]));
+        c.property_dependencies = [("p".to_owned(), vec![b.urn.clone()])]
+            .into_iter()
+            .collect();
+        reg(&m, &stack, c).await?;
+        reg(&m, &stack, custom(T, "x", inputs(&[]))).await?;
+        Ok(())
+    })
+}
+
+fn just_stack() -> TestProgram {
+    program(|m| async move {
+        register_stack(&m).await?;
+        Ok(())
+    })
+}
+
+#[tokio::test]
+async fn deletions_run_in_reverse_dependency_order() {
+    let events = log();
+    let (mut w, cloud) = world(logging_deletes(events.clone()));
+    expect_ok(&w.up(&chain()).await);
+    let r = w.up(&just_stack()).await;
+    expect_ok(&r);
+    let order = entries(&events);
+    let pos = |n: &str| order.iter().position(|e| e == n).unwrap();
+    assert!(pos("c") < pos("b") && pos("b") < pos("a"), "{order:?}");
+    assert_eq!(order.len(), 4);
+    assert!(cloud.is_empty());
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Delete]);
+    // The default provider goes too, after its resources.
+    assert_eq!(ops_of(&r, "default"), vec![StepOp::Delete]);
+}
+
+#[tokio::test]
+async fn protected_resources_are_not_deleted() {
+    let (mut w, cloud) = world(provider());
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let mut g = custom(T, "keep", inputs(&[]));
+        g.options.protect = true;
+        reg(&m, &stack, g).await?;
+        Ok(())
+    });
+    expect_ok(&w.up(&p).await);
+    assert!(w.resource("keep").unwrap().protect);
+    let r = w.up(&just_stack()).await;
+    let err = r.error.unwrap().to_string();
+    assert!(err.contains("protected") && err.contains("keep"), "{err}");
+    assert_eq!(cloud.len(), 1);
+    assert!(w.resource("keep").is_some());
+    let r = w.destroy().await;
+    assert!(r.error.is_some());
+    assert_eq!(cloud.len(), 1);
+}
+
+#[tokio::test]
+async fn retain_on_delete_forgets_without_deleting() {
+    let (mut w, cloud) = world(provider());
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let mut g = custom(T, "kept", inputs(&[]));
+        g.options.retain_on_delete = true;
+        reg(&m, &stack, g).await?;
+        Ok(())
+    });
+    expect_ok(&w.up(&p).await);
+    let id = w.resource("kept").unwrap().id.clone().unwrap();
+    w.outside.push(id.clone());
+    expect_ok(&w.up(&just_stack()).await);
+    assert!(w.resource("kept").is_none());
+    assert!(cloud.get(&id).is_some(), "a retained object must survive");
+}
+
+#[tokio::test]
+async fn deleted_with_skips_the_delete_of_what_goes_with_its_owner() {
+    let events = log();
+    let (mut w, cloud) = world(logging_deletes(events.clone()));
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let owner = reg(&m, &stack, custom(T, "owner", inputs(&[]))).await?;
+        let mut child = custom(T, "inner", inputs(&[]));
+        child.options.deleted_with = Some(owner.urn.clone());
+        child.dependencies = vec![owner.urn];
+        reg(&m, &stack, child).await?;
+        Ok(())
+    });
+    expect_ok(&w.up(&p).await);
+    let inner_id = w.resource("inner").unwrap().id.clone().unwrap();
+    w.outside.push(inner_id.clone());
+    expect_ok(&w.up(&just_stack()).await);
+    assert_eq!(entries(&events), vec!["owner".to_owned()]);
+    assert!(w.resource("inner").is_none());
+    // The mock cloud does not cascade; a real one would have.
+    assert!(cloud.get(&inner_id).is_some());
+}
+
+#[tokio::test]
+async fn a_failed_delete_keeps_its_dependencies() {
+    let (mut w, cloud) = world(provider());
+    expect_ok(&w.up(&chain()).await);
+    cloud.fail_when(|op, urn| op == converge_testkit::CloudOp::Delete && urn.name() == "c");
+    let r = w.up(&just_stack()).await;
+    assert!(r.error.is_some());
+    // c failed, so b and a (which c depends on) must still be there.
+    assert!(w.resource("c").is_some());
+    assert!(w.resource("b").is_some());
+    assert!(w.resource("a").is_some());
+    cloud.heal();
+    expect_ok(&w.up(&just_stack()).await);
+    assert!(cloud.is_empty());
+}

@@ -48,7 +48,12 @@ pub fn all_ops(result: &OperationResult) -> Vec<(String, StepOp)> {
         .plan
         .steps
         .iter()
-        .map(|s| (s.urn.rsplit("::").next().unwrap_or_default().to_owned(), s.op))
+        .map(|s| {
+            (
+                s.urn.rsplit("::").next().unwrap_or_default().to_owned(),
+                s.op,
+            )
+        })
         .collect();
     out.sort();
     out
@@ -61,7 +66,11 @@ pub fn expect_ok(result: &OperationResult) {
 }
 
 /// Registers `goal` with the stack as parent.
-pub async fn reg(m: &Monitor, stack: &Urn, mut goal: ResourceGoal) -> Result<RegisterResult, String> {
+pub async fn reg(
+    m: &Monitor,
+    stack: &Urn,
+    mut goal: ResourceGoal,
+) -> Result<RegisterResult, String> {
     if goal.parent.is_none() {
         goal.parent = Some(stack.clone());
     }

@@ -1,0 +1,279 @@
+//! Replacement: create-before-delete, delete-before-replace, the dependent
+//! replacements example of seed 000, provider replacement via DiffConfig.
+
+use converge_engine::StepOp;
+use converge_model::{DiffKind, PropertyDiff};
+use converge_plugin::{DiffChanges, DiffResponse};
+use converge_testkit::{custom, program, register_stack, MockProvider, TestProgram};
+
+use super::*;
+
+/// A provider whose Diff asks for replacement whenever `key` changes, and
+/// for delete-before-replace when `dbr`; it logs creates and deletes.
+fn replacing(key: &'static str, dbr: bool, events: Log) -> MockProvider {
+    let on_create = events.clone();
+    let on_delete = events;
+    let cloud = MockCloud::new();
+    let create_cloud = cloud.clone();
+    let delete_cloud = cloud.clone();
+    MockProvider::new("pkg")
+        .with_cloud(cloud)
+        .on_diff(move |req| {
+            let changed: Vec<String> = req
+                .new_inputs
+                .iter()
+                .filter(|(k, v)| req.old_inputs.get(*k) != Some(*v))
+                .map(|(k, _)| k.clone())
+                .collect();
+            if changed.is_empty() {
+                return Ok(DiffResponse::none());
+            }
+            let replace: Vec<String> = changed.iter().filter(|k| *k == key).cloned().collect();
+            let detailed = changed
+                .iter()
+                .map(|k| {
+                    let kind = if k == key {
+                        DiffKind::UpdateReplace
+                    } else {
+                        DiffKind::Update
+                    };
+                    (
+                        k.clone(),
+                        PropertyDiff {
+                            kind,
+                            input_diff: true,
+                        },
+                    )
+                })
+                .collect();
+            Ok(DiffResponse {
+                changes: DiffChanges::Some,
+                replace_keys: replace,
+                changed_keys: changed,
+                detailed_diff: Some(detailed),
+                delete_before_replace: dbr,
+                ..DiffResponse::default()
+            })
+        })
+        .on_create(move |req| {
+            if req.preview {
+                return Ok(converge_plugin::CreateResponse {
+                    id: String::new(),
+                    properties: req.properties,
+                });
+            }
+            let id = create_cloud.insert(&req.urn, "pkg", req.properties.clone());
+            on_create
+                .lock()
+                .unwrap()
+                .push(format!("create {}", req.urn.name()));
+            Ok(converge_plugin::CreateResponse {
+                id,
+                properties: req.properties,
+            })
+        })
+        .on_delete(move |req| {
+            delete_cloud.remove(&req.id)?;
+            on_delete
+                .lock()
+                .unwrap()
+                .push(format!("delete {}", req.urn.name()));
+            Ok(())
+        })
+}
+
+fn single(v: &'static str) -> TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        reg(&m, &stack, custom(T, "a", inputs(&[("k", v)]))).await?;
+        Ok(())
+    })
+}
+
+#[tokio::test]
+async fn create_before_delete_replacement() {
+    let events = log();
+    let (mut w, cloud) = world(replacing("k", false, events.clone()));
+    expect_ok(&w.up(&single("1")).await);
+    let old_id = w.resource("a").unwrap().id.clone();
+    let r = w.up(&single("2")).await;
+    expect_ok(&r);
+    assert_eq!(
+        ops_of(&r, "a"),
+        vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
+    );
+    assert_eq!(entries(&events), vec!["create a", "create a", "delete a"]);
+    assert_eq!(cloud.len(), 1);
+    assert_ne!(w.resource("a").unwrap().id, old_id);
+    assert_eq!(
+        w.snapshot
+            .resources
+            .iter()
+            .filter(|r| r.urn.name() == "a")
+            .count(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn delete_before_replace_from_the_provider_and_from_the_option() {
+    let events = log();
+    let (mut w, cloud) = world(replacing("k", true, events.clone()));
+    expect_ok(&w.up(&single("1")).await);
+    let r = w.up(&single("2")).await;
+    expect_ok(&r);
+    assert_eq!(
+        ops_of(&r, "a"),
+        vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
+    );
+    assert_eq!(entries(&events), vec!["create a", "delete a", "create a"]);
+    assert_eq!(cloud.len(), 1);
+
+    // The deleteBeforeReplace option forces the order for a provider that
+    // would create first.
+    let events = log();
+    let (mut w, _cloud) = world(replacing("k", false, events.clone()));
+    let p = |v: &'static str| {
+        program(move |m| async move {
+            let stack = register_stack(&m).await?;
+            let mut g = custom(T, "a", inputs(&[("k", v)]));
+            g.options.delete_before_replace = Some(true);
+            reg(&m, &stack, g).await?;
+            Ok(())
+        })
+    };
+    expect_ok(&w.up(&p("1")).await);
+    expect_ok(&w.up(&p("2")).await);
+    assert_eq!(entries(&events), vec!["create a", "delete a", "create a"]);
+}
+
+/// Seed 000's example: b dependsOn a, c takes a's output, d takes b's
+/// output. When a is replaced delete-before-replace, c is replaced with
+/// it (its input comes from a); b and d are not.
+#[tokio::test]
+async fn dependent_replacements_follow_seed_000() {
+    let events = log();
+    let (mut w, cloud) = world(replacing("input", true, events.clone()));
+    let p = |v: &'static str| {
+        program(move |m| async move {
+            let stack = register_stack(&m).await?;
+            let a = reg(&m, &stack, custom(T, "a", inputs(&[("input", v)]))).await?;
+            let mut b = custom(T, "b", inputs(&[("input", "fixed")]));
+            b.dependencies = vec![a.urn.clone()];
+            let b = reg(&m, &stack, b).await?;
+            let a_out = a
+                .outputs
+                .get("input")
+                .cloned()
+                .unwrap_or(converge_model::PropertyValue::Null);
+            let mut c = custom(T, "c", [("input".to_owned(), a_out)].into_iter().collect());
+            c.dependencies = vec![a.urn.clone()];
+            c.property_dependencies = [("input".to_owned(), vec![a.urn.clone()])]
+                .into_iter()
+                .collect();
+            reg(&m, &stack, c).await?;
+            let b_out = b
+                .outputs
+                .get("input")
+                .cloned()
+                .unwrap_or(converge_model::PropertyValue::Null);
+            let mut d = custom(T, "d", [("input".to_owned(), b_out)].into_iter().collect());
+            d.dependencies = vec![b.urn.clone()];
+            d.property_dependencies = [("input".to_owned(), vec![b.urn.clone()])]
+                .into_iter()
+                .collect();
+            reg(&m, &stack, d).await?;
+            Ok(())
+        })
+    };
+    expect_ok(&w.up(&p("1")).await);
+    events.lock().unwrap().clear();
+    let r = w.up(&p("2")).await;
+    expect_ok(&r);
+    // c is deleted before a; both are recreated; b and d are untouched.
+    assert_eq!(
+        entries(&events),
+        vec!["delete c", "delete a", "create a", "create c"]
+    );
+    assert_eq!(ops_of(&r, "b"), vec![StepOp::Same]);
+    assert_eq!(ops_of(&r, "d"), vec![StepOp::Same]);
+    assert_eq!(cloud.len(), 4);
+}
+
+#[tokio::test]
+async fn provider_replacement_through_diff_config_replaces_its_resources() {
+    let events = log();
+    let prov = replacing("k", false, events.clone()).on_diff_config(|req| {
+        let region_changed = req.old_inputs.get("region") != req.new_inputs.get("region");
+        Ok(DiffResponse {
+            changes: if region_changed {
+                DiffChanges::Some
+            } else {
+                DiffChanges::None
+            },
+            replace_keys: if region_changed {
+                vec!["region".to_owned()]
+            } else {
+                vec![]
+            },
+            ..DiffResponse::default()
+        })
+    });
+    let (mut w, cloud) = world(prov);
+    let p = |region: &'static str| {
+        program(move |m| async move {
+            let stack = register_stack(&m).await?;
+            let mut pg = custom(
+                "pulumi:providers:pkg",
+                "explicit",
+                inputs(&[("region", region)]),
+            );
+            pg.parent = Some(stack.clone());
+            let provider = m.register_resource(pg).await.map_err(|e| e.to_string())?;
+            let mut g = custom(T, "a", inputs(&[("k", "same")]));
+            g.provider = Some(format!(
+                "{}::{}",
+                provider.urn,
+                provider.id.unwrap_or_default()
+            ));
+            reg(&m, &stack, g).await?;
+            Ok(())
+        })
+    };
+    expect_ok(&w.up(&p("eu")).await);
+    let first_provider = w.resource("explicit").unwrap().id.clone();
+    events.lock().unwrap().clear();
+    let r = w.up(&p("us")).await;
+    expect_ok(&r);
+    assert_eq!(
+        ops_of(&r, "explicit"),
+        vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
+    );
+    assert_eq!(
+        ops_of(&r, "a"),
+        vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
+    );
+    assert_ne!(w.resource("explicit").unwrap().id, first_provider);
+    assert_eq!(entries(&events), vec!["create a", "delete a"]);
+    assert_eq!(cloud.len(), 1);
+    // A config change that DiffConfig does not flag is an update, and the
+    // resource stays.
+    let r = w.up(&p("us")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Same]);
+}
+
+#[tokio::test]
+async fn forced_replacement_with_replace_option() {
+    let events = log();
+    let (mut w, _cloud) = world(replacing("k", false, events.clone()));
+    expect_ok(&w.up(&single("1")).await);
+    let urn = w.resource("a").unwrap().urn.clone();
+    w.options.replace = vec![urn];
+    let r = w.up(&single("1")).await;
+    expect_ok(&r);
+    assert_eq!(
+        ops_of(&r, "a"),
+        vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
+    );
+}
