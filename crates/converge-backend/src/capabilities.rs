@@ -1,8 +1,9 @@
 //! The capability traits every backend implements, and their plain data.
 //!
 //! As in OpenTofu's `statemgr`, each capability is a small trait
-//! ([`StackStore`], [`StackLocker`], [`HistoryStore`]) and [`Backend`]
-//! composes them. Checkpoints and history records are opaque bytes here: the
+//! ([`StackStore`], [`StackLocker`], [`HistoryStore`], and
+//! [`JournalStore`] in [`crate::journal_store`]) and [`Backend`] composes
+//! them. Checkpoints and history records are opaque bytes here: the
 //! CLI serializes and parses them with `converge-state`.
 
 use std::fmt;
@@ -10,6 +11,7 @@ use std::fmt;
 use async_trait::async_trait;
 
 use crate::error::Result;
+use crate::journal_store::JournalStore;
 use crate::lock::{HeldLock, LockGuard, LockInfo};
 use crate::name::StackRef;
 
@@ -186,7 +188,7 @@ pub trait HistoryStore: Send + Sync + fmt::Debug {
 }
 
 /// A complete backend.
-pub trait Backend: StackStore + StackLocker + HistoryStore {
+pub trait Backend: StackStore + StackLocker + HistoryStore + JournalStore {
     /// The backend's URL, for messages (`file:///home/me/state`).
     fn url(&self) -> String;
 

@@ -15,7 +15,16 @@
 //! ```
 //!
 //! Backend-specific guarantees (file layout, atomicity on disk, locking
-//! across processes) are tested beside each backend.
+//! across processes, a journal's torn last entry after a crash) are tested
+//! beside each backend. [`journal_durable_across_instances`] needs two
+//! instances on the same storage, so [`run_all`] does not run it.
+
+mod journal;
+
+pub use journal::{
+    journal_durable_across_instances, journal_follows_its_stack, journal_open_twice_fails,
+    journal_rejects_invalid_data, journal_round_trip, test_digest, test_entry,
+};
 
 use crate::capabilities::{
     Backend, ListHistoryOptions, ListStacksOptions, RemoveOptions, SaveOptions, UpdateKind,
@@ -32,6 +41,10 @@ pub async fn run_all(backend: &dyn Backend) {
     lock_excludes_second_holder(backend).await;
     lock_release_allows_relock(backend).await;
     history_round_trip(backend).await;
+    journal_round_trip(backend).await;
+    journal_open_twice_fails(backend).await;
+    journal_rejects_invalid_data(backend).await;
+    journal_follows_its_stack(backend).await;
     invalid_names_rejected(backend).await;
 }
 
@@ -467,6 +480,16 @@ pub async fn invalid_names_rejected(backend: &dyn Backend) {
                     .await
                     .err(),
             ),
+            (
+                "open_journal",
+                backend.open_journal(r, &test_digest(1)).await.err(),
+            ),
+            (
+                "append_journal",
+                backend.append_journal(r, &[test_entry(1)]).await.err(),
+            ),
+            ("load_journal", backend.load_journal(r).await.err()),
+            ("close_journal", backend.close_journal(r).await.err()),
         ];
         for (method, err) in results {
             match err {

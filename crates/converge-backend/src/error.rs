@@ -94,6 +94,35 @@ pub enum BackendError {
     #[error("invalid history record for stack {stack}: {reason}")]
     InvalidHistoryRecord { stack: String, reason: String },
 
+    /// `open_journal` while a journal exists: an earlier update did not
+    /// finish and must be recovered first (see [`crate::journal_store`]).
+    #[error(
+        "stack {stack} has the journal of an unfinished update ({location}); recover it \
+         (replay it onto the checkpoint, or discard it if the checkpoint already includes it) \
+         before starting another"
+    )]
+    JournalExists { stack: String, location: String },
+
+    /// `append_journal` without an open journal.
+    #[error("stack {stack} has no open journal; open one before appending entries")]
+    NoJournal { stack: String },
+
+    /// A journal entry or base digest that cannot be stored.
+    #[error("invalid journal data for stack {stack}: {reason}")]
+    InvalidJournal { stack: String, reason: String },
+
+    /// A journal damaged other than by a torn last entry.
+    #[error(
+        "the journal {location} is corrupt at line {line}: {reason}; its entries from there \
+         on cannot be replayed: move the file aside to discard the unfinished update's \
+         journal (the stack's state then lacks that update's changes; refresh the stack)"
+    )]
+    CorruptJournal {
+        location: String,
+        line: usize,
+        reason: String,
+    },
+
     /// Stored data this backend cannot read (for example a compressed checkpoint).
     #[error("{0}")]
     Unsupported(String),

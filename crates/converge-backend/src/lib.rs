@@ -1,11 +1,14 @@
 //! Backends: where stacks, their checkpoints, locks and update history live.
 //!
 //! - [`capabilities`]: the small async traits every backend implements
-//!   ([`StackStore`], [`StackLocker`], [`HistoryStore`]) and [`Backend`],
-//!   which combines them. They are dyn-compatible: the CLI holds a
+//!   ([`StackStore`], [`StackLocker`], [`HistoryStore`], and
+//!   [`JournalStore`] from [`journal_store`]) and [`Backend`], which
+//!   combines them. They are dyn-compatible: the CLI holds a
 //!   `Box<dyn Backend>`.
 //! - [`FileBackend`]: Pulumi's DIY layout in a local directory, readable by
 //!   Pulumi and able to read what Pulumi wrote.
+//! - [`journal_store`]: the update journal (O(1) bytes per step), its
+//!   protocol and the recovery rule after a crash.
 //! - [`conformance`]: the checks every backend must pass.
 //!
 //! # Architecture invariants
@@ -15,13 +18,16 @@
 //!   parses with `converge-state`.
 //! - Every entry point validates the stack reference before touching
 //!   storage, so no name can reach outside the backend root.
-//! - Every write is atomic: readers see the old bytes or the new ones.
+//! - Every write is atomic: readers see the old bytes or the new ones. The
+//!   one exception is a journal append, which adds whole lines and is made
+//!   durable before it returns; a line torn by a crash is dropped on load.
 
 pub mod capabilities;
 pub mod conformance;
 mod error;
 pub mod file;
 mod file_url;
+pub mod journal_store;
 mod lock;
 mod name;
 
@@ -32,6 +38,7 @@ pub use capabilities::{
 pub use error::{BackendError, NameKind, Result};
 pub use file::{FileBackend, FileBackendOptions, LayoutVersion, StackPaths};
 pub use file_url::{parse_file_url, parse_file_url_with_home};
+pub use journal_store::{JournalStore, StoredJournal};
 pub use lock::{now_rfc3339, HeldLock, LockGuard, LockHandle, LockInfo};
 pub use name::{
     validate_organization_name, validate_project_name, validate_stack_name, StackRef,

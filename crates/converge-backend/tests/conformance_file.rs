@@ -45,6 +45,38 @@ async fn history_round_trip() {
 }
 
 #[tokio::test]
+async fn journal_round_trip() {
+    let (_dir, b) = fresh();
+    conformance::journal_round_trip(&b).await;
+}
+
+#[tokio::test]
+async fn journal_open_twice_fails() {
+    let (_dir, b) = fresh();
+    conformance::journal_open_twice_fails(&b).await;
+}
+
+#[tokio::test]
+async fn journal_rejects_invalid_data() {
+    let (_dir, b) = fresh();
+    conformance::journal_rejects_invalid_data(&b).await;
+}
+
+#[tokio::test]
+async fn journal_follows_its_stack() {
+    let (_dir, b) = fresh();
+    conformance::journal_follows_its_stack(&b).await;
+}
+
+/// A second `FileBackend` on the same directory stands for a new process.
+#[tokio::test]
+async fn journal_durable_across_instances() {
+    let (dir, first) = fresh();
+    let second = FileBackend::new(dir.path(), "");
+    conformance::journal_durable_across_instances(&first, &second).await;
+}
+
+#[tokio::test]
 async fn invalid_names_rejected_and_nothing_written() {
     let (dir, b) = fresh();
     conformance::invalid_names_rejected(&b).await;

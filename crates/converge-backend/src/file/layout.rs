@@ -8,6 +8,7 @@
 //! <root>/.pulumi/backups/<project>/<stack>/<stack>.<unixnano>.json
 //! <root>/.pulumi/history/<project>/<stack>/<stack>-<unixnano>.history.json
 //! <root>/.pulumi/locks/organization/<project>/<stack>/<uuid>.json
+//! <root>/.pulumi/journals/<project>/<stack>.journal        update journal (Converge only)
 //! ```
 //!
 //! The legacy layout (version 0: no `meta.yaml`, stacks directly in

@@ -7,6 +7,7 @@
 
 mod atomic;
 mod history;
+mod journal;
 pub mod layout;
 mod locks;
 mod stacks;
@@ -27,6 +28,7 @@ use crate::file_url::parse_file_url;
 use crate::lock::{HeldLock, LockGuard, LockInfo};
 use crate::name::{StackRef, DIY_ORGANIZATION};
 
+pub use journal::{JOURNALS_DIR, JOURNAL_FORMAT_VERSION};
 pub use layout::{LayoutVersion, StackPaths};
 
 /// Behaviour switches for [`FileBackend`], named after Pulumi's variables.

@@ -121,7 +121,7 @@ impl FileStore {
     }
 
     pub(crate) fn remove_stack(&self, stack: &StackRef, options: &RemoveOptions) -> Result<()> {
-        let (_, paths) = self.resolve(stack)?;
+        let (layout, paths) = self.resolve(stack)?;
         if matches!(self.stored(&paths)?, Stored::Missing) {
             return Err(self.not_found(stack));
         }
@@ -142,6 +142,7 @@ impl FileStore {
         }
         atomic::remove_optional(&paths.tags)?;
         atomic::remove_dir_optional(&paths.history_dir)?;
+        self.remove_journal(&layout, stack)?;
         if let Some(dir) = paths.checkpoint.parent() {
             atomic::sync_dir(dir)?;
         }

@@ -19,10 +19,10 @@
 //! [`values`] holds the property-value codec, public for the CLI (stack
 //! outputs) and the journal.
 
-mod dto;
-mod json_text;
+pub(crate) mod dto;
+pub(crate) mod json_text;
 mod property_path;
-mod resource;
+pub(crate) mod resource;
 pub mod values;
 
 use converge_model::{ProviderReferenceError, UrnError};
@@ -144,7 +144,7 @@ pub enum CheckpointError {
 }
 
 impl CheckpointError {
-    fn from_json(e: serde_json::Error) -> Self {
+    pub(crate) fn from_json(e: serde_json::Error) -> Self {
         let (line, column) = (e.line(), e.column());
         let text = e.to_string();
         let message = text

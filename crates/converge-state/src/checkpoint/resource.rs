@@ -102,7 +102,7 @@ pub(crate) fn snapshot_from_dto(
 }
 
 /// `index_location` names the record (`resources[3]`) until its URN is known.
-fn resource_from_dto(
+pub(crate) fn resource_from_dto(
     r: dto::Resource,
     index_location: &str,
     mode: SecretsMode<'_>,
@@ -298,7 +298,7 @@ pub(crate) fn snapshot_to_dto(
     })
 }
 
-fn resource_to_dto(
+pub(crate) fn resource_to_dto(
     r: &ResourceState,
     mode: SecretsMode<'_>,
 ) -> Result<dto::Resource, CheckpointError> {

@@ -9,10 +9,13 @@
 //! step that produced a resource during this deployment (`*_new`).
 //!
 //! The fields and kinds are those of Pulumi's `apitype.JournalEntry`, so that
-//! journals Pulumi's CLI sends can be replayed by Converge's state service.
+//! journals Pulumi's CLI sends can be replayed by Converge's state service;
+//! [`json`] reads and writes them in Pulumi's JSON form, one line each.
 
+pub mod json;
 mod replay;
 
+pub use json::{entry_from_json, entry_to_json, JournalJsonError};
 pub use replay::{rebuild_dependencies, replay, ReplayError, Replayer};
 
 use std::fmt;

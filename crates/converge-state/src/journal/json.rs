@@ -1,0 +1,362 @@
+//! A [`JournalEntry`] as JSON: one entry per line of a journal file, or per
+//! element of the state service's `journalentries` request.
+//!
+//! The fields are those of Pulumi's `apitype.JournalEntry`
+//! (`sdk/go/common/apitype/journal.go`), in its declaration order, so that
+//! the entries Pulumi's CLI sends can be read here and the state service can
+//! store both alike:
+//!
+//! | field                   | type               | written                          |
+//! |-------------------------|--------------------|----------------------------------|
+//! | `version`               | integer            | always ([`JOURNAL_ENTRY_VERSION`]) |
+//! | `kind`                  | integer (wire no.) | always                           |
+//! | `sequenceID`            | integer            | always                           |
+//! | `operationID`           | integer            | always (0 for Write, …)          |
+//! | `removeOld`             | integer or `null`  | always, `null` when absent (Go has no `omitempty` there) |
+//! | `removeNew`             | integer or `null`  | always, `null` when absent       |
+//! | `pendingReplacementOld` | integer            | when set                         |
+//! | `pendingReplacementNew` | integer            | when set                         |
+//! | `deleteOld`             | integer            | when set                         |
+//! | `deleteNew`             | integer            | when set                         |
+//! | `state`                 | `ResourceV3`       | when set (checkpoint form)       |
+//! | `operation`             | `{resource, type}` | when set (`OperationV2`)         |
+//! | `isRefresh`             | bool               | when true                        |
+//! | `secretsProvider`       | `{type, state}`    | when set (`SecretsProvidersV1`)  |
+//! | `newSnapshot`           | `DeploymentV3`     | when set                         |
+//! | `elideWrite`            | bool               | when true — Converge's own field |
+//!
+//! Choices where Pulumi gives no answer:
+//!
+//! - `elideWrite` is not in `apitype.JournalEntry`: Pulumi keeps
+//!   `ElideWrite` only on its in-memory `engine.JournalEntry` and never
+//!   sends it. Converge persists it (last, omitted when false) so a replayed
+//!   entry equals the emitted one; Go's decoder ignores unknown keys, and an
+//!   entry without it reads as `false`.
+//! - `version`: Pulumi's `SerializeJournalEntry` leaves it 0. Converge
+//!   writes 1 and reads a missing, `null`, 0 or 1 version; a later version is
+//!   refused (the entry may mean something this build would replay wrongly).
+//! - Kinds Converge does not know (Pulumi's 8 `ExtensionParameterize`, 9
+//!   `Snippets`, 10 `StateMigration`, …) are refused for the same reason;
+//!   other keys Pulumi added (`snippets`, `requiresByteString`, …) are
+//!   ignored, as unknown top-level keys of a checkpoint are.
+//! - `kind`, `sequenceID` and `operationID` are required (Go always writes
+//!   them); numbers must be non-negative integers.
+//!
+//! Resources, operations and snapshots use the checkpoint module's codec, so
+//! secrets follow the [`SecretsMode`] exactly as in a checkpoint: encrypted
+//! on write, decrypted (or kept opaque) on read. Output is compact JSON with
+//! no newline anywhere (newlines inside strings are escaped), so an entry is
+//! always a single line.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{JournalEntry, JournalEntryKind};
+use crate::checkpoint::json_text::to_compact_json;
+use crate::checkpoint::resource::{
+    parse_raw, resource_from_dto, resource_to_dto, snapshot_from_dto, snapshot_to_dto,
+};
+use crate::checkpoint::{dto, CheckpointError};
+use crate::secrets::SecretsMode;
+use crate::snapshot::{OperationType, PendingOperation, SecretsProviders};
+
+/// The journal-entry format version Converge writes.
+pub const JOURNAL_ENTRY_VERSION: i64 = 1;
+
+/// Why a journal entry could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalJsonError {
+    /// Not JSON, or a resource, operation or snapshot in it is malformed.
+    #[error("journal entry: {0}")]
+    Checkpoint(#[from] CheckpointError),
+    #[error("journal entry: not a JSON object")]
+    NotAnObject,
+    #[error("journal entry: the required field `{0}` is missing")]
+    MissingField(&'static str),
+    #[error("journal entry: `{field}` must be a non-negative integer, found {value}")]
+    BadNumber { field: &'static str, value: String },
+    #[error(
+        "journal entry format version {0} is newer than this version of Converge supports ({JOURNAL_ENTRY_VERSION}); upgrade Converge"
+    )]
+    VersionTooNew(u64),
+    #[error(
+        "journal entry #{sequence_id}: unknown kind {kind} (Converge knows 0 to 7); it was written by a newer tool"
+    )]
+    UnknownKind { sequence_id: u64, kind: u64 },
+    #[error(
+        "journal entry #{sequence_id}: `operation.type`: unknown operation type {kind:?} (expected creating, updating, deleting, reading or importing)"
+    )]
+    UnknownOperation { sequence_id: u64, kind: String },
+}
+
+/// `apitype.JournalEntry` as written, field for field in Go's order.
+#[derive(Serialize)]
+struct EntryOut {
+    version: i64,
+    kind: u8,
+    #[serde(rename = "sequenceID")]
+    sequence_id: u64,
+    #[serde(rename = "operationID")]
+    operation_id: u64,
+    #[serde(rename = "removeOld")]
+    remove_old: Option<u64>,
+    #[serde(rename = "removeNew")]
+    remove_new: Option<u64>,
+    #[serde(
+        rename = "pendingReplacementOld",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pending_replacement_old: Option<u64>,
+    #[serde(
+        rename = "pendingReplacementNew",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pending_replacement_new: Option<u64>,
+    #[serde(rename = "deleteOld", skip_serializing_if = "Option::is_none")]
+    delete_old: Option<u64>,
+    #[serde(rename = "deleteNew", skip_serializing_if = "Option::is_none")]
+    delete_new: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<dto::Resource>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    operation: Option<dto::Operation>,
+    #[serde(rename = "isRefresh", skip_serializing_if = "is_false")]
+    is_refresh: bool,
+    #[serde(rename = "secretsProvider", skip_serializing_if = "Option::is_none")]
+    secrets_provider: Option<dto::SecretsProviders>,
+    #[serde(rename = "newSnapshot", skip_serializing_if = "Option::is_none")]
+    new_snapshot: Option<dto::Deployment>,
+    #[serde(rename = "elideWrite", skip_serializing_if = "is_false")]
+    elide_write: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `apitype.JournalEntry` as read: lenient like Go's decoder (`null` means
+/// absent, unknown keys ignored); numbers are checked field by field.
+#[derive(Deserialize)]
+struct EntryIn {
+    version: Option<Value>,
+    kind: Option<Value>,
+    #[serde(rename = "sequenceID")]
+    sequence_id: Option<Value>,
+    #[serde(rename = "operationID")]
+    operation_id: Option<Value>,
+    #[serde(rename = "removeOld")]
+    remove_old: Option<Value>,
+    #[serde(rename = "removeNew")]
+    remove_new: Option<Value>,
+    #[serde(rename = "pendingReplacementOld")]
+    pending_replacement_old: Option<Value>,
+    #[serde(rename = "pendingReplacementNew")]
+    pending_replacement_new: Option<Value>,
+    #[serde(rename = "deleteOld")]
+    delete_old: Option<Value>,
+    #[serde(rename = "deleteNew")]
+    delete_new: Option<Value>,
+    state: Option<dto::Resource>,
+    operation: Option<dto::Operation>,
+    #[serde(rename = "isRefresh")]
+    is_refresh: Option<bool>,
+    #[serde(rename = "secretsProvider")]
+    secrets_provider: Option<dto::SecretsProviders>,
+    #[serde(rename = "newSnapshot")]
+    new_snapshot: Option<dto::Deployment>,
+    #[serde(rename = "elideWrite")]
+    elide_write: Option<bool>,
+}
+
+/// Writes one entry as a single line of compact JSON (no trailing newline).
+pub fn entry_to_json(
+    entry: &JournalEntry,
+    mode: SecretsMode<'_>,
+) -> Result<Vec<u8>, CheckpointError> {
+    let index = |i: Option<usize>| i.map(|i| i as u64);
+    let operation = entry
+        .operation
+        .as_ref()
+        .map(|op| {
+            Ok::<_, CheckpointError>(dto::Operation {
+                resource: resource_to_dto(&op.resource, mode)?,
+                kind: Some(op.kind.as_str().to_owned()),
+            })
+        })
+        .transpose()?;
+    let secrets_provider = entry
+        .secrets_providers
+        .as_ref()
+        .map(|sp| {
+            Ok::<_, CheckpointError>(dto::SecretsProviders {
+                kind: sp.kind.clone(),
+                state: parse_raw(sp.state.as_deref(), "secretsProvider.state")?,
+            })
+        })
+        .transpose()?;
+    let out = EntryOut {
+        version: JOURNAL_ENTRY_VERSION,
+        kind: entry.kind.wire_number(),
+        sequence_id: entry.sequence_id,
+        operation_id: entry.operation_id,
+        remove_old: index(entry.remove_old),
+        remove_new: entry.remove_new,
+        pending_replacement_old: index(entry.pending_replacement_old),
+        pending_replacement_new: entry.pending_replacement_new,
+        delete_old: index(entry.delete_old),
+        delete_new: entry.delete_new,
+        state: entry
+            .state
+            .as_ref()
+            .map(|r| resource_to_dto(r, mode))
+            .transpose()?,
+        operation,
+        is_refresh: entry.is_refresh,
+        secrets_provider,
+        new_snapshot: entry
+            .new_snapshot
+            .as_deref()
+            .map(|s| snapshot_to_dto(s, mode))
+            .transpose()?,
+        elide_write: entry.elide_write,
+    };
+    let value = serde_json::to_value(&out).map_err(|source| CheckpointError::RawJson {
+        field: "the journal entry".to_owned(),
+        source,
+    })?;
+    Ok(to_compact_json(&value).into_bytes())
+}
+
+/// Reads one entry (surrounding whitespace, including a trailing newline, is
+/// allowed).
+pub fn entry_from_json(
+    bytes: &[u8],
+    mode: SecretsMode<'_>,
+) -> Result<JournalEntry, JournalJsonError> {
+    // A struct would also accept a JSON array, field by position. Empty
+    // input falls through to the parser's "EOF" syntax error.
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') | None => {}
+        Some(_) => return Err(JournalJsonError::NotAnObject),
+    }
+    let raw: EntryIn = serde_json::from_slice(bytes).map_err(CheckpointError::from_json)?;
+
+    if let Some(version) = number("version", raw.version)? {
+        if version > JOURNAL_ENTRY_VERSION as u64 {
+            return Err(JournalJsonError::VersionTooNew(version));
+        }
+    }
+    let required = |field: &'static str, value: Option<Value>| {
+        number(field, value)?.ok_or(JournalJsonError::MissingField(field))
+    };
+    let kind_number = required("kind", raw.kind)?;
+    let sequence_id = required("sequenceID", raw.sequence_id)?;
+    let operation_id = required("operationID", raw.operation_id)?;
+    let kind = u8::try_from(kind_number)
+        .ok()
+        .and_then(JournalEntryKind::from_wire_number)
+        .ok_or(JournalJsonError::UnknownKind {
+            sequence_id,
+            kind: kind_number,
+        })?;
+
+    let operation = match raw.operation {
+        None => None,
+        Some(op) => {
+            let kind_text = op.kind.unwrap_or_default();
+            let kind =
+                OperationType::parse(&kind_text).ok_or(JournalJsonError::UnknownOperation {
+                    sequence_id,
+                    kind: kind_text,
+                })?;
+            let resource = resource_from_dto(op.resource, "operation.resource", mode)?;
+            Some(PendingOperation { resource, kind })
+        }
+    };
+
+    Ok(JournalEntry {
+        sequence_id,
+        kind,
+        operation_id,
+        remove_old: index("removeOld", raw.remove_old)?,
+        remove_new: number("removeNew", raw.remove_new)?,
+        pending_replacement_old: index("pendingReplacementOld", raw.pending_replacement_old)?,
+        pending_replacement_new: number("pendingReplacementNew", raw.pending_replacement_new)?,
+        delete_old: index("deleteOld", raw.delete_old)?,
+        delete_new: number("deleteNew", raw.delete_new)?,
+        state: raw
+            .state
+            .map(|r| resource_from_dto(r, "state", mode))
+            .transpose()?,
+        operation,
+        elide_write: raw.elide_write.unwrap_or(false),
+        is_refresh: raw.is_refresh.unwrap_or(false),
+        new_snapshot: raw
+            .new_snapshot
+            .map(|d| snapshot_from_dto(d, mode).map(Box::new))
+            .transpose()?,
+        secrets_providers: raw.secrets_provider.map(|sp| SecretsProviders {
+            kind: sp.kind,
+            state: sp.state.map(|v| v.to_string()),
+        }),
+    })
+}
+
+/// A non-negative integer field; `None` when absent or `null`.
+fn number(field: &'static str, value: Option<Value>) -> Result<Option<u64>, JournalJsonError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
+        Some(other) => Err(JournalJsonError::BadNumber {
+            field,
+            value: other.to_string(),
+        }),
+    }
+}
+
+/// An index into the base snapshot's resources.
+fn index(field: &'static str, value: Option<Value>) -> Result<Option<usize>, JournalJsonError> {
+    let shown = value.as_ref().map(Value::to_string).unwrap_or_default();
+    number(field, value)?
+        .map(|n| {
+            usize::try_from(n).map_err(|_| JournalJsonError::BadNumber {
+                field,
+                value: shown,
+            })
+        })
+        .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_begin_entry_is_written_like_pulumi() {
+        let entry = JournalEntry::begin(3, 2, None).with_delete_old(1);
+        let text = String::from_utf8(entry_to_json(&entry, SecretsMode::Opaque).unwrap()).unwrap();
+        assert_eq!(
+            text,
+            r#"{"version":1,"kind":0,"sequenceID":3,"operationID":2,"removeOld":null,"removeNew":null,"deleteOld":1}"#
+        );
+        assert_eq!(
+            entry_from_json(text.as_bytes(), SecretsMode::Opaque).unwrap(),
+            entry
+        );
+    }
+
+    #[test]
+    fn numbers_are_checked_by_field() {
+        let read = |text: &str| {
+            entry_from_json(text.as_bytes(), SecretsMode::Opaque)
+                .unwrap_err()
+                .to_string()
+        };
+        let msg = read(r#"{"kind":1,"sequenceID":1,"operationID":1,"removeOld":-1}"#);
+        assert!(msg.contains("`removeOld`") && msg.contains("-1"), "{msg}");
+        let msg = read(r#"{"kind":1,"sequenceID":1.5,"operationID":1}"#);
+        assert!(msg.contains("`sequenceID`"), "{msg}");
+        let msg = read(r#"{"kind":1,"operationID":1}"#);
+        assert!(msg.contains("`sequenceID` is missing"), "{msg}");
+    }
+}
