@@ -85,6 +85,12 @@ pub enum EngineEvent {
         urn: Option<Urn>,
         message: String,
     },
+    /// The last event of an operation: how many steps of each kind ran,
+    /// and the error, if it failed.
+    Summary {
+        counts: BTreeMap<StepOp, usize>,
+        error: Option<String>,
+    },
 }
 
 /// Where events go. Sending never blocks the engine: a dropped receiver

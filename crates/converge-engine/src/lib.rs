@@ -12,6 +12,8 @@
 //!   dependencies.
 //! - [`journaler`]: the one task that orders and persists journal entries.
 //! - [`operations`]: preview, update, refresh, destroy.
+//! - [`persistence`]: journaled persistence on a backend, and recovery
+//!   after a crash.
 //! - [`events`], [`plan`]: what the CLI renders.
 
 mod deletions;
@@ -22,6 +24,7 @@ pub mod goal;
 pub mod journaler;
 pub mod monitor;
 pub mod operations;
+pub mod persistence;
 pub mod plan;
 mod step_generator;
 mod steps;

@@ -106,6 +106,10 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
 fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
     let journal = d.journal.entries();
     let plan = Plan::new(std::mem::take(&mut d.progress().steps));
+    d.events.send(crate::events::EngineEvent::Summary {
+        counts: plan.counts(),
+        error: error.as_ref().map(ToString::to_string),
+    });
     match replay(&d.base, &journal) {
         Ok(snapshot) => OperationResult {
             snapshot,

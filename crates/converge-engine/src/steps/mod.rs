@@ -148,7 +148,11 @@ pub(crate) fn report(
             .iter()
             .map(|(k, v)| (k.clone(), format!("{:?}", v.kind).to_lowercase()))
             .collect(),
-        inputs: None,
+        inputs: if d.opts.preview {
+            new.map(planned_inputs)
+        } else {
+            None
+        },
     });
     d.events.send(EngineEvent::StepFinished {
         op,
@@ -158,6 +162,17 @@ pub(crate) fn report(
         diff,
         error: None,
     });
+}
+
+/// Planned inputs as JSON, secrets blinded.
+fn planned_inputs(state: &ResourceState) -> serde_json::Value {
+    let blind = converge_state::secrets::BlindingCrypter;
+    converge_state::checkpoint::property_map_to_json(
+        &state.inputs,
+        converge_state::secrets::SecretsMode::Crypter(&blind),
+    )
+    .map(serde_json::Value::Object)
+    .unwrap_or(serde_json::Value::Null)
 }
 
 /// Emits a failed step's event and turns the provider error into the
