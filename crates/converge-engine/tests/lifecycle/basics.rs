@@ -353,3 +353,37 @@ async fn duplicate_registrations_and_unknown_dependencies_are_errors() {
     let r = w.up(&p).await;
     assert!(r.error.unwrap().to_string().contains("ghost"));
 }
+
+#[tokio::test]
+async fn continue_on_error_carries_on_with_independent_work() {
+    let (mut w, cloud) = world(provider());
+    cloud.fail_when(|op, urn| op == CloudOp::Create && urn.name() == "bad");
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        // The program keeps going after a failed registration, as the SDKs
+        // do for independent resources.
+        let bad = reg(&m, &stack, custom(T, "bad", inputs(&[]))).await;
+        assert!(bad.is_err());
+        reg(&m, &stack, custom(T, "good", inputs(&[]))).await?;
+        Ok(())
+    });
+    w.options.continue_on_error = true;
+    let r = w.up(&p).await;
+    assert!(r.error.unwrap().to_string().contains("bad"));
+    assert!(w.resource("good").is_some());
+    assert!(w.resource("bad").is_none());
+
+    // Without it, nothing new starts after the failure.
+    let (mut w, cloud) = world(provider());
+    cloud.fail_when(|op, urn| op == CloudOp::Create && urn.name() == "bad");
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let _ = reg(&m, &stack, custom(T, "bad", inputs(&[]))).await;
+        let good = reg(&m, &stack, custom(T, "good", inputs(&[]))).await;
+        assert!(good.unwrap_err().contains("earlier step failed"));
+        Ok(())
+    });
+    let r = w.up(&p).await;
+    assert!(r.error.is_some());
+    assert!(w.resource("good").is_none());
+}

@@ -1,0 +1,273 @@
+//! Engine benchmarks: prints one JSON object per line. Run by
+//! `scripts/bench` in release mode; numbers go to BENCHMARKS.md.
+//!
+//! - `up_create`, `preview_nochange`, `up_1pct`, `destroy` for N resources
+//!   with a zero-latency in-process provider and journaled persistence on a
+//!   file backend: wall time and bytes written (journal + checkpoint).
+//! - `dag_latency`: a DAG of chains with a 50 ms provider, against the
+//!   lower bound max(critical path × latency, N × latency / parallel).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use converge_backend::{Backend, FileBackend, StackRef};
+use converge_engine::persistence::{BackendJournal, Secrets};
+use converge_engine::{DeploymentOptions, EventSink, OperationContext, OperationResult, Program};
+use converge_model::PropertyValue;
+use converge_state::checkpoint::{self, StackCheckpoint};
+use converge_state::journal::entry_to_json;
+use converge_state::secrets::SecretsMode;
+use converge_state::Snapshot;
+use converge_testkit::{custom, program, register_stack, MockCloud, MockLoader, MockProvider};
+
+const T: &str = "pkg:index:Thing";
+
+/// N independent resources registered concurrently; resource i has input
+/// `gen` = 1 if i is among the changed ones.
+fn flat(n: usize, changed_every: Option<usize>) -> impl Program {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in 0..n {
+            let m = m.clone();
+            let stack = stack.clone();
+            let generation = match changed_every {
+                Some(k) if i % k == 0 => 1.0,
+                _ => 0.0,
+            };
+            tasks.spawn(async move {
+                let mut g = custom(T, &format!("r{i}"), Default::default());
+                g.inputs
+                    .insert("i".to_owned(), PropertyValue::Number(i as f64));
+                g.inputs
+                    .insert("gen".to_owned(), PropertyValue::Number(generation));
+                g.inputs.insert(
+                    "name".to_owned(),
+                    PropertyValue::from(format!("resource-number-{i}")),
+                );
+                g.parent = Some(stack);
+                m.register_resource(g)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            });
+        }
+        while let Some(r) = tasks.join_next().await {
+            r.map_err(|e| e.to_string())??;
+        }
+        Ok(())
+    })
+}
+
+/// `chains` chains of `length` resources, each depending on the previous.
+fn dag(chains: usize, length: usize) -> impl Program {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        let mut tasks = tokio::task::JoinSet::new();
+        for c in 0..chains {
+            let m = m.clone();
+            let stack = stack.clone();
+            tasks.spawn(async move {
+                let mut previous = None;
+                for k in 0..length {
+                    let mut g = custom(T, &format!("c{c}-{k}"), Default::default());
+                    g.parent = Some(stack.clone());
+                    if let Some(p) = previous.take() {
+                        g.dependencies = vec![p];
+                    }
+                    let r = m.register_resource(g).await.map_err(|e| e.to_string())?;
+                    previous = Some(r.urn);
+                }
+                Ok::<_, String>(())
+            });
+        }
+        while let Some(r) = tasks.join_next().await {
+            r.map_err(|e| e.to_string())??;
+        }
+        Ok(())
+    })
+}
+
+struct World {
+    _dir: tempfile::TempDir,
+    backend: Arc<dyn Backend>,
+    stack: StackRef,
+    loader: Arc<MockLoader>,
+    snapshot: Snapshot,
+    checkpoint_bytes: Vec<u8>,
+}
+
+impl World {
+    async fn new(latency: Duration) -> World {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let backend: Arc<dyn Backend> = Arc::new(FileBackend::new(dir.path(), ""));
+        let stack = StackRef::new("bench", "dev").expect("stack name");
+        let empty = checkpoint::write_checkpoint(
+            &StackCheckpoint {
+                stack: stack.to_string(),
+                config: None,
+                latest: None,
+            },
+            SecretsMode::Opaque,
+        )
+        .expect("empty checkpoint");
+        backend
+            .create_stack(&stack, &empty)
+            .await
+            .expect("create stack");
+        let provider = MockProvider::new("pkg")
+            .with_cloud(MockCloud::new())
+            .latency(latency);
+        World {
+            _dir: dir,
+            backend,
+            stack,
+            loader: Arc::new(MockLoader::single(provider)),
+            snapshot: Snapshot::empty("2026-01-01T00:00:00Z"),
+            checkpoint_bytes: empty,
+        }
+    }
+
+    fn options(&self, parallel: usize) -> DeploymentOptions {
+        let mut o = DeploymentOptions::new("dev", "bench");
+        o.parallel = parallel;
+        o
+    }
+
+    /// Runs an operation with journaled persistence and compaction; returns
+    /// the result and the bytes written (journal entries + checkpoint).
+    async fn run(
+        &mut self,
+        op: &str,
+        program: Option<&dyn Program>,
+        parallel: usize,
+    ) -> (OperationResult, usize, u128) {
+        let journal = Arc::new(
+            BackendJournal::open(
+                self.backend.clone(),
+                self.stack.clone(),
+                &self.checkpoint_bytes,
+                Secrets::Opaque,
+            )
+            .await
+            .expect("open journal"),
+        );
+        let ctx = OperationContext {
+            base: self.snapshot.clone(),
+            loader: self.loader.clone(),
+            sink: journal.clone(),
+            events: EventSink::discard(),
+            options: self.options(parallel),
+        };
+        let start = Instant::now();
+        let result = match (op, program) {
+            ("preview", Some(p)) => converge_engine::preview(ctx, p).await,
+            ("destroy", _) => converge_engine::destroy(ctx).await,
+            (_, Some(p)) => converge_engine::update(ctx, p).await,
+            _ => unreachable!("an update needs a program"),
+        };
+        let journal_bytes: usize = result
+            .journal
+            .iter()
+            .map(|e| {
+                entry_to_json(e, SecretsMode::Opaque)
+                    .map(|b| b.len() + 1)
+                    .unwrap_or(0)
+            })
+            .sum();
+        // A preview persists nothing (its journal stays in memory).
+        let mut written = if op == "preview" { 0 } else { journal_bytes };
+        if op != "preview" {
+            written += journal
+                .complete(None, result.snapshot.clone())
+                .await
+                .expect("compact");
+            self.snapshot = result.snapshot.clone();
+            self.checkpoint_bytes = self
+                .backend
+                .load_checkpoint(&self.stack)
+                .await
+                .expect("load")
+                .unwrap_or_default();
+        } else {
+            self.backend
+                .close_journal(&self.stack)
+                .await
+                .expect("close");
+        }
+        if let Some(e) = &result.error {
+            panic!("{op} failed: {e}");
+        }
+        (result, written, start.elapsed().as_millis())
+    }
+}
+
+fn line(fields: serde_json::Value) {
+    println!("{fields}");
+}
+
+async fn zero_latency(n: usize) {
+    let mut w = World::new(Duration::ZERO).await;
+    let (_, bytes, ms) = w.run("update", Some(&flat(n, None)), 16).await;
+    let snapshot_bytes = w.checkpoint_bytes.len();
+    line(
+        serde_json::json!({"bench": "up_create", "n": n, "wall_ms": ms, "bytes_written": bytes,
+        "snapshot_bytes": snapshot_bytes, "bytes_per_snapshot_byte": bytes as f64 / snapshot_bytes as f64}),
+    );
+    let (r, bytes, ms) = w.run("preview", Some(&flat(n, None)), 16).await;
+    let changes = r
+        .plan
+        .steps
+        .iter()
+        .filter(|s| s.op != converge_engine::StepOp::Same)
+        .count();
+    line(
+        serde_json::json!({"bench": "preview_nochange", "n": n, "wall_ms": ms, "bytes_written": bytes, "changes": changes}),
+    );
+    let (_, bytes, ms) = w.run("update", Some(&flat(n, Some(100))), 16).await;
+    line(
+        serde_json::json!({"bench": "up_1pct", "n": n, "wall_ms": ms, "bytes_written": bytes,
+        "snapshot_bytes": w.checkpoint_bytes.len()}),
+    );
+    let (_, bytes, ms) = w.run("destroy", None, 16).await;
+    line(serde_json::json!({"bench": "destroy", "n": n, "wall_ms": ms, "bytes_written": bytes}));
+}
+
+async fn latency(chains: usize, length: usize, parallel: usize) {
+    let latency_ms = 50u128;
+    let mut w = World::new(Duration::from_millis(latency_ms as u64)).await;
+    let n = chains * length;
+    let (_, bytes, ms) = w.run("update", Some(&dag(chains, length)), parallel).await;
+    // Each create makes two provider calls (Check, Create), each 50 ms;
+    // only Create takes a pool slot. The default provider adds CheckConfig
+    // and Configure before anything else.
+    let per_resource = 2 * latency_ms;
+    let setup = 2 * latency_ms;
+    let critical = setup + length as u128 * per_resource;
+    let throughput = setup + (n as u128 * latency_ms).div_ceil(parallel as u128);
+    let bound = critical.max(throughput);
+    line(
+        serde_json::json!({"bench": "dag_latency", "n": n, "chains": chains, "critical_path": length,
+        "latency_ms": latency_ms, "parallel": parallel, "wall_ms": ms, "lower_bound_ms": bound,
+        "ratio_to_bound": ms as f64 / bound as f64, "bytes_written": bytes}),
+    );
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let sizes: Vec<usize> = std::env::var("BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000]);
+    runtime.block_on(async {
+        for n in sizes {
+            zero_latency(n).await;
+        }
+        latency(20, 10, 16).await;
+        latency(100, 5, 16).await;
+        latency(100, 5, 64).await;
+    });
+}
