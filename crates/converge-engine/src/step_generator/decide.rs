@@ -42,8 +42,14 @@ pub(crate) async fn decide(
             diff: BTreeMap::new(),
         });
     }
-    // A resource whose provider changed must be replaced by the new one.
-    if !old.is_provider() && old.provider != new.provider {
+    // A resource whose provider changed must be replaced by the new one —
+    // unless both are default providers of the package and the new one can
+    // manage what the old one did (its DiffConfig asks for no replacement):
+    // default providers may be upgraded without replacing everything.
+    if !old.is_provider()
+        && old.provider != new.provider
+        && !default_provider_compatible(d, old, new).await?
+    {
         return Ok(Decision::Replace {
             delete_before_replace: false,
             diff: BTreeMap::new(),
@@ -82,6 +88,54 @@ pub(crate) async fn decide(
         delete_before_replace: response.delete_before_replace,
         diff,
     })
+}
+
+/// True if `old` and `new` use default providers of one package and the
+/// new provider's DiffConfig against the old one's configuration asks for
+/// no replacement.
+async fn default_provider_compatible(
+    d: &Deployment,
+    old: &ResourceState,
+    new: &ResourceState,
+) -> Result<bool, EngineError> {
+    let (Some(old_ref), Some(new_ref)) = (&old.provider, &new.provider) else {
+        return Ok(false);
+    };
+    let is_default = |u: &converge_model::Urn| u.name().starts_with("default");
+    if !is_default(&old_ref.urn)
+        || !is_default(&new_ref.urn)
+        || old_ref.urn.type_token() != new_ref.urn.type_token()
+    {
+        return Ok(false);
+    }
+    let find = |r: &converge_model::ProviderReference| -> Option<ResourceState> {
+        if let Some(reg) = d.progress().registered.get(&r.urn) {
+            return Some(reg.state.clone());
+        }
+        d.base
+            .resources
+            .iter()
+            .find(|s| s.urn == r.urn && s.id.as_deref() == Some(r.id.as_str()))
+            .cloned()
+    };
+    let (Some(old_provider), Some(new_provider)) = (find(old_ref), find(new_ref)) else {
+        return Ok(false);
+    };
+    let response = d
+        .registry
+        .diff(
+            &new_provider.urn,
+            &old_ref.id,
+            old_provider.inputs,
+            old_provider.outputs,
+            new_provider.inputs,
+        )
+        .await
+        .map_err(|source| EngineError::Provider {
+            urn: new.urn.clone(),
+            source,
+        })?;
+    Ok(!response.requires_replacement())
 }
 
 async fn provider_diff(

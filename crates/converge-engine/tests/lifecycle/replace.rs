@@ -277,3 +277,73 @@ async fn forced_replacement_with_replace_option() {
         vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
     );
 }
+
+fn versioned(version: &'static str) -> TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        let mut g = custom(T, "a", inputs(&[("k", "1")]));
+        g.version = Some(version.to_owned());
+        reg(&m, &stack, g).await?;
+        Ok(())
+    })
+}
+
+fn two_versions(v2_replaces: bool) -> (converge_testkit::Lifecycle, Arc<MockCloud>) {
+    let cloud = MockCloud::new();
+    let v1 = MockProvider::new("pkg").with_cloud(cloud.clone());
+    let v2 = MockProvider::new("pkg")
+        .with_cloud(cloud.clone())
+        .with_version(semver::Version::new(2, 0, 0))
+        .on_diff_config(move |_| {
+            Ok(if v2_replaces {
+                DiffResponse {
+                    changes: DiffChanges::Some,
+                    replace_keys: vec!["version".to_owned()],
+                    ..DiffResponse::default()
+                }
+            } else {
+                DiffResponse::none()
+            })
+        });
+    let loader = Arc::new(MockLoader::new().with_provider(v1).with_provider(v2));
+    (
+        converge_testkit::Lifecycle::new(cloud.clone(), loader),
+        cloud,
+    )
+}
+
+#[tokio::test]
+async fn upgrading_a_default_provider_does_not_replace_its_resources() {
+    let (mut w, cloud) = two_versions(false);
+    expect_ok(&w.up(&versioned("1.0.0")).await);
+    let r = w.up(&versioned("2.0.0")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Same]);
+    assert_eq!(ops_of(&r, "default_2_0_0"), vec![StepOp::Create]);
+    assert_eq!(ops_of(&r, "default_1_0_0"), vec![StepOp::Delete]);
+    assert_eq!(cloud.counts().creates, 1);
+    assert!(
+        w.resource("a")
+            .unwrap()
+            .provider
+            .as_ref()
+            .unwrap()
+            .urn
+            .name()
+            == "default_2_0_0"
+    );
+}
+
+#[tokio::test]
+async fn a_default_provider_whose_config_diff_replaces_replaces_its_resources() {
+    let (mut w, cloud) = two_versions(true);
+    expect_ok(&w.up(&versioned("1.0.0")).await);
+    let r = w.up(&versioned("2.0.0")).await;
+    expect_ok(&r);
+    assert_eq!(
+        ops_of(&r, "a"),
+        vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
+    );
+    assert_eq!(cloud.counts().creates, 2);
+    assert_eq!(cloud.len(), 1);
+}
