@@ -58,6 +58,61 @@ pub enum Command {
     Stack(StackCommand),
     /// Manage a stack's configuration.
     Config(ConfigArgs),
+    /// Show what an update would change.
+    Preview(OperationArgs),
+    /// Create or update the stack's resources.
+    #[command(alias = "update")]
+    Up(OperationArgs),
+    /// Read every resource's current state into the stack.
+    Refresh(OperationArgs),
+    /// Delete every resource of the stack.
+    Destroy(OperationArgs),
+}
+
+/// Flags shared by preview, up, refresh and destroy (Pulumi's names).
+#[derive(Debug, Args, Clone, Default)]
+pub struct OperationArgs {
+    #[command(flatten)]
+    pub stack: StackArg,
+    /// Proceed without asking for confirmation.
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Do not preview first.
+    #[arg(short = 'f', long)]
+    pub skip_preview: bool,
+    /// How many resource operations may run at once.
+    #[arg(short, long, value_name = "N")]
+    pub parallel: Option<usize>,
+    /// Only these resources may change (URNs; repeatable).
+    #[arg(short, long = "target", value_name = "URN")]
+    pub target: Vec<String>,
+    /// These resources may not change (URNs; repeatable).
+    #[arg(long = "exclude", value_name = "URN")]
+    pub exclude: Vec<String>,
+    /// Replace these resources (URNs; repeatable).
+    #[arg(long = "replace", value_name = "URN")]
+    pub replace: Vec<String>,
+    /// Refresh the state before the operation.
+    #[arg(short, long)]
+    pub refresh: bool,
+    /// Show detailed diffs.
+    #[arg(long)]
+    pub diff: bool,
+    /// Print machine-readable JSON instead of the display.
+    #[arg(short, long)]
+    pub json: bool,
+    /// A message for the update history.
+    #[arg(short, long)]
+    pub message: Option<String>,
+    /// Keep going with independent work after a step fails.
+    #[arg(long)]
+    pub continue_on_error: bool,
+    /// Show secret values in plaintext.
+    #[arg(long)]
+    pub show_secrets: bool,
+    /// (refresh) Forget interrupted creates left in the state.
+    #[arg(long)]
+    pub clear_pending_creates: bool,
 }
 
 #[derive(Debug, Subcommand)]

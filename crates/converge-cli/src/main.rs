@@ -4,9 +4,12 @@ mod args;
 mod atomic_write;
 mod commands;
 mod context;
+mod display;
 mod home;
 mod passphrase;
+mod program;
 mod project;
+mod providers;
 mod stack_settings;
 
 use std::process::ExitCode;
@@ -14,6 +17,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::args::{Cli, Command};
+use crate::commands::deploy::Operation;
 use crate::context::Context;
 
 fn main() -> ExitCode {
@@ -45,5 +49,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Whoami { verbose } => commands::login::whoami(&ctx, verbose),
         Command::Stack(cmd) => commands::stack::run(&ctx, cmd).await,
         Command::Config(args) => commands::config::run(&ctx, args).await,
+        Command::Preview(args) => commands::deploy::run(&ctx, Operation::Preview, args).await,
+        Command::Up(args) => commands::deploy::run(&ctx, Operation::Up, args).await,
+        Command::Refresh(args) => commands::deploy::run(&ctx, Operation::Refresh, args).await,
+        Command::Destroy(args) => commands::deploy::run(&ctx, Operation::Destroy, args).await,
     }
 }

@@ -76,6 +76,15 @@ impl Project {
         Ok(Project { dir, name, doc })
     }
 
+    /// The runtime's name (`runtime: python` or `runtime: {name: python}`).
+    pub fn runtime(&self) -> Option<&str> {
+        match self.doc.get("runtime")? {
+            Value::String(s) => Some(s),
+            Value::Mapping(m) => m.get("name")?.as_str(),
+            _ => None,
+        }
+    }
+
     /// `backend.url`, if the project pins a backend.
     pub fn backend_url(&self) -> Option<&str> {
         self.doc.get("backend")?.as_mapping()?.get("url")?.as_str()
@@ -117,6 +126,7 @@ mod tests {
         std::fs::create_dir_all(&sub).unwrap();
         let p = Project::require(&sub).unwrap();
         assert_eq!(p.name, "web");
+        assert_eq!(p.runtime(), Some("python"));
         assert_eq!(p.backend_url(), Some("file://./state"));
         assert_eq!(p.stack_config_file("dev"), d.path().join("Pulumi.dev.yaml"));
     }

@@ -1,5 +1,6 @@
 //! One module per command group.
 
 pub mod config;
+pub mod deploy;
 pub mod login;
 pub mod stack;

@@ -101,7 +101,7 @@ pub fn snapshot_salt(snapshot: &Snapshot) -> Option<String> {
     state.get("salt")?.as_str().map(str::to_owned)
 }
 
-fn passphrase_provider(salt: &str) -> SecretsProviders {
+pub fn passphrase_provider(salt: &str) -> SecretsProviders {
     SecretsProviders {
         kind: "passphrase".to_owned(),
         state: Some(serde_json::json!({ "salt": salt }).to_string()),

@@ -1,0 +1,454 @@
+//! `converge preview | up | refresh | destroy`.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _, Result};
+use converge_backend::{Backend, StackRef, UpdateKind};
+use converge_engine::persistence::{self, BackendJournal, Recovery, Secrets};
+use converge_engine::{
+    DeploymentOptions, EngineEvent, EventSink, OperationContext, OperationResult, Program,
+};
+use converge_model::{PropertyMap, PropertyValue, Urn};
+use converge_state::checkpoint;
+use converge_state::secrets::{Crypter, SecretsMode};
+use converge_state::{integrity, OperationType, Snapshot};
+
+use crate::args::OperationArgs;
+use crate::commands::stack::output::display_json;
+use crate::commands::stack::snapshot_salt;
+use crate::context::{now_rfc3339, Context};
+use crate::display::live::{Display, LiveDisplay};
+use crate::display::DisplayOptions;
+use crate::passphrase::stack_crypter;
+use crate::program::program_for;
+use crate::project::Project;
+use crate::providers::provider_loader;
+use crate::stack_settings::StackSettings;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Preview,
+    Up,
+    Refresh,
+    Destroy,
+}
+
+impl Operation {
+    fn verb(self) -> &'static str {
+        match self {
+            Operation::Preview => "Previewing update",
+            Operation::Up => "Updating",
+            Operation::Refresh => "Refreshing",
+            Operation::Destroy => "Destroying",
+        }
+    }
+
+    fn question(self) -> &'static str {
+        match self {
+            Operation::Up | Operation::Preview => "Do you want to perform this update?",
+            Operation::Refresh => "Do you want to perform this refresh?",
+            Operation::Destroy => "Do you want to perform this destroy?",
+        }
+    }
+
+    fn history_kind(self) -> UpdateKind {
+        match self {
+            Operation::Preview => UpdateKind::Preview,
+            Operation::Up => UpdateKind::Update,
+            Operation::Refresh => UpdateKind::Refresh,
+            Operation::Destroy => UpdateKind::Destroy,
+        }
+    }
+}
+
+pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()> {
+    let project = ctx.project()?;
+    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
+    let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    // Fail on an unsupported program before touching anything.
+    let program: Option<Box<dyn Program>> = match op {
+        Operation::Preview | Operation::Up => Some(program_for(&project)?),
+        Operation::Refresh | Operation::Destroy => None,
+    };
+    let lock = backend.lock(&stack, ctx.lock_info()).await?;
+    let result = locked(
+        ctx,
+        op,
+        &args,
+        &project,
+        &backend,
+        &stack,
+        program.as_deref(),
+    )
+    .await;
+    lock.release().await?;
+    result
+}
+
+/// Everything under the stack lock.
+async fn locked(
+    ctx: &Context,
+    op: Operation,
+    args: &OperationArgs,
+    project: &Project,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+    program: Option<&dyn Program>,
+) -> Result<()> {
+    let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
+    let current = backend.load_checkpoint(stack).await?.unwrap_or_default();
+    let opaque = checkpoint::read_checkpoint(&current, SecretsMode::Opaque)
+        .with_context(|| format!("the state of stack {} cannot be read", stack.stack))?;
+    let salt = opaque.latest.as_ref().and_then(snapshot_salt);
+    let crypter = stack_crypter(
+        &mut settings,
+        salt.as_deref(),
+        ctx.passphrase_options(),
+        true,
+    )?;
+    let salt = crypter.encryption_salt().to_owned();
+    let crypter: Arc<dyn Crypter> = Arc::new(crypter);
+    let secrets = Secrets::Crypter(crypter.clone());
+
+    match persistence::recover(backend.as_ref(), stack, &secrets).await? {
+        Recovery::Clean | Recovery::AlreadyCompacted => {}
+        Recovery::Replayed { entries, pending } => eprintln!(
+            "note: recovered an interrupted update of stack {}: {entries} journal entries replayed, \
+             {pending} operation(s) were in flight",
+            stack.stack
+        ),
+    }
+    let mut current = backend.load_checkpoint(stack).await?.unwrap_or_default();
+    let cp = checkpoint::read_checkpoint(&current, SecretsMode::Crypter(crypter.as_ref()))
+        .with_context(|| format!("the state of stack {} cannot be read", stack.stack))?;
+    let mut base = cp
+        .latest
+        .clone()
+        .unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
+    base.secrets_providers = Some(crate::commands::stack::passphrase_provider(&salt));
+    integrity::verify(&base).map_err(|e| {
+        anyhow::anyhow!(
+            "the state of stack {} fails integrity verification: {e}; \
+             repair it with `converge stack export` and `converge stack import`",
+            stack.stack
+        )
+    })?;
+
+    if op == Operation::Refresh && !base.pending_operations.is_empty() {
+        let before = base.pending_operations.len();
+        base.pending_operations
+            .retain(|p| p.kind == OperationType::Creating && !args.clear_pending_creates);
+        if base.pending_operations.len() != before {
+            persistence::save_snapshot(
+                backend.as_ref(),
+                stack,
+                cp.config.clone(),
+                base.clone(),
+                &secrets,
+            )
+            .await?;
+            current = backend.load_checkpoint(stack).await?.unwrap_or_default();
+            eprintln!(
+                "note: cleared {} interrupted operation(s) from the state",
+                before - base.pending_operations.len()
+            );
+        }
+    }
+    report_pending(&base);
+
+    let options = deployment_options(ctx, project, stack, args, &settings, crypter.as_ref())?;
+    let display_options = DisplayOptions {
+        diff: args.diff,
+        preview: false,
+    };
+    let interactive =
+        !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+
+    // Preview first, unless skipped; confirm unless --yes.
+    let needs_confirmation = op != Operation::Preview && !args.yes;
+    if needs_confirmation && !interactive {
+        bail!(
+            "--yes must be passed to proceed when running non-interactively \
+             (or run `converge preview` to see the changes)"
+        );
+    }
+    if op == Operation::Preview || !args.skip_preview {
+        if !args.json {
+            println!("{} (preview) ({}):", op.verb(), stack.stack);
+        }
+        let preview = execute(
+            op,
+            ExecuteParams {
+                base: base.clone(),
+                options: DeploymentOptions {
+                    preview: true,
+                    ..options.clone()
+                },
+                program,
+                sink: Arc::new(converge_engine::DiscardSink),
+                display: DisplayOptions {
+                    preview: true,
+                    ..display_options
+                },
+                json: args.json,
+            },
+        )
+        .await;
+        if op == Operation::Preview {
+            if args.json {
+                print_json(&preview, args.show_secrets)?;
+            }
+            return match preview.error {
+                Some(e) => Err(anyhow::anyhow!("{e}")),
+                None => Ok(()),
+            };
+        }
+        if let Some(e) = preview.error {
+            bail!("{e}");
+        }
+    }
+    if needs_confirmation {
+        print!("{} [yes/no] ", op.question());
+        std::io::stdout().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "yes" | "y") {
+            bail!("confirmation declined, not proceeding");
+        }
+    }
+
+    if !args.json {
+        println!("{} ({}):", op.verb(), stack.stack);
+    }
+    let started = now_rfc3339();
+    let journal = Arc::new(
+        BackendJournal::open(backend.clone(), stack.clone(), &current, secrets.clone()).await?,
+    );
+    let result = execute(
+        op,
+        ExecuteParams {
+            base,
+            options,
+            program,
+            sink: journal.clone(),
+            display: display_options,
+            json: args.json,
+        },
+    )
+    .await;
+    journal
+        .complete(cp.config.clone(), result.snapshot.clone())
+        .await
+        .context("the update ran, but its final state could not be saved; it will be recovered from the journal on the next run")?;
+    record_history(backend.as_ref(), stack, op, args, &started, &result).await;
+    if args.json {
+        print_json(&result, args.show_secrets)?;
+    } else if op == Operation::Up {
+        print_outputs(&result.snapshot, args.show_secrets);
+    }
+    match result.error {
+        Some(e) => Err(anyhow::anyhow!("{e}")),
+        None => Ok(()),
+    }
+}
+
+struct ExecuteParams<'a> {
+    base: Snapshot,
+    options: DeploymentOptions,
+    program: Option<&'a dyn Program>,
+    sink: Arc<dyn converge_engine::JournalSink>,
+    display: DisplayOptions,
+    json: bool,
+}
+
+/// Runs one engine operation while a task renders its events.
+async fn execute(op: Operation, p: ExecuteParams<'_>) -> OperationResult {
+    let (events, mut rx) = EventSink::channel();
+    let interactive = std::io::stdout().is_terminal();
+    let mut display = if p.json {
+        Display::Quiet
+    } else if interactive {
+        Display::Live(LiveDisplay::new())
+    } else {
+        Display::Plain(Default::default())
+    };
+    let display_options = p.display;
+    let renderer = tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            display.handle(&event, display_options);
+            if matches!(event, EngineEvent::Summary { .. }) {
+                break;
+            }
+        }
+    });
+    let ctx = OperationContext {
+        base: p.base,
+        loader: provider_loader(),
+        sink: p.sink,
+        events,
+        options: p.options,
+    };
+    let result = match (op, p.program) {
+        (Operation::Refresh, _) => converge_engine::refresh(ctx).await,
+        (Operation::Destroy, _) => converge_engine::destroy(ctx).await,
+        (_, Some(program)) if ctx.options.preview => converge_engine::preview(ctx, program).await,
+        (_, Some(program)) => converge_engine::update(ctx, program).await,
+        (_, None) => converge_engine::update(ctx, &converge_engine::EmptyProgram).await,
+    };
+    let _ = renderer.await;
+    result
+}
+
+fn report_pending(base: &Snapshot) {
+    if base.pending_operations.is_empty() {
+        return;
+    }
+    eprintln!(
+        "warning: {} operation(s) were interrupted by an earlier update that did not finish; \
+         the objects they name may or may not exist:",
+        base.pending_operations.len()
+    );
+    for p in &base.pending_operations {
+        eprintln!("    {} {}", p.kind, p.resource.urn);
+    }
+    eprintln!(
+        "  check them in your cloud; then run `converge refresh --clear-pending-creates` to forget \
+         interrupted creates (import any object that does exist), or `converge refresh` to settle \
+         interrupted updates and deletes"
+    );
+}
+
+fn parse_urns(list: &[String], flag: &str) -> Result<Vec<Urn>> {
+    list.iter()
+        .map(|u| Urn::parse(u).with_context(|| format!("--{flag} {u}")))
+        .collect()
+}
+
+fn deployment_options(
+    ctx: &Context,
+    project: &Project,
+    stack: &StackRef,
+    args: &OperationArgs,
+    settings: &StackSettings,
+    crypter: &dyn Crypter,
+) -> Result<DeploymentOptions> {
+    let _ = ctx;
+    let mut o = DeploymentOptions::new(stack.stack.clone(), project.name.clone());
+    if let Some(n) = args.parallel {
+        if n == 0 {
+            bail!("--parallel must be at least 1");
+        }
+        o.parallel = n;
+    }
+    if !args.target.is_empty() {
+        o.targets = Some(parse_urns(&args.target, "target")?);
+    }
+    o.excludes = parse_urns(&args.exclude, "exclude")?;
+    o.replace = parse_urns(&args.replace, "replace")?;
+    o.continue_on_error = args.continue_on_error;
+    o.provider_config = provider_config(&project.name, settings, crypter)?;
+    Ok(o)
+}
+
+/// Default providers' configuration: stack config keys `<package>:<key>`
+/// of packages other than the project; secure values stay secret.
+fn provider_config(
+    project: &str,
+    settings: &StackSettings,
+    crypter: &dyn Crypter,
+) -> Result<std::collections::BTreeMap<String, PropertyMap>> {
+    let mut out = std::collections::BTreeMap::<String, PropertyMap>::new();
+    for (key, value) in settings.config() {
+        let Some(key) = key.as_str() else { continue };
+        let Some((package, name)) = key.split_once(':') else {
+            continue;
+        };
+        if package == project {
+            continue;
+        }
+        let v = match &value {
+            serde_norway::Value::Mapping(m) if m.len() == 1 && m.get("secure").is_some() => {
+                let ct = m.get("secure").and_then(|v| v.as_str()).unwrap_or_default();
+                PropertyValue::secret(PropertyValue::from(crypter.decrypt(ct)?))
+            }
+            serde_norway::Value::String(s) => PropertyValue::from(s.clone()),
+            other => PropertyValue::from(serde_json::to_string(&serde_json::to_value(other)?)?),
+        };
+        out.entry(package.to_owned())
+            .or_default()
+            .insert(name.to_owned(), v);
+    }
+    Ok(out)
+}
+
+async fn record_history(
+    backend: &dyn Backend,
+    stack: &StackRef,
+    op: Operation,
+    args: &OperationArgs,
+    started: &str,
+    result: &OperationResult,
+) {
+    let changes: serde_json::Map<String, serde_json::Value> = result
+        .plan
+        .counts()
+        .into_iter()
+        .map(|(k, v)| (k.as_str().to_owned(), v.into()))
+        .collect();
+    let record = serde_json::json!({
+        "kind": op.history_kind().as_str(),
+        "startTime": started,
+        "endTime": now_rfc3339(),
+        "message": args.message.clone().unwrap_or_default(),
+        "result": if result.error.is_none() { "succeeded" } else { "failed" },
+        "resourceChanges": changes,
+    });
+    if let Err(e) = backend
+        .add_history(stack, op.history_kind(), record.to_string().as_bytes())
+        .await
+    {
+        eprintln!("warning: the update history could not be recorded: {e}");
+    }
+}
+
+fn stack_outputs(snapshot: &Snapshot) -> PropertyMap {
+    snapshot
+        .resources
+        .iter()
+        .find(|r| r.type_token == "pulumi:pulumi:Stack" && !r.delete)
+        .map(|r| r.outputs.clone())
+        .unwrap_or_default()
+}
+
+fn print_outputs(snapshot: &Snapshot, reveal: bool) {
+    let outputs = stack_outputs(snapshot);
+    if outputs.is_empty() {
+        return;
+    }
+    println!("\nOutputs:");
+    let width = outputs.keys().map(String::len).max().unwrap_or(0);
+    for (k, v) in &outputs {
+        let shown = match display_json(v, reveal) {
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        };
+        println!("    {k:<width$}: {shown}");
+    }
+}
+
+fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
+    let outputs: serde_json::Map<String, serde_json::Value> = stack_outputs(&result.snapshot)
+        .iter()
+        .map(|(k, v)| (k.clone(), display_json(v, reveal)))
+        .collect();
+    let out = serde_json::json!({
+        "steps": result.plan.steps,
+        "changeSummary": result.plan.counts().into_iter().map(|(k, v)| (k.as_str().to_owned(), v)).collect::<std::collections::BTreeMap<_, _>>(),
+        "outputs": outputs,
+        "error": result.error.as_ref().map(ToString::to_string),
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! The live display in a terminal: a spinner line per resource in flight,
+//! with its elapsed time; finished steps scroll above.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use converge_engine::EngineEvent;
+use converge_model::Urn;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+use super::{label, render, symbol, DisplayOptions};
+
+/// Where rendered lines go.
+#[derive(Debug)]
+pub enum Display {
+    /// One line per event on stdout.
+    Plain(Timings),
+    /// Spinners in a terminal.
+    Live(LiveDisplay),
+    /// Nothing while running (`--json` prints at the end).
+    Quiet,
+}
+
+/// Start times of steps in flight, for elapsed times.
+#[derive(Debug, Default)]
+pub struct Timings {
+    started: HashMap<Urn, Instant>,
+}
+
+impl Timings {
+    fn elapsed(&mut self, event: &EngineEvent) -> Option<Duration> {
+        match event {
+            EngineEvent::StepStarted { urn, .. } => {
+                self.started.insert(urn.clone(), Instant::now());
+                None
+            }
+            EngineEvent::StepFinished { urn, .. } => self.started.remove(urn).map(|t| t.elapsed()),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct LiveDisplay {
+    bars: MultiProgress,
+    in_flight: HashMap<Urn, ProgressBar>,
+    timings: Timings,
+}
+
+impl LiveDisplay {
+    pub fn new() -> Self {
+        LiveDisplay {
+            bars: MultiProgress::new(),
+            in_flight: HashMap::new(),
+            timings: Timings::default(),
+        }
+    }
+}
+
+impl Display {
+    pub fn handle(&mut self, event: &EngineEvent, opts: DisplayOptions) {
+        match self {
+            Display::Quiet => {}
+            Display::Plain(timings) => {
+                let elapsed = timings.elapsed(event);
+                for line in render(event, elapsed, opts) {
+                    println!("{line}");
+                }
+            }
+            Display::Live(live) => live.handle(event, opts),
+        }
+    }
+}
+
+impl LiveDisplay {
+    fn handle(&mut self, event: &EngineEvent, opts: DisplayOptions) {
+        let elapsed = self.timings.elapsed(event);
+        match event {
+            EngineEvent::StepStarted { op, urn }
+                if !opts.preview && *op != converge_engine::StepOp::Same =>
+            {
+                let bar = self.bars.add(ProgressBar::new_spinner());
+                let style = ProgressStyle::with_template(" {spinner} {msg} ({elapsed})")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner());
+                bar.set_style(style);
+                bar.set_message(format!("{:<2} {}", symbol(*op), label(urn)));
+                bar.enable_steady_tick(Duration::from_millis(120));
+                self.in_flight.insert(urn.clone(), bar);
+            }
+            EngineEvent::StepFinished { urn, .. } => {
+                if let Some(bar) = self.in_flight.remove(urn) {
+                    bar.finish_and_clear();
+                    self.bars.remove(&bar);
+                }
+                for line in render(event, elapsed, opts) {
+                    let _ = self.bars.println(line);
+                }
+            }
+            _ => {
+                for line in render(event, elapsed, opts) {
+                    let _ = self.bars.println(line);
+                }
+            }
+        }
+    }
+}

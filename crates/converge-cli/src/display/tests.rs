@@ -1,0 +1,246 @@
+//! Snapshot tests of the plain rendering.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use converge_engine::{EngineEvent, Severity, StepOp};
+use converge_model::{DiffKind, PropertyDiff, Urn};
+
+use super::{render, DisplayOptions};
+
+fn urn(name: &str) -> Urn {
+    Urn::parse(&format!(
+        "urn:pulumi:dev::web::random:index/randomPet:RandomPet::{name}"
+    ))
+    .unwrap()
+}
+
+fn finished(op: StepOp, name: &str, diff: &[(&str, DiffKind)], error: Option<&str>) -> EngineEvent {
+    EngineEvent::StepFinished {
+        op,
+        urn: urn(name),
+        old: None,
+        new: None,
+        diff: diff
+            .iter()
+            .map(|(k, kind)| {
+                (
+                    (*k).to_owned(),
+                    PropertyDiff {
+                        kind: *kind,
+                        input_diff: true,
+                    },
+                )
+            })
+            .collect(),
+        error: error.map(str::to_owned),
+    }
+}
+
+fn run(events: &[(EngineEvent, Option<Duration>)], opts: DisplayOptions) -> String {
+    events
+        .iter()
+        .flat_map(|(e, t)| render(e, *t, opts))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn an_update_in_plain_lines() {
+    let counts: BTreeMap<StepOp, usize> = [
+        (StepOp::Same, 3),
+        (StepOp::Create, 1),
+        (StepOp::Update, 1),
+        (StepOp::CreateReplacement, 1),
+        (StepOp::DeleteReplaced, 1),
+    ]
+    .into_iter()
+    .collect();
+    let events = vec![
+        (
+            EngineEvent::StepStarted {
+                op: StepOp::Create,
+                urn: urn("new"),
+            },
+            None,
+        ),
+        (
+            EngineEvent::StepStarted {
+                op: StepOp::Same,
+                urn: urn("same"),
+            },
+            None,
+        ),
+        (finished(StepOp::Same, "same", &[], None), None),
+        (
+            finished(StepOp::Create, "new", &[], None),
+            Some(Duration::from_millis(20)),
+        ),
+        (
+            EngineEvent::StepStarted {
+                op: StepOp::Update,
+                urn: urn("changed"),
+            },
+            None,
+        ),
+        (
+            finished(
+                StepOp::Update,
+                "changed",
+                &[("length", DiffKind::Update)],
+                None,
+            ),
+            Some(Duration::from_secs(3)),
+        ),
+        (
+            EngineEvent::StepStarted {
+                op: StepOp::CreateReplacement,
+                urn: urn("swapped"),
+            },
+            None,
+        ),
+        (
+            finished(
+                StepOp::CreateReplacement,
+                "swapped",
+                &[("prefix", DiffKind::UpdateReplace)],
+                None,
+            ),
+            None,
+        ),
+        (
+            EngineEvent::Diagnostic {
+                severity: Severity::Warning,
+                urn: Some(urn("changed")),
+                message: "slow API".into(),
+            },
+            None,
+        ),
+        (
+            EngineEvent::Diagnostic {
+                severity: Severity::Debug,
+                urn: None,
+                message: "hidden".into(),
+            },
+            None,
+        ),
+        (
+            EngineEvent::StepStarted {
+                op: StepOp::DeleteReplaced,
+                urn: urn("swapped"),
+            },
+            None,
+        ),
+        (finished(StepOp::DeleteReplaced, "swapped", &[], None), None),
+        (
+            EngineEvent::Summary {
+                counts,
+                error: None,
+            },
+            None,
+        ),
+    ];
+    insta::assert_snapshot!(run(&events, DisplayOptions::default()), @r"
+ +  random:index/randomPet:RandomPet new creating...
+ +  random:index/randomPet:RandomPet new created
+ ~  random:index/randomPet:RandomPet changed updating...
+ ~  random:index/randomPet:RandomPet changed updated (3s) [diff: length]
+ ++ random:index/randomPet:RandomPet swapped creating replacement...
+ ++ random:index/randomPet:RandomPet swapped created replacement [diff: prefix]
+warning random:index/randomPet:RandomPet changed: slow API
+ -- random:index/randomPet:RandomPet swapped deleting original...
+ -- random:index/randomPet:RandomPet swapped deleted original
+
+Resources:
+    + 1 created
+    ~ 1 updated
+    +- 1 replaced
+    3 unchanged
+");
+}
+
+#[test]
+fn a_preview_with_detailed_diffs_and_a_failure() {
+    let counts: BTreeMap<StepOp, usize> = [(StepOp::Update, 1), (StepOp::Delete, 1)]
+        .into_iter()
+        .collect();
+    let opts = DisplayOptions {
+        diff: true,
+        preview: true,
+    };
+    let events = vec![
+        (
+            EngineEvent::StepStarted {
+                op: StepOp::Update,
+                urn: urn("a"),
+            },
+            None,
+        ),
+        (
+            finished(
+                StepOp::Update,
+                "a",
+                &[
+                    ("tags.env", DiffKind::Add),
+                    ("size", DiffKind::UpdateReplace),
+                ],
+                None,
+            ),
+            None,
+        ),
+        (
+            finished(StepOp::Delete, "b", &[], Some("permission denied")),
+            None,
+        ),
+        (
+            EngineEvent::Summary {
+                counts,
+                error: Some("delete of b failed".into()),
+            },
+            None,
+        ),
+    ];
+    insta::assert_snapshot!(run(&events, opts), @r"
+ ~  random:index/randomPet:RandomPet a update
+        ~ size (forces replacement)
+        + tags.env
+ -  random:index/randomPet:RandomPet b **delete failed**: permission denied
+
+Resources:
+    ~ 1 to update
+    - 1 to delete
+
+error: delete of b failed
+");
+}
+
+#[test]
+fn nothing_to_do() {
+    let counts: BTreeMap<StepOp, usize> = [(StepOp::Same, 2)].into_iter().collect();
+    let out = run(
+        &[(
+            EngineEvent::Summary {
+                counts,
+                error: None,
+            },
+            None,
+        )],
+        DisplayOptions::default(),
+    );
+    insta::assert_snapshot!(out, @r"
+
+Resources:
+    2 unchanged
+");
+    let empty = run(
+        &[(
+            EngineEvent::Summary {
+                counts: BTreeMap::new(),
+                error: None,
+            },
+            None,
+        )],
+        DisplayOptions::default(),
+    );
+    assert!(empty.contains("no changes"));
+}
