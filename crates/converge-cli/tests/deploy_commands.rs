@@ -1,0 +1,147 @@
+//! End-to-end tests of `converge preview | up | refresh | destroy` that need
+//! no provider: confirmation rules, unsupported programs, empty stacks,
+//! interrupted operations left in the state.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+struct World {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    backend: PathBuf,
+    project: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, backend, project) = (
+            dir.path().join("home"),
+            dir.path().join("backend"),
+            dir.path().join("project"),
+        );
+        std::fs::create_dir_all(&backend).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(project.join("Pulumi.yaml"), "name: demo\nruntime: yaml\n").unwrap();
+        let w = World {
+            _dir: dir,
+            home,
+            backend,
+            project,
+        };
+        w.ok(&["stack", "init", "dev"]);
+        w
+    }
+
+    fn converge(&self) -> Command {
+        let mut cmd = Command::cargo_bin("converge").unwrap();
+        cmd.current_dir(&self.project)
+            .env("CONVERGE_HOME", &self.home)
+            .env(
+                "PULUMI_BACKEND_URL",
+                format!("file://{}", self.backend.display()),
+            )
+            .env("PULUMI_CONFIG_PASSPHRASE", "pw")
+            .arg("--non-interactive");
+        cmd
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.converge().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "converge {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.converge().args(args).output().unwrap();
+        assert!(!out.status.success(), "converge {args:?} should fail");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn state(&self) -> Vec<u8> {
+        std::fs::read(self.backend.join(".pulumi/stacks/demo/dev.json")).unwrap()
+    }
+}
+
+#[test]
+fn operations_need_yes_when_not_interactive() {
+    let w = World::new();
+    let before = w.state();
+    let err = w.fails(&["destroy"]);
+    assert!(err.contains("--yes"), "{err}");
+    let err = w.fails(&["refresh"]);
+    assert!(err.contains("--yes"), "{err}");
+    assert_eq!(before, w.state());
+}
+
+#[test]
+fn an_unsupported_program_is_a_clear_error_that_changes_nothing() {
+    let w = World::new();
+    let before = w.state();
+    let err = w.fails(&["up", "--yes"]);
+    assert!(err.contains("yaml programs is not supported"), "{err}");
+    let err = w.fails(&["preview"]);
+    assert!(err.contains("not supported"), "{err}");
+    assert_eq!(before, w.state());
+    assert!(!w
+        .backend
+        .join(".pulumi/locks/organization/demo/dev")
+        .read_dir()
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false));
+}
+
+#[test]
+fn refresh_and_destroy_of_an_empty_stack() {
+    let w = World::new();
+    let out = w.ok(&["refresh", "--yes"]);
+    assert!(out.contains("no changes"), "{out}");
+    let out = w.ok(&["destroy", "--yes", "--skip-preview"]);
+    assert!(out.contains("no changes"), "{out}");
+    let json = w.ok(&["destroy", "--yes", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["error"].is_null());
+    // The update history records each run.
+    let history = w.backend.join(".pulumi/history/demo/dev");
+    assert!(history.read_dir().unwrap().count() >= 3);
+}
+
+#[test]
+fn interrupted_operations_are_reported_and_cleared() {
+    let w = World::new();
+    let stack_urn = "urn:pulumi:dev::demo::pulumi:pulumi:Stack::demo-dev";
+    let deployment = serde_json::json!({
+        "version": 3,
+        "deployment": {
+            "manifest": {"time": "2026-11-01T00:00:00Z", "magic": "", "version": "v3"},
+            "resources": [{"urn": stack_urn, "custom": false, "type": "pulumi:pulumi:Stack"}],
+            "pending_operations": [{
+                "resource": {"urn": "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::pet",
+                             "custom": true, "type": "random:index/randomPet:RandomPet", "parent": stack_urn},
+                "type": "creating"
+            }]
+        }
+    });
+    std::fs::write(w.project.join("state.json"), deployment.to_string()).unwrap();
+    w.ok(&["stack", "import", "--file", "state.json"]);
+    let out = w.converge().args(["refresh", "--yes"]).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("creating urn:pulumi:dev::demo::random:index/randomPet:RandomPet::pet"),
+        "{err}"
+    );
+    assert!(err.contains("--clear-pending-creates"), "{err}");
+    assert!(String::from_utf8(w.state())
+        .unwrap()
+        .contains("pending_operations"));
+    w.ok(&["refresh", "--yes", "--clear-pending-creates"]);
+    assert!(!String::from_utf8(w.state())
+        .unwrap()
+        .contains("pending_operations"));
+}
