@@ -8,6 +8,7 @@
 //! - [`registry::ProviderRegistry`]: the configured provider instances of one
 //!   deployment, keyed by provider reference (`<urn>::<id>`).
 
+pub mod builtin;
 pub mod provider;
 pub mod registry;
 
