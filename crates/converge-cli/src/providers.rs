@@ -1,29 +1,12 @@
-//! Where providers come from: the built-in providers, then installed
-//! plugins.
+//! Where providers come from: the built-in providers (random, command,
+//! converge's file), and — with the plugin host — installed plugins.
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use converge_plugin::{Provider, ProviderLoader, RegistryError};
+use converge_plugin::builtin::BuiltinLoader;
+use converge_plugin::ProviderLoader;
 
 /// The loader every operation uses.
 pub fn provider_loader() -> Arc<dyn ProviderLoader> {
-    Arc::new(CliLoader)
-}
-
-#[derive(Debug)]
-struct CliLoader;
-
-#[async_trait]
-impl ProviderLoader for CliLoader {
-    async fn load(
-        &self,
-        package: &str,
-        version: Option<&semver::Version>,
-    ) -> Result<Arc<dyn Provider>, RegistryError> {
-        Err(RegistryError::NotFound {
-            package: package.to_owned(),
-            version: version.map(ToString::to_string),
-        })
-    }
+    Arc::new(BuiltinLoader::default())
 }

@@ -129,6 +129,11 @@ pub async fn save_snapshot(
     snapshot: Snapshot,
     secrets: &Secrets,
 ) -> Result<usize, PersistenceError> {
+    let mut snapshot = snapshot;
+    // The manifest says who wrote the checkpoint, and when.
+    let plugins = snapshot.manifest.plugins.take();
+    snapshot.manifest = converge_state::Manifest::converge(converge_backend::now_rfc3339());
+    snapshot.manifest.plugins = plugins;
     let cp = StackCheckpoint {
         stack: stack.to_string(),
         config,

@@ -60,6 +60,11 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
         None => entry,
     };
     d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
-    report(d, op, Some(&old), new.as_ref(), Default::default());
+    // An object that has not drifted shows as unchanged.
+    let unchanged = new
+        .as_ref()
+        .is_some_and(|n| n.outputs == old.outputs && n.inputs == old.inputs && n.id == old.id);
+    let shown = if unchanged { StepOp::Same } else { op };
+    report(d, shown, Some(&old), new.as_ref(), Default::default());
     Ok(())
 }
