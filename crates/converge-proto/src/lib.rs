@@ -1,0 +1,56 @@
+//! Converge's wire schema: the `pulumirpc` gRPC protocol spoken by Pulumi's
+//! SDKs, provider plugins and language hosts, and the conversion between
+//! `google.protobuf.Struct` and Converge's [`PropertyValue`].
+//!
+//! - [`pulumirpc`]: prost messages and tonic clients and servers generated
+//!   from our own `.proto` files in `proto/` (same names, numbers and types as
+//!   Pulumi's; `tests/descriptors.rs` checks them against the installed Python
+//!   SDK). Servers answer `Unimplemented` for methods an implementation does
+//!   not override.
+//! - [`google::rpc::Status`]: the message a gRPC error's details decode to.
+//! - [`marshal`]: `Struct`/`Value` ↔ [`PropertyMap`]/[`PropertyValue`], with
+//!   Pulumi's signature-keyed special objects and [`MarshalOptions`] for what
+//!   the peer accepts.
+//! - [`MessageLimits`]: raises tonic's 4 MiB message limit to Pulumi's
+//!   400 MiB on any generated client or server.
+//!
+//! This crate holds no logic beyond marshalling.
+//!
+//! [`PropertyValue`]: converge_model::PropertyValue
+//! [`PropertyMap`]: converge_model::PropertyMap
+
+mod limits;
+pub mod marshal;
+
+pub use limits::{MessageLimits, MAX_MESSAGE_SIZE};
+pub use marshal::{
+    marshal_properties, marshal_value, unmarshal_properties, unmarshal_value, MarshalError,
+    MarshalOptions,
+};
+
+/// Generated code for package `pulumirpc` (and `pulumirpc.codegen`).
+/// `google.protobuf` types map to [`prost_types`]; `Empty` maps to `()`.
+#[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
+pub mod pulumirpc {
+    include!(concat!(env!("OUT_DIR"), "/pulumirpc.rs"));
+
+    /// Generated code for package `pulumirpc.codegen`.
+    pub mod codegen {
+        include!(concat!(env!("OUT_DIR"), "/pulumirpc.codegen.rs"));
+    }
+}
+
+/// Generated code for the Google packages we define ourselves.
+pub mod google {
+    /// Generated code for package `google.rpc`.
+    #[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
+    pub mod rpc {
+        include!(concat!(env!("OUT_DIR"), "/google.rpc.rs"));
+    }
+}
+
+/// The serialized `FileDescriptorSet` of every file in `proto/` and its
+/// imports, as compiled by the build script (for gRPC reflection and the
+/// compatibility test).
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/converge_descriptor_set.bin"));
