@@ -62,7 +62,61 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
             action,
         });
     }
+    // Whatever stays in the snapshot keeps what it depends on: a resource
+    // that is not being deleted (its step failed, it is not targeted, the
+    // program did not reach it) holds its dependencies back, unless a new
+    // copy of the dependency is already recorded.
+    let recorded: HashSet<&Urn> = p
+        .registered
+        .iter()
+        .filter(|(_, r)| r.op.is_some())
+        .map(|(u, _)| u)
+        .collect();
+    let mut held = Vec::new();
+    loop {
+        let leaving: HashSet<usize> = out.iter().map(|c| c.index).collect();
+        let needed: HashMap<&Urn, &Urn> = d
+            .base
+            .resources
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !p.claimed.contains(i) && !leaving.contains(i))
+            .flat_map(|(_, r)| r.all_dependencies().map(move |(_, dep)| (dep, &r.urn)))
+            .collect();
+        let before = out.len();
+        out.retain(|c| {
+            let urn = &d.base.resources[c.index].urn;
+            match needed.get(urn) {
+                Some(user) if !recorded.contains(urn) => {
+                    held.push((urn.clone(), (*user).clone()));
+                    false
+                }
+                _ => true,
+            }
+        });
+        if out.len() == before {
+            break;
+        }
+    }
     drop(p);
+    for (urn, user) in held {
+        if d.opts.targets.as_ref().is_some_and(|t| t.contains(&urn)) {
+            return Err(failed(
+                d,
+                StepOp::Delete,
+                &urn,
+                EngineError::Failed(format!(
+                    "cannot delete {urn}: {user} depends on it and is not being deleted; \
+                     target {user} too"
+                )),
+            ));
+        }
+        d.events.diagnostic(
+            crate::events::Severity::Warning,
+            Some(&urn),
+            format!("not deleted: {user}, which stays, depends on it"),
+        );
+    }
     // deletedWith: no provider call when the resource it goes with is being
     // deleted too.
     let deleting: HashSet<&Urn> = out

@@ -26,12 +26,24 @@ impl Monitor {
         &self,
         goal: ResourceGoal,
     ) -> Result<RegisterResult, EngineError> {
-        step_generator::register(&self.deployment, goal).await
+        let result = step_generator::register(&self.deployment, goal).await;
+        self.record(result)
+    }
+
+    /// A registration that fails — in its step, or before it (Check, Diff,
+    /// provider resolution) — fails the operation, even if the program
+    /// carries on.
+    fn record<T>(&self, result: Result<T, EngineError>) -> Result<T, EngineError> {
+        if let Err(e) = &result {
+            self.deployment.fail(e);
+        }
+        result
     }
 
     /// `ReadResource`: reads an external object by ID.
     pub async fn read_resource(&self, goal: ReadGoal) -> Result<RegisterResult, EngineError> {
-        step_generator::read(&self.deployment, goal).await
+        let result = step_generator::read(&self.deployment, goal).await;
+        self.record(result)
     }
 
     /// `RegisterResourceOutputs`: a component's (or the stack's) outputs.
@@ -52,7 +64,7 @@ impl Monitor {
         };
         let Some(op) = op else { return Ok(()) };
         let entry = JournalEntry::outputs(0, d.next_operation(), state.clone()).with_remove_new(op);
-        d.end(entry).await?;
+        self.record(d.end(entry).await)?;
         if let Some(r) = d.progress().registered.get_mut(urn) {
             r.state = state;
         }

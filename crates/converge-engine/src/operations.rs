@@ -66,7 +66,7 @@ fn start(ctx: OperationContext) -> Arc<Deployment> {
 
 async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> OperationResult {
     let d = start(ctx);
-    let mut error = match kind {
+    let program_error = match kind {
         Kind::Update => {
             let monitor = Monitor {
                 deployment: Arc::clone(&d),
@@ -74,24 +74,17 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
             program.run(monitor).await.err().map(EngineError::Program)
         }
         Kind::Refresh => refresh_all(&d).await.err(),
-        Kind::Destroy => EmptyProgram
-            .run(Monitor {
-                deployment: Arc::clone(&d),
-            })
-            .await
-            .err()
-            .map(EngineError::Program),
+        Kind::Destroy => None,
     };
     // A failed step is the operation's error, rather than the program's
     // report of it.
-    if let Some(failure) = d.progress().failure.clone() {
-        error = Some(failure);
-    }
-    let go_on = match &error {
-        None => true,
-        Some(EngineError::Program(_)) => false,
-        Some(_) => d.opts.continue_on_error,
-    };
+    let failure = d.progress().failure.clone();
+    let program_failed = matches!(program_error, Some(EngineError::Program(_)));
+    let mut error = failure.or(program_error);
+    // Deletions only follow a program that ran to the end: resources it
+    // did not reach are still declared. After a failed step they run only
+    // with continue_on_error.
+    let go_on = !program_failed && (error.is_none() || d.opts.continue_on_error);
     if kind != Kind::Refresh && go_on {
         if let Err(e) = deletions::run(&d, kind == Kind::Destroy).await {
             error.get_or_insert(e);

@@ -201,6 +201,24 @@ async fn untargeted(
     match old_index {
         Some(i) => {
             let old = d.base.resources[i].clone();
+            // The old state moves into the new snapshot only if everything
+            // it depends on is already there; otherwise it stays in place,
+            // after its dependencies.
+            let movable = {
+                let p = d.progress();
+                old.all_dependencies()
+                    .all(|(_, dep)| p.registered.get(dep).is_some_and(|r| r.op.is_some()))
+            };
+            if !movable {
+                d.progress().registered.insert(
+                    old.urn.clone(),
+                    crate::deployment::Registered {
+                        op: None,
+                        state: old.clone(),
+                    },
+                );
+                return Ok(result_of(&old));
+            }
             let s = steps::same::run(d, i, old).await?;
             Ok(result_of(&s))
         }
