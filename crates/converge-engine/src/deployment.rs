@@ -88,6 +88,8 @@ pub(crate) struct Progress {
     /// Base indices some registration of this deployment matched, whether
     /// or not its step succeeded.
     pub seen_olds: HashSet<usize>,
+    /// Old URN → new URN of resources renamed through aliases.
+    pub aliased: HashMap<Urn, Urn>,
     /// Base indices marked for deletion by a create-before-delete.
     pub replaced: Vec<usize>,
     /// Base indices whose object is gone (delete-before-replace).

@@ -47,7 +47,7 @@ pub(crate) async fn decide(
     // manage what the old one did (its DiffConfig asks for no replacement):
     // default providers may be upgraded without replacing everything.
     if !old.is_provider()
-        && old.provider != new.provider
+        && !same_provider(d, old, new)
         && !default_provider_compatible(d, old, new).await?
     {
         return Ok(Decision::Replace {
@@ -88,6 +88,17 @@ pub(crate) async fn decide(
         delete_before_replace: response.delete_before_replace,
         diff,
     })
+}
+
+/// True if `new` uses the provider `old` used, possibly renamed through an
+/// alias in this deployment.
+fn same_provider(d: &Deployment, old: &ResourceState, new: &ResourceState) -> bool {
+    match (&old.provider, &new.provider) {
+        (Some(o), Some(n)) => {
+            o.id == n.id && (o.urn == n.urn || d.progress().aliased.get(&o.urn) == Some(&n.urn))
+        }
+        (o, n) => o == n,
+    }
 }
 
 /// True if `old` and `new` use default providers of one package and the

@@ -83,14 +83,19 @@ pub(crate) async fn run(d: &Deployment, step: CreateStep) -> Result<ResourceStat
         }
     }
     let mut entry = JournalEntry::success(0, op_id).with_state(state.clone());
-    entry.remove_old = remove_old;
     entry.delete_old = delete_old;
-    d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
-    if let Some(i) = delete_old {
-        d.progress().replaced.push(i);
+    if let Some(i) = remove_old {
+        entry = super::rename::take_over(d, entry, i, &urn);
     }
+    d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
     if let Some(i) = remove_old {
         d.progress().claimed.insert(i);
+        super::rename::finish(d, i, &state)
+            .await
+            .map_err(|e| failed(d, op, &urn, e))?;
+    }
+    if let Some(i) = delete_old {
+        d.progress().replaced.push(i);
     }
     finish(d, op, Some(op_id), old.as_ref(), &state, diff);
     Ok(state)

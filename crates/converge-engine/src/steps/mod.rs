@@ -7,6 +7,7 @@ pub mod delete;
 pub mod import;
 pub mod read;
 pub mod refresh;
+pub mod rename;
 pub mod same;
 pub mod update;
 
@@ -44,10 +45,14 @@ pub(crate) async fn provider_of(
         .base
         .resources
         .iter()
-        .find(|r| r.urn == reference.urn && r.id.as_deref() == Some(reference.id.as_str()))
+        .find(|r| {
+            r.id.as_deref() == Some(reference.id.as_str())
+                && (r.urn == reference.urn
+                    || d.progress().aliased.get(&r.urn) == Some(&reference.urn))
+        })
         .ok_or_else(|| unknown(reference.to_string()))?;
     d.registry
-        .configure(&old.urn, Some(&reference.id), &old.inputs, false)
+        .configure(&reference.urn, Some(&reference.id), &old.inputs, false)
         .await
         .map_err(|source| EngineError::Provider {
             urn: state.urn.clone(),

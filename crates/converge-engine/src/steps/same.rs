@@ -19,14 +19,20 @@ pub(crate) async fn run(
     d.begin(op_id, None)
         .await
         .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
-    let mut entry = JournalEntry::success(0, op_id)
-        .with_state(new.clone())
-        .with_remove_old(old_index);
+    let mut entry = super::rename::take_over(
+        d,
+        JournalEntry::success(0, op_id).with_state(new.clone()),
+        old_index,
+        &new.urn,
+    );
     entry.elide_write = true;
     d.end(entry)
         .await
         .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
     d.progress().claimed.insert(old_index);
+    super::rename::finish(d, old_index, &new)
+        .await
+        .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
     let old = d.base.resources[old_index].clone();
     finish(
         d,

@@ -33,13 +33,19 @@ pub(crate) async fn run(
         d.end_failed(op_id).await;
         return Err(failed(d, StepOp::Update, &urn, e));
     }
-    let entry = JournalEntry::success(0, op_id)
-        .with_state(new.clone())
-        .with_remove_old(old_index);
+    let entry = super::rename::take_over(
+        d,
+        JournalEntry::success(0, op_id).with_state(new.clone()),
+        old_index,
+        &new.urn,
+    );
     d.end(entry)
         .await
         .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
     d.progress().claimed.insert(old_index);
+    super::rename::finish(d, old_index, &new)
+        .await
+        .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
     finish(d, StepOp::Update, Some(op_id), Some(&old), &new, diff);
     Ok(new)
 }
