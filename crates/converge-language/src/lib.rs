@@ -1,0 +1,13 @@
+//! Language hosts: the programs Converge runs against the engine's
+//! [`Monitor`](converge_engine::Monitor).
+//!
+//! - [`yaml`]: Pulumi YAML programs (`runtime: yaml`), parsed, checked and
+//!   evaluated in-process.
+//!
+//! **Invariants.** A language host only talks to the engine through the
+//! monitor; it never reads or writes state.
+
+pub mod yaml;
+pub mod nodejs;
+pub mod process;
+pub mod python;

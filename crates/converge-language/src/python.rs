@@ -1,0 +1,187 @@
+//! Pulumi Python programs (`runtime: python`), run with the published
+//! `pulumi` SDK by Converge's own runner script (`bootstrap.py`, what
+//! Pulumi's `pulumi-language-python-exec` does) against a gRPC
+//! [`MonitorServer`](converge_engine::grpc::MonitorServer).
+//!
+//! The interpreter is the project's virtualenv's (`runtime.options.
+//! virtualenv`, relative to the project directory) if it has one, else
+//! `python3` on `PATH`; the program is `main:` of `Pulumi.yaml` (a file or
+//! a directory with `__main__.py`), else the project directory.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use converge_engine::{Monitor, Program};
+use tokio::process::Command;
+
+use crate::process::{self, LanguageError, ProjectSettings, RunOptions};
+
+/// Converge's runner: parses the engine's arguments, configures the SDK
+/// and runs the program in the root stack resource.
+pub const BOOTSTRAP: &str = include_str!("bootstrap.py");
+
+/// A Python program.
+#[derive(Debug, Clone)]
+pub struct PythonProgram {
+    project: ProjectSettings,
+    options: RunOptions,
+    interpreter: Option<PathBuf>,
+}
+
+impl PythonProgram {
+    /// The program of the project in `project_dir` (its `Pulumi.yaml`, if
+    /// any, says where the program and the virtualenv are).
+    pub fn new(project_dir: impl Into<PathBuf>) -> Result<PythonProgram, LanguageError> {
+        Ok(PythonProgram {
+            project: ProjectSettings::load(project_dir)?,
+            options: RunOptions::default(),
+            interpreter: None,
+        })
+    }
+
+    /// Configuration, organization, verbosity.
+    pub fn with_options(mut self, options: RunOptions) -> PythonProgram {
+        self.options = options;
+        self
+    }
+
+    /// Runs the program with this interpreter rather than the project's.
+    pub fn with_interpreter(mut self, python: impl Into<PathBuf>) -> PythonProgram {
+        self.interpreter = Some(python.into());
+        self
+    }
+
+    pub fn project(&self) -> &ProjectSettings {
+        &self.project
+    }
+
+    /// The project's virtualenv, if `Pulumi.yaml` names one.
+    pub fn virtualenv(&self) -> Option<PathBuf> {
+        self.project
+            .runtime_option("virtualenv")
+            .map(|v| self.project.dir.join(v))
+    }
+
+    /// The interpreter the program runs with.
+    pub fn interpreter(&self) -> PathBuf {
+        if let Some(python) = &self.interpreter {
+            return python.clone();
+        }
+        match self.virtualenv() {
+            Some(venv) => venv_python(&venv),
+            None => PathBuf::from("python3"),
+        }
+    }
+
+    fn command(&self, bootstrap: &Path, s: &process::Session) -> Result<Command, String> {
+        let python = self.interpreter();
+        let venv = self.virtualenv().filter(|_| self.interpreter.is_none());
+        if let Some(venv) = &venv {
+            if !python.exists() {
+                return Err(format!(
+                    "the project's virtualenv {} has no Python interpreter ({} does not exist); \
+                     create it with `python3 -m venv {}` and install the project's requirements \
+                     into it",
+                    venv.display(),
+                    python.display(),
+                    venv.display()
+                ));
+            }
+        }
+        let program = self.project.program_path();
+        if !program.exists() {
+            return Err(format!("the program {} does not exist", program.display()));
+        }
+        let mut cmd = Command::new(&python);
+        cmd.arg(bootstrap)
+            .arg("--monitor")
+            .arg(&s.address)
+            .arg("--engine")
+            .arg(&s.address)
+            .arg("--project")
+            .arg(&s.project)
+            .arg("--root_directory")
+            .arg(&self.project.dir)
+            .arg("--stack")
+            .arg(&s.stack)
+            .arg("--pwd")
+            .arg(self.project.working_dir())
+            .arg("--dry_run")
+            .arg(if s.preview { "true" } else { "false" })
+            .arg("--parallel")
+            .arg(s.parallel.to_string())
+            .arg("--organization")
+            .arg(&self.options.organization)
+            .arg(&program)
+            .current_dir(self.project.working_dir())
+            .env("PYTHONUNBUFFERED", "1");
+        if let Some(venv) = venv {
+            // As an activated virtualenv: its scripts come first.
+            let bin = python.parent().map(Path::to_path_buf).unwrap_or_default();
+            let mut path = OsString::from(bin.as_os_str());
+            if let Some(old) = std::env::var_os("PATH") {
+                path.push(if cfg!(windows) { ";" } else { ":" });
+                path.push(old);
+            }
+            cmd.env("VIRTUAL_ENV", venv).env("PATH", path);
+        }
+        Ok(cmd)
+    }
+}
+
+/// The interpreter of a virtualenv.
+fn venv_python(venv: &Path) -> PathBuf {
+    if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    }
+}
+
+/// The runner, written where the interpreter can read it; removed when
+/// dropped.
+fn write_bootstrap() -> Result<tempfile::NamedTempFile, String> {
+    let mut file = tempfile::Builder::new()
+        .prefix("converge-python-")
+        .suffix(".py")
+        .tempfile()
+        .map_err(|e| format!("cannot write the Python runner: {e}"))?;
+    file.write_all(BOOTSTRAP.as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(|e| format!("cannot write the Python runner: {e}"))?;
+    Ok(file)
+}
+
+#[async_trait]
+impl Program for PythonProgram {
+    async fn run(&self, monitor: Monitor) -> Result<(), String> {
+        let bootstrap = write_bootstrap()?;
+        process::run(monitor, &self.options, "python", |s| {
+            self.command(bootstrap.path(), s)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interpreter_comes_from_the_virtualenv_option() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = PythonProgram::new(dir.path()).unwrap();
+        assert_eq!(plain.interpreter(), PathBuf::from("python3"));
+        std::fs::write(
+            dir.path().join("Pulumi.yaml"),
+            "name: p\nruntime:\n  name: python\n  options:\n    virtualenv: venv\n",
+        )
+        .unwrap();
+        let with_venv = PythonProgram::new(dir.path()).unwrap();
+        assert_eq!(with_venv.interpreter(), venv_python(&dir.path().join("venv")));
+        let explicit = with_venv.with_interpreter("/opt/python");
+        assert_eq!(explicit.interpreter(), PathBuf::from("/opt/python"));
+    }
+}

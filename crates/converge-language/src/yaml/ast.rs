@@ -1,0 +1,422 @@
+//! The template: config declarations, variables, resources (with their
+//! options or `get`), and outputs, built from the positioned YAML tree.
+//! Unknown keys are errors, with a suggestion when one is close.
+
+use super::config::{self, ConfigDecl};
+use super::expr::{Access, Expr, ExprParser};
+use super::syntax::{Key, Node, NodeKind};
+use super::{did_you_mean, YamlError};
+
+#[derive(Debug, Clone)]
+pub(crate) struct Template {
+    /// The file the template came from, relative to the project.
+    pub file: String,
+    pub config: Vec<ConfigDecl>,
+    pub variables: Vec<Variable>,
+    pub resources: Vec<Resource>,
+    pub outputs: Vec<(Key, Expr)>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Variable {
+    pub key: Key,
+    pub expr: Expr,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Resource {
+    pub key: Key,
+    /// The type token, `pkg:Type` already expanded to `pkg:index:Type`.
+    pub type_token: String,
+    /// The logical name: `name:` if given, else the key.
+    pub name: String,
+    /// A provider resource that is the default for its package.
+    pub default_provider: bool,
+    pub properties: Vec<(Key, Expr)>,
+    pub get: Option<Get>,
+    pub options: Options,
+}
+
+impl Resource {
+    /// `pulumi:providers:<pkg>` resources are providers.
+    pub fn is_provider(&self) -> bool {
+        self.type_token.starts_with("pulumi:providers:")
+    }
+
+    /// The package the resource's type belongs to (for providers, the
+    /// package they serve).
+    pub fn package(&self) -> &str {
+        match self.type_token.strip_prefix("pulumi:providers:") {
+            Some(p) => p,
+            None => self.type_token.split(':').next().unwrap_or_default(),
+        }
+    }
+}
+
+/// `get: {id, state}`: read an existing object instead of managing one.
+#[derive(Debug, Clone)]
+pub(crate) struct Get {
+    pub id: Expr,
+    pub state: Vec<(Key, Expr)>,
+}
+
+/// Resource options. Options naming resources are references; the others
+/// are expressions, checked for their type when they are evaluated.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Options {
+    pub depends_on: Vec<Access>,
+    pub parent: Option<Access>,
+    pub provider: Option<Access>,
+    pub providers: Vec<Access>,
+    pub deleted_with: Option<Access>,
+    pub protect: Option<Expr>,
+    pub delete_before_replace: Option<Expr>,
+    pub retain_on_delete: Option<Expr>,
+    pub ignore_changes: Option<Expr>,
+    pub replace_on_changes: Option<Expr>,
+    pub additional_secret_outputs: Option<Expr>,
+    pub aliases: Option<Expr>,
+    pub import: Option<Expr>,
+    pub version: Option<Expr>,
+    pub custom_timeouts: Option<Expr>,
+}
+
+impl Options {
+    /// Every option that is an expression.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        [
+            &self.protect,
+            &self.delete_before_replace,
+            &self.retain_on_delete,
+            &self.ignore_changes,
+            &self.replace_on_changes,
+            &self.additional_secret_outputs,
+            &self.aliases,
+            &self.import,
+            &self.version,
+            &self.custom_timeouts,
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
+/// Keys of a project file (and of a template: Main.yaml may repeat them).
+const PROJECT_KEYS: &[&str] = &[
+    "name",
+    "runtime",
+    "description",
+    "main",
+    "stackConfigDir",
+    "backend",
+    "options",
+    "template",
+    "plugins",
+    "author",
+    "license",
+    "website",
+    "packages",
+];
+const TEMPLATE_KEYS: &[&str] = &[
+    "config",
+    "configuration",
+    "variables",
+    "resources",
+    "outputs",
+    "pulumi",
+];
+const RESOURCE_KEYS: &[&str] = &[
+    "type",
+    "name",
+    "properties",
+    "options",
+    "get",
+    "defaultProvider",
+];
+pub(crate) const OPTIONS: &[&str] = &[
+    "additionalSecretOutputs",
+    "aliases",
+    "customTimeouts",
+    "deleteBeforeReplace",
+    "deletedWith",
+    "dependsOn",
+    "ignoreChanges",
+    "import",
+    "parent",
+    "pluginDownloadURL",
+    "protect",
+    "provider",
+    "providers",
+    "replaceOnChanges",
+    "retainOnDelete",
+    "version",
+];
+
+/// The value of `key` in a mapping node.
+pub(crate) fn lookup<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
+    node.as_map()?
+        .iter()
+        .find(|(k, _)| k.name == key)
+        .map(|(_, v)| v)
+}
+
+/// The entries of a section that must be a mapping (null: empty).
+fn section<'a>(
+    file: &str,
+    node: &'a Node,
+    what: &str,
+    errors: &mut Vec<YamlError>,
+) -> &'a [(Key, Node)] {
+    match &node.kind {
+        NodeKind::Map(entries) => entries,
+        NodeKind::Null => &[],
+        _ => {
+            errors.push(YamlError::at(
+                file,
+                node.pos,
+                format!("{what} must be a mapping, not {}", node.kind_name()),
+            ));
+            &[]
+        }
+    }
+}
+
+/// Builds the template of `root` (a project file or Main.yaml).
+pub(crate) fn template(file: &str, root: &Node, errors: &mut Vec<YamlError>) -> Template {
+    let mut t = Template {
+        file: file.to_owned(),
+        config: Vec::new(),
+        variables: Vec::new(),
+        resources: Vec::new(),
+        outputs: Vec::new(),
+    };
+    let Some(entries) = root.as_map() else {
+        errors.push(YamlError::at(
+            file,
+            root.pos,
+            "the program must be a mapping",
+        ));
+        return t;
+    };
+    t.config = config::declarations(file, root, errors);
+    for (key, value) in entries {
+        match key.name.as_str() {
+            "variables" => {
+                for (k, v) in section(file, value, "variables", errors) {
+                    let expr = ExprParser { file, errors }.expr(v);
+                    t.variables.push(Variable {
+                        key: k.clone(),
+                        expr,
+                    });
+                }
+            }
+            "resources" => {
+                for (k, v) in section(file, value, "resources", errors) {
+                    if let Some(r) = resource(file, k, v, errors) {
+                        t.resources.push(r);
+                    }
+                }
+            }
+            "outputs" => {
+                for (k, v) in section(file, value, "outputs", errors) {
+                    let expr = ExprParser { file, errors }.expr(v);
+                    t.outputs.push((k.clone(), expr));
+                }
+            }
+            "config" | "configuration" | "pulumi" => {}
+            name if PROJECT_KEYS.contains(&name) => {}
+            name => {
+                let hint = did_you_mean(name, TEMPLATE_KEYS.iter().chain(PROJECT_KEYS).copied());
+                errors.push(YamlError::at(
+                    file,
+                    key.pos,
+                    format!("unknown top-level key '{name}'{hint}"),
+                ));
+            }
+        }
+    }
+    t
+}
+
+/// `pkg:Type` → `pkg:index:Type`.
+fn expand_type(token: &str) -> String {
+    let parts: Vec<&str> = token.split(':').collect();
+    match parts.as_slice() {
+        [pkg, ty] => format!("{pkg}:index:{ty}"),
+        _ => token.to_owned(),
+    }
+}
+
+fn is_type_token(token: &str) -> bool {
+    let parts: Vec<&str> = token.split(':').collect();
+    (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty())
+}
+
+fn resource(file: &str, key: &Key, node: &Node, errors: &mut Vec<YamlError>) -> Option<Resource> {
+    let Some(entries) = node.as_map() else {
+        errors.push(YamlError::at(
+            file,
+            node.pos,
+            format!(
+                "resource '{}' must be a mapping, not {}",
+                key.name,
+                node.kind_name()
+            ),
+        ));
+        return None;
+    };
+    let mut r = Resource {
+        key: key.clone(),
+        type_token: String::new(),
+        name: key.name.clone(),
+        default_provider: false,
+        properties: Vec::new(),
+        get: None,
+        options: Options::default(),
+    };
+    let mut has_type = false;
+    let mut properties_pos = None;
+    for (k, v) in entries {
+        let mut p = ExprParser { file, errors };
+        match k.name.as_str() {
+            "type" => match v.as_str() {
+                Some(t) if is_type_token(t) => {
+                    has_type = true;
+                    r.type_token = expand_type(t);
+                }
+                _ => p.error(
+                    v.pos,
+                    format!(
+                        "the type of resource '{}' must be a type token like pkg:module:Type",
+                        key.name
+                    ),
+                ),
+            },
+            "name" => match v.as_str() {
+                Some(n) if !n.is_empty() => r.name = n.to_owned(),
+                _ => p.error(v.pos, "a resource's name must be a non-empty string"),
+            },
+            "defaultProvider" => match v.kind {
+                NodeKind::Bool(b) => r.default_provider = b,
+                _ => p.error(v.pos, "defaultProvider must be true or false"),
+            },
+            "properties" => {
+                properties_pos = Some(k.pos);
+                for (pk, pv) in section(file, v, "properties", p.errors) {
+                    let e = ExprParser { file, errors }.expr(pv);
+                    r.properties.push((pk.clone(), e));
+                }
+            }
+            "get" => r.get = get(&mut p, &key.name, v),
+            "options" => r.options = options(&mut p, v),
+            other => {
+                let hint = did_you_mean(other, RESOURCE_KEYS.iter().copied());
+                p.error(
+                    k.pos,
+                    format!(
+                        "unknown property '{other}' of resource '{}'{hint}",
+                        key.name
+                    ),
+                );
+            }
+        }
+    }
+    if !has_type && !entries.iter().any(|(k, _)| k.name == "type") {
+        errors.push(YamlError::at(
+            file,
+            key.pos,
+            format!("resource '{}' has no type", key.name),
+        ));
+        return None;
+    }
+    if let (Some(pos), Some(_)) = (properties_pos, &r.get) {
+        errors.push(YamlError::at(
+            file,
+            pos,
+            format!(
+                "resource '{}' cannot have both properties and get",
+                key.name
+            ),
+        ));
+    }
+    if r.default_provider && !r.is_provider() {
+        errors.push(YamlError::at(
+            file,
+            key.pos,
+            format!(
+                "resource '{}' sets defaultProvider but is not a provider (pulumi:providers:<pkg>)",
+                key.name
+            ),
+        ));
+    }
+    has_type.then_some(r)
+}
+
+fn get(p: &mut ExprParser<'_>, name: &str, node: &Node) -> Option<Get> {
+    let Some(entries) = node.as_map() else {
+        p.error(node.pos, "get must be a mapping with an id and a state");
+        return None;
+    };
+    let mut id = None;
+    let mut state = Vec::new();
+    for (k, v) in entries {
+        match k.name.as_str() {
+            "id" => id = Some(p.expr(v)),
+            "state" => {
+                for (sk, sv) in section(p.file, v, "get.state", p.errors) {
+                    let e = p.expr(sv);
+                    state.push((sk.clone(), e));
+                }
+            }
+            other => {
+                let hint = did_you_mean(other, ["id", "state"]);
+                p.error(k.pos, format!("unknown property '{other}' of get{hint}"));
+            }
+        }
+    }
+    match id {
+        Some(id) => Some(Get { id, state }),
+        None => {
+            p.error(node.pos, format!("get of resource '{name}' has no id"));
+            None
+        }
+    }
+}
+
+fn options(p: &mut ExprParser<'_>, node: &Node) -> Options {
+    let mut o = Options::default();
+    let entries = section(p.file, node, "options", p.errors);
+    for (k, v) in entries {
+        match k.name.as_str() {
+            "dependsOn" => o.depends_on = p.resource_refs(v, "dependsOn"),
+            "parent" => o.parent = p.resource_ref(v, "parent"),
+            "provider" => o.provider = p.resource_ref(v, "provider"),
+            "providers" => {
+                o.providers = match &v.kind {
+                    NodeKind::Map(entries) => entries
+                        .iter()
+                        .filter_map(|(_, n)| p.resource_ref(n, "providers"))
+                        .collect(),
+                    _ => p.resource_refs(v, "providers"),
+                }
+            }
+            "deletedWith" => o.deleted_with = p.resource_ref(v, "deletedWith"),
+            "protect" => o.protect = Some(p.expr(v)),
+            "deleteBeforeReplace" => o.delete_before_replace = Some(p.expr(v)),
+            "retainOnDelete" => o.retain_on_delete = Some(p.expr(v)),
+            "ignoreChanges" => o.ignore_changes = Some(p.expr(v)),
+            "replaceOnChanges" => o.replace_on_changes = Some(p.expr(v)),
+            "additionalSecretOutputs" => o.additional_secret_outputs = Some(p.expr(v)),
+            "aliases" => o.aliases = Some(p.expr(v)),
+            "import" => o.import = Some(p.expr(v)),
+            "version" => o.version = Some(p.expr(v)),
+            "customTimeouts" => o.custom_timeouts = Some(p.expr(v)),
+            "pluginDownloadURL" => {}
+            other => {
+                let hint = did_you_mean(other, OPTIONS.iter().copied());
+                p.error(k.pos, format!("unknown resource option '{other}'{hint}"));
+            }
+        }
+    }
+    o
+}

@@ -1,0 +1,294 @@
+//! The builtin `fn::` functions. Each checks its arguments' types when
+//! they are known, propagates unknowns (an unknown argument gives an
+//! unknown result) and secrets (a secret argument gives a secret result).
+
+use base64::Engine as _;
+use converge_model::{sha256_hex, Archive, ArchiveMember, Asset, PropertyMap, PropertyValue};
+
+use super::eval::{article, strip, to_text, unwrap_shallow, value_to_json, wrap, Scope};
+use super::expr::{Call, Expr, Invoke};
+use super::{InvokeRequest, Pos, YamlError};
+
+/// An argument after evaluation: known and stripped of secrets, or
+/// unknown.
+enum Arg {
+    Known(PropertyValue),
+    Unknown,
+}
+
+pub(crate) async fn call(
+    scope: &Scope<'_>,
+    call: &Call,
+    pos: Pos,
+) -> Result<PropertyValue, YamlError> {
+    let mut secret = false;
+    macro_rules! known {
+        ($e:expr) => {
+            match arg(scope, $e, &mut secret).await? {
+                Arg::Known(v) => v,
+                Arg::Unknown => return Ok(wrap(PropertyValue::Unknown, secret)),
+            }
+        };
+    }
+    let err = |m: String| scope.error(pos, m);
+    let value = match call {
+        Call::Secret(e) => return Ok(wrap(scope.eval(e).await?, true)),
+        Call::Select { index, list } => return select(scope, pos, index, list).await,
+        Call::Invoke(invoke) => return self::invoke(scope, pos, invoke).await,
+        Call::Join { delimiter, values } => {
+            let d = known!(delimiter);
+            let v = known!(values);
+            let d = string("fn::join", "the delimiter", d).map_err(err)?;
+            let PropertyValue::Array(items) = v else {
+                return Err(err(format!(
+                    "fn::join: the values must be a list, not {}",
+                    article(&v)
+                )));
+            };
+            let mut texts = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    PropertyValue::String(_)
+                    | PropertyValue::Number(_)
+                    | PropertyValue::Bool(_) => texts.push(to_text(item).unwrap_or_default()),
+                    other => {
+                        return Err(err(format!(
+                            "fn::join: the values must be strings, but value {i} is {}",
+                            article(other)
+                        )))
+                    }
+                }
+            }
+            PropertyValue::String(texts.join(&d))
+        }
+        Call::Split { delimiter, source } => {
+            let d = known!(delimiter);
+            let s = known!(source);
+            let d = string("fn::split", "the delimiter", d).map_err(err)?;
+            let s = string("fn::split", "the source", s).map_err(err)?;
+            let parts: Vec<PropertyValue> = if d.is_empty() {
+                s.chars().map(|c| PropertyValue::String(c.into())).collect()
+            } else {
+                s.split(d.as_str()).map(PropertyValue::from).collect()
+            };
+            PropertyValue::Array(parts)
+        }
+        Call::ToJson(e) => {
+            let v = known!(e);
+            let json = value_to_json(&v)
+                .map_err(|m| err(format!("fn::toJSON: cannot encode {m} as JSON")))?;
+            PropertyValue::String(json.to_string())
+        }
+        Call::ToBase64(e) => {
+            let s = string("fn::toBase64", "its argument", known!(e)).map_err(err)?;
+            PropertyValue::String(base64::engine::general_purpose::STANDARD.encode(s))
+        }
+        Call::FromBase64(e) => {
+            let s = string("fn::fromBase64", "its argument", known!(e)).map_err(err)?;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(s.trim())
+                .map_err(|e| err(format!("fn::fromBase64: invalid base64: {e}")))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| err("fn::fromBase64: the decoded bytes are not UTF-8".to_owned()))?;
+            PropertyValue::String(text)
+        }
+        Call::ReadFile(e) => {
+            let path = string("fn::readFile", "its argument", known!(e)).map_err(err)?;
+            let text = std::fs::read_to_string(scope.project_dir.join(&path))
+                .map_err(|e| err(format!("fn::readFile: cannot read '{path}': {e}")))?;
+            PropertyValue::String(text)
+        }
+        Call::StringAsset(e) => {
+            let text = string("fn::stringAsset", "its argument", known!(e)).map_err(err)?;
+            PropertyValue::Asset(Asset::from_text(text))
+        }
+        Call::FileAsset(e) => {
+            let path = string("fn::fileAsset", "its argument", known!(e)).map_err(err)?;
+            let mut asset = Asset::from_path(path.clone());
+            if let Ok(bytes) = std::fs::read(scope.project_dir.join(&path)) {
+                asset.hash = sha256_hex(&bytes);
+            }
+            PropertyValue::Asset(asset)
+        }
+        Call::RemoteAsset(e) => {
+            let uri = string("fn::remoteAsset", "its argument", known!(e)).map_err(err)?;
+            PropertyValue::Asset(Asset::from_uri(uri))
+        }
+        Call::FileArchive(e) => {
+            let path = string("fn::fileArchive", "its argument", known!(e)).map_err(err)?;
+            PropertyValue::Archive(Archive {
+                path: Some(path),
+                ..Archive::default()
+            })
+        }
+        Call::RemoteArchive(e) => {
+            let uri = string("fn::remoteArchive", "its argument", known!(e)).map_err(err)?;
+            PropertyValue::Archive(Archive {
+                uri: Some(uri),
+                ..Archive::default()
+            })
+        }
+        Call::AssetArchive(entries) => {
+            let mut members = std::collections::BTreeMap::new();
+            for (key, e) in entries {
+                let member = match known!(e) {
+                    PropertyValue::Asset(a) => ArchiveMember::Asset(a),
+                    PropertyValue::Archive(a) => ArchiveMember::Archive(a),
+                    other => {
+                        return Err(scope.error(
+                            key.pos,
+                            format!(
+                                "fn::assetArchive: '{}' must be an asset or an archive, not {}",
+                                key.name,
+                                article(&other)
+                            ),
+                        ))
+                    }
+                };
+                members.insert(key.name.clone(), member);
+            }
+            PropertyValue::Archive(Archive {
+                assets: Some(members),
+                ..Archive::default()
+            })
+        }
+    };
+    Ok(wrap(value, secret))
+}
+
+/// Evaluates an argument, noting whether it was secret.
+async fn arg(scope: &Scope<'_>, e: &Expr, secret: &mut bool) -> Result<Arg, YamlError> {
+    let s = strip(&scope.eval(e).await?);
+    *secret |= s.secret;
+    Ok(if s.unknown {
+        Arg::Unknown
+    } else {
+        Arg::Known(s.value)
+    })
+}
+
+fn string(func: &str, what: &str, v: PropertyValue) -> Result<String, String> {
+    match v {
+        PropertyValue::String(s) => Ok(s),
+        other => Err(format!(
+            "{func}: {what} must be a string, not {}",
+            article(&other)
+        )),
+    }
+}
+
+/// `fn::select: [index, list]`: the element keeps its own secrecy; a
+/// secret list or index makes it secret.
+async fn select(
+    scope: &Scope<'_>,
+    pos: Pos,
+    index: &Expr,
+    list: &Expr,
+) -> Result<PropertyValue, YamlError> {
+    let i = strip(&scope.eval(index).await?);
+    let (l, list_secret) = unwrap_shallow(scope.eval(list).await?);
+    let secret = i.secret || list_secret;
+    if i.unknown || matches!(l, PropertyValue::Unknown) {
+        return Ok(wrap(PropertyValue::Unknown, secret));
+    }
+    let n = match i.value {
+        PropertyValue::Number(n) if n >= 0.0 && n.fract() == 0.0 => n as usize,
+        other => {
+            return Err(scope.error(
+                pos,
+                format!(
+                    "fn::select: the index must be a whole number ≥ 0, not {}",
+                    match other {
+                        PropertyValue::Number(n) => super::eval::number_text(n),
+                        other => article(&other),
+                    }
+                ),
+            ))
+        }
+    };
+    let PropertyValue::Array(items) = l else {
+        return Err(scope.error(
+            pos,
+            format!("fn::select: the list must be a list, not {}", article(&l)),
+        ));
+    };
+    let len = items.len();
+    match items.into_iter().nth(n) {
+        Some(v) => Ok(wrap(v, secret)),
+        None => Err(scope.error(
+            pos,
+            format!("fn::select: index {n} is out of range for a list of {len}"),
+        )),
+    }
+}
+
+/// `fn::invoke` through the caller's handler.
+async fn invoke(scope: &Scope<'_>, pos: Pos, invoke: &Invoke) -> Result<PropertyValue, YamlError> {
+    let token = &invoke.function;
+    let Some(handler) = scope.invoke else {
+        return Err(scope.error(
+            pos,
+            format!("fn::invoke of {token}: invoking functions is not supported here"),
+        ));
+    };
+    let args = match &invoke.arguments {
+        Some(e) => scope.eval(e).await?,
+        None => PropertyValue::Object(PropertyMap::new()),
+    };
+    let (args, secret) = unwrap_shallow(args);
+    let args = match args {
+        PropertyValue::Object(m) => m,
+        PropertyValue::Null => PropertyMap::new(),
+        PropertyValue::Unknown => return Ok(wrap(PropertyValue::Unknown, secret)),
+        other => {
+            return Err(scope.error(
+                pos,
+                format!(
+                    "fn::invoke of {token}: the arguments must be an object, not {}",
+                    article(&other)
+                ),
+            ))
+        }
+    };
+    let secret = secret || args.values().any(PropertyValue::contains_secrets);
+    if args.values().any(PropertyValue::contains_unknowns) {
+        return Ok(wrap(PropertyValue::Unknown, secret));
+    }
+    let provider = match &invoke.provider {
+        Some(a) => Some(scope.resource(a)?.provider_reference()),
+        None => None,
+    };
+    let version = match &invoke.version {
+        Some(e) => match strip(&scope.eval(e).await?).value {
+            PropertyValue::String(s) => Some(s),
+            other => {
+                return Err(scope.error(
+                    e.pos,
+                    format!(
+                        "fn::invoke: version must be a string, not {}",
+                        article(&other)
+                    ),
+                ))
+            }
+        },
+        None => None,
+    };
+    let result = handler(InvokeRequest {
+        token: token.clone(),
+        args,
+        provider,
+        version,
+    })
+    .await
+    .map_err(|m| scope.error(pos, format!("fn::invoke of {token} failed: {m}")))?;
+    let value = match &invoke.ret {
+        Some(key) => result.get(key).cloned().ok_or_else(|| {
+            scope.error(
+                pos,
+                format!("fn::invoke of {token}: the result has no '{key}'"),
+            )
+        })?,
+        None => PropertyValue::Object(result),
+    };
+    Ok(wrap(value, secret))
+}

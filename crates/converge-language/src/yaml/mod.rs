@@ -1,0 +1,399 @@
+//! Pulumi YAML programs (`runtime: yaml`), evaluated in-process.
+//!
+//! [`YamlProgram::load`] reads the program (the template keys of
+//! `Pulumi.yaml`, or `Main.yaml` when present), parses it into a positioned
+//! AST and checks it without running anything: unknown keys and options,
+//! missing types, function shapes, references to undefined names (with a
+//! suggestion when one is close) and dependency cycles. Every problem is a
+//! [`YamlError`] `file:line:column: message`.
+//!
+//! A loaded program is a [`converge_engine::Program`]: it registers the
+//! stack, then every resource as soon as everything it references is done
+//! (independent resources at once), then the stack's outputs.
+//!
+//! Module map: `syntax` (YAML text → positioned nodes), `expr`
+//! (expressions, interpolations, builtin function shapes), `ast` (the
+//! template: config, variables, resources, outputs), `config` (typed
+//! configuration), `validate` (references, cycles, the dependency graph),
+//! `eval` and `functions` (values), `run` (the program against the
+//! monitor).
+
+mod ast;
+mod config;
+mod eval;
+mod expr;
+mod functions;
+mod run;
+mod syntax;
+mod validate;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+
+use converge_model::{PropertyMap, PropertyValue};
+
+use self::ast::Template;
+use self::syntax::{Node, NodeKind};
+use self::validate::Graph;
+
+/// A position in a file: 1-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// A problem in a program, where it is. Displays as
+/// `Pulumi.yaml:12:7: message` (just `Pulumi.yaml: message` when the
+/// problem has no position, e.g. the file cannot be read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl YamlError {
+    pub(crate) fn at(file: &str, pos: Pos, message: impl Into<String>) -> Self {
+        YamlError {
+            file: file.to_owned(),
+            line: pos.line,
+            column: pos.column,
+            message: message.into(),
+        }
+    }
+
+    fn pos(&self) -> Pos {
+        Pos {
+            line: self.line,
+            column: self.column,
+        }
+    }
+}
+
+impl fmt::Display for YamlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for YamlError {}
+
+/// Every problem [`YamlProgram::load`] found, in file order; never empty.
+/// Displays one error per line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlErrors(pub Vec<YamlError>);
+
+impl YamlErrors {
+    /// The first problem.
+    pub fn first(&self) -> Option<&YamlError> {
+        self.0.first()
+    }
+
+    /// Every problem, in file order.
+    pub fn errors(&self) -> &[YamlError] {
+        &self.0
+    }
+}
+
+impl fmt::Display for YamlErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for YamlErrors {}
+
+/// One configuration value of the stack, as `Pulumi.<stack>.yaml` holds
+/// it: text (JSON for lists and objects), and whether it is secret.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConfigValue {
+    pub value: String,
+    pub secret: bool,
+}
+
+impl ConfigValue {
+    pub fn plain(value: impl Into<String>) -> Self {
+        ConfigValue {
+            value: value.into(),
+            secret: false,
+        }
+    }
+
+    pub fn secret(value: impl Into<String>) -> Self {
+        ConfigValue {
+            value: value.into(),
+            secret: true,
+        }
+    }
+}
+
+/// A call of `fn::invoke`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvokeRequest {
+    /// The function's token, e.g. `aws:ec2:getAmi`.
+    pub token: String,
+    pub args: PropertyMap,
+    /// An explicit provider reference `<urn>::<id>`, if the call named one.
+    pub provider: Option<String>,
+    pub version: Option<String>,
+}
+
+/// The future an [`InvokeFn`] returns.
+pub type InvokeFuture = Pin<Box<dyn Future<Output = Result<PropertyMap, String>> + Send>>;
+
+/// What runs `fn::invoke`: the caller wires it to the providers.
+pub type InvokeFn = Arc<dyn Fn(InvokeRequest) -> InvokeFuture + Send + Sync>;
+
+/// What a program is loaded with.
+#[derive(Clone, Default)]
+pub struct YamlOptions {
+    /// The project name (the namespace of unqualified config keys).
+    pub project: String,
+    pub stack: String,
+    /// The stack's configuration, by key: `project:key` (or bare `key`),
+    /// or `package:key` for other namespaces.
+    pub config: BTreeMap<String, ConfigValue>,
+    /// Runs `fn::invoke`; without it every invoke fails as not supported.
+    pub invoke: Option<InvokeFn>,
+}
+
+impl fmt::Debug for YamlOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys: Vec<&String> = self.config.keys().collect();
+        f.debug_struct("YamlOptions")
+            .field("project", &self.project)
+            .field("stack", &self.stack)
+            .field("config_keys", &keys)
+            .field("invoke", &self.invoke.is_some())
+            .finish()
+    }
+}
+
+/// A checked Pulumi YAML program, ready to run (any number of times).
+#[derive(Clone)]
+pub struct YamlProgram {
+    inner: Arc<Loaded>,
+}
+
+impl fmt::Debug for YamlProgram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("YamlProgram")
+            .field("file", &self.inner.template.file)
+            .field("resources", &self.resource_names())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything a run needs, shared by its tasks.
+pub(crate) struct Loaded {
+    pub template: Template,
+    pub graph: Graph,
+    pub config: BTreeMap<String, PropertyValue>,
+    pub project_dir: PathBuf,
+    pub invoke: Option<InvokeFn>,
+}
+
+const PROJECT_FILE: &str = "Pulumi.yaml";
+const MAIN_FILE: &str = "Main.yaml";
+
+impl YamlProgram {
+    /// Reads and checks the program of the project in `project_dir`.
+    pub fn load(project_dir: &Path, options: YamlOptions) -> Result<YamlProgram, YamlErrors> {
+        let project_path = project_dir.join(PROJECT_FILE);
+        let project_text = std::fs::read_to_string(&project_path)
+            .map_err(|e| single(PROJECT_FILE, format!("cannot read the project file: {e}")))?;
+        let project = syntax::parse(PROJECT_FILE, &project_text).map_err(sorted)?;
+        if project.as_map().is_none() {
+            return Err(single(PROJECT_FILE, "the project file must be a mapping"));
+        }
+        check_runtime(&project)?;
+        let main_dir = match ast::lookup(&project, "main").and_then(Node::as_str) {
+            Some(dir) => PathBuf::from(dir),
+            None => PathBuf::new(),
+        };
+        let main_rel = main_dir.join(MAIN_FILE);
+        let main_path = project_dir.join(&main_rel);
+        let mut errors = Vec::new();
+        let (template, project_config) = if main_path.is_file() {
+            let file = main_rel.to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&main_path)
+                .map_err(|e| single(&file, format!("cannot read the program: {e}")))?;
+            let root = syntax::parse(&file, &text).map_err(sorted)?;
+            // The project file's own config declarations still count.
+            let project_config = config::declarations(PROJECT_FILE, &project, &mut errors);
+            (ast::template(&file, &root, &mut errors), project_config)
+        } else {
+            (
+                ast::template(PROJECT_FILE, &project, &mut errors),
+                Vec::new(),
+            )
+        };
+        let mut template = template;
+        let mut decls = project_config;
+        decls.append(&mut template.config);
+        template.config = decls;
+        let config = config::resolve(&template.config, &options, &mut errors);
+        let graph = validate::check(&template, &config, &mut errors);
+        if !errors.is_empty() {
+            return Err(sorted(errors));
+        }
+        let config = config.into_iter().map(|(k, c)| (k, c.value)).collect();
+        Ok(YamlProgram {
+            inner: Arc::new(Loaded {
+                template,
+                graph,
+                config,
+                project_dir: project_dir.to_path_buf(),
+                invoke: options.invoke,
+            }),
+        })
+    }
+
+    /// The file the program was read from, relative to the project
+    /// directory (`Pulumi.yaml` or `Main.yaml`).
+    pub fn file(&self) -> &str {
+        &self.inner.template.file
+    }
+
+    /// The program's resources, by their keys in the file, in file order.
+    pub fn resource_names(&self) -> Vec<&str> {
+        self.inner
+            .template
+            .resources
+            .iter()
+            .map(|r| r.key.name.as_str())
+            .collect()
+    }
+
+    /// The resolved configuration, by the name the program uses.
+    pub fn config(&self) -> &BTreeMap<String, PropertyValue> {
+        &self.inner.config
+    }
+}
+
+fn single(file: &str, message: impl Into<String>) -> YamlErrors {
+    YamlErrors(vec![YamlError::at(file, Pos::default(), message)])
+}
+
+fn sorted(mut errors: Vec<YamlError>) -> YamlErrors {
+    errors.sort_by(|a, b| (a.file.as_str(), a.pos()).cmp(&(b.file.as_str(), b.pos())));
+    errors.dedup();
+    YamlErrors(errors)
+}
+
+/// `runtime: yaml` or `runtime: {name: yaml}`.
+fn check_runtime(project: &Node) -> Result<(), YamlErrors> {
+    let Some(runtime) = ast::lookup(project, "runtime") else {
+        return Ok(());
+    };
+    let name = match &runtime.kind {
+        NodeKind::Map(_) => ast::lookup(runtime, "name").and_then(Node::as_str),
+        _ => runtime.as_str(),
+    };
+    match name {
+        Some("yaml") => Ok(()),
+        Some(other) => Err(YamlErrors(vec![YamlError::at(
+            PROJECT_FILE,
+            runtime.pos,
+            format!("the runtime is '{other}', not yaml"),
+        )])),
+        None => Err(YamlErrors(vec![YamlError::at(
+            PROJECT_FILE,
+            runtime.pos,
+            "runtime must be a string or a mapping with a name",
+        )])),
+    }
+}
+
+/// The closest of `candidates` to `name`, if close enough to be a likely
+/// typo.
+pub(crate) fn suggest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = if c.eq_ignore_ascii_case(name) {
+            0
+        } else {
+            distance(name, c)
+        };
+        let limit = (name.chars().count().max(c.chars().count()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// `"; did you mean 'x'?"` or nothing.
+pub(crate) fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> String {
+    suggest(name, candidates)
+        .map(|s| format!("; did you mean '{s}'?"))
+        .unwrap_or_default()
+}
+
+/// Edit distance over characters, a swap of two neighbours counting as
+/// one edit (optimal string alignment).
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_are_close_names_only() {
+        let names = ["bucket", "bucketPolicy", "role"];
+        assert_eq!(suggest("bukcet", names), Some("bucket"));
+        assert_eq!(suggest("Role", names), Some("role"));
+        assert_eq!(suggest("network", names), None);
+        assert_eq!(suggest("tpye", ["type", "default"]), Some("type"));
+        assert_eq!(distance("kitten", "sitting"), 3);
+    }
+}

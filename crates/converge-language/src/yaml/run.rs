@@ -1,0 +1,491 @@
+//! Running a program against the monitor: the stack first, then one task
+//! per variable and resource, each starting as soon as every node it
+//! references has resolved (so independent resources register at once),
+//! then the stack's outputs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use converge_engine::{Monitor, Program, ReadGoal, ResourceGoal, ResourceOptions};
+use converge_model::{CustomTimeouts, PropertyMap, PropertyValue, Urn};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::ast::Resource;
+use super::eval::{article, strip, Info, ResourceOut, Scope, Slot};
+use super::expr::Expr;
+use super::validate::Def;
+use super::{Loaded, YamlError, YamlProgram};
+
+/// A node's progress, as its dependents see it.
+#[derive(Debug, Clone)]
+enum State {
+    Pending,
+    Done(Slot),
+    /// It (or something it needs) failed; the error is already recorded.
+    Failed,
+}
+
+#[async_trait]
+impl Program for YamlProgram {
+    async fn run(&self, monitor: Monitor) -> Result<(), String> {
+        run(Arc::clone(&self.inner), monitor).await
+    }
+}
+
+/// What every node task shares.
+struct Ctx {
+    loaded: Arc<Loaded>,
+    monitor: Monitor,
+    stack: Urn,
+    info: Info,
+    errors: Mutex<Vec<YamlError>>,
+}
+
+impl Ctx {
+    fn fail(&self, e: YamlError) {
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(e);
+    }
+
+    fn scope<'a>(&'a self, slots: &'a HashMap<String, Slot>) -> Scope<'a> {
+        Scope {
+            file: &self.loaded.template.file,
+            project_dir: &self.loaded.project_dir,
+            invoke: self.loaded.invoke.as_ref(),
+            config: &self.loaded.config,
+            slots,
+            info: &self.info,
+        }
+    }
+
+    fn name_of(&self, node: usize) -> &str {
+        let t = &self.loaded.template;
+        match self.loaded.graph.def_of(node) {
+            Def::Variable(i) => &t.variables[i].key.name,
+            Def::Resource(i) => &t.resources[i].key.name,
+        }
+    }
+}
+
+async fn run(loaded: Arc<Loaded>, monitor: Monitor) -> Result<(), String> {
+    let stack_goal = ResourceGoal {
+        type_token: "pulumi:pulumi:Stack".to_owned(),
+        name: format!("{}-{}", monitor.project(), monitor.stack()),
+        custom: false,
+        ..ResourceGoal::default()
+    };
+    let stack = monitor
+        .register_resource(stack_goal)
+        .await
+        .map_err(|e| format!("registering the stack: {e}"))?
+        .urn;
+    let info = Info {
+        stack: monitor.stack().to_owned(),
+        project: monitor.project().to_owned(),
+        cwd: loaded.project_dir.to_string_lossy().into_owned(),
+        preview: monitor.is_preview(),
+    };
+    let ctx = Arc::new(Ctx {
+        loaded,
+        monitor,
+        stack,
+        info,
+        errors: Mutex::new(Vec::new()),
+    });
+    let count = ctx.loaded.graph.deps.len();
+    let senders: Vec<watch::Sender<State>> = (0..count)
+        .map(|_| watch::channel(State::Pending).0)
+        .collect();
+    let mut tasks = JoinSet::new();
+    for (node, tx) in senders.iter().enumerate() {
+        let deps: Vec<(usize, watch::Receiver<State>)> = ctx.loaded.graph.deps[node]
+            .iter()
+            .map(|&d| (d, senders[d].subscribe()))
+            .collect();
+        tasks.spawn(node_task(Arc::clone(&ctx), node, deps, tx.clone()));
+    }
+    while let Some(joined) = tasks.join_next().await {
+        if let Err(e) = joined {
+            return Err(format!("a task of the YAML program failed: {e}"));
+        }
+    }
+    let mut slots = HashMap::new();
+    for (node, tx) in senders.iter().enumerate() {
+        if let State::Done(slot) = &*tx.borrow() {
+            slots.insert(ctx.name_of(node).to_owned(), slot.clone());
+        }
+    }
+    failed(&ctx)?;
+    let outputs = outputs(&ctx, &slots).await;
+    failed(&ctx)?;
+    ctx.monitor
+        .register_resource_outputs(&ctx.stack, outputs)
+        .await
+        .map_err(|e| format!("registering the stack's outputs: {e}"))
+}
+
+/// The recorded errors, in file order, one per line.
+fn failed(ctx: &Ctx) -> Result<(), String> {
+    let mut errors = ctx.errors.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    errors.sort_by_key(|e| (e.line, e.column));
+    Err(super::YamlErrors(errors).to_string())
+}
+
+async fn outputs(ctx: &Ctx, slots: &HashMap<String, Slot>) -> PropertyMap {
+    let scope = ctx.scope(slots);
+    let mut out = PropertyMap::new();
+    for (key, e) in &ctx.loaded.template.outputs {
+        match scope.eval(e).await {
+            Ok(v) => {
+                out.insert(key.name.clone(), v);
+            }
+            Err(e) => ctx.fail(e),
+        }
+    }
+    out
+}
+
+async fn node_task(
+    ctx: Arc<Ctx>,
+    node: usize,
+    deps: Vec<(usize, watch::Receiver<State>)>,
+    tx: watch::Sender<State>,
+) {
+    let mut slots = HashMap::new();
+    for (d, mut rx) in deps {
+        let state = match rx.wait_for(|s| !matches!(s, State::Pending)).await {
+            Ok(s) => s.clone(),
+            Err(_) => State::Failed,
+        };
+        match state {
+            State::Done(slot) => {
+                slots.insert(ctx.name_of(d).to_owned(), slot);
+            }
+            State::Pending | State::Failed => {
+                tx.send_replace(State::Failed);
+                return;
+            }
+        }
+    }
+    let t = &ctx.loaded.template;
+    let scope = ctx.scope(&slots);
+    let result = match ctx.loaded.graph.def_of(node) {
+        Def::Variable(i) => scope.eval(&t.variables[i].expr).await.map(Slot::Variable),
+        Def::Resource(i) => register(&ctx, &scope, i)
+            .await
+            .map(|r| Slot::Resource(Arc::new(r))),
+    };
+    match result {
+        Ok(slot) => {
+            tx.send_replace(State::Done(slot));
+        }
+        Err(e) => {
+            ctx.fail(e);
+            tx.send_replace(State::Failed);
+        }
+    }
+}
+
+/// Registers (or reads) resource `i`.
+async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut, YamlError> {
+    let r = &ctx.loaded.template.resources[i];
+    let plan = &ctx.loaded.graph.plans[i];
+    let t = &ctx.loaded.template;
+    let o = &r.options;
+    let urn_of = |j: usize| -> Result<Urn, YamlError> {
+        match scope.slots.get(&t.resources[j].key.name) {
+            Some(Slot::Resource(res)) => Ok(res.urn.clone()),
+            _ => Err(scope.error(r.key.pos, "internal: a dependency is missing")),
+        }
+    };
+    let parent = match &o.parent {
+        Some(a) => scope.resource(a)?.urn.clone(),
+        None => ctx.stack.clone(),
+    };
+    let default_provider = plan
+        .default_provider
+        .map(|j| t.resources[j].key.name.as_str());
+    let provider = provider(scope, r, default_provider)?;
+    let version = opt_string(scope, &o.version, "version").await?;
+    let mut dependencies = Vec::new();
+    for &j in &plan.dependencies {
+        dependencies.push(urn_of(j)?);
+    }
+    let fail = |e: converge_engine::EngineError| {
+        scope.error(r.key.pos, format!("resource '{}': {e}", r.key.name))
+    };
+    if let Some(get) = &r.get {
+        let id = strip(&scope.eval(&get.id).await?);
+        let inputs = properties(scope, &get.state).await?;
+        let id = match id.value {
+            PropertyValue::Unknown if ctx.info.preview => {
+                // Nothing to read yet: the object is only known once the
+                // ID is.
+                let parent_type = (parent != ctx.stack).then(|| parent.qualified_type());
+                let urn = Urn::new(
+                    &ctx.info.stack,
+                    &ctx.info.project,
+                    parent_type,
+                    &r.type_token,
+                    &r.name,
+                )
+                .map_err(|e| scope.error(r.key.pos, e.to_string()))?;
+                return Ok(ResourceOut {
+                    urn,
+                    id: None,
+                    outputs: PropertyMap::new(),
+                });
+            }
+            PropertyValue::String(s) => s,
+            other => {
+                return Err(scope.error(
+                    get.id.pos,
+                    format!("get: the id must be a string, not {}", article(&other)),
+                ))
+            }
+        };
+        let goal = ReadGoal {
+            type_token: r.type_token.clone(),
+            name: r.name.clone(),
+            id,
+            parent: Some(parent),
+            inputs,
+            provider,
+            version,
+            dependencies,
+        };
+        let res = ctx.monitor.read_resource(goal).await.map_err(fail)?;
+        return Ok(ResourceOut {
+            urn: res.urn,
+            id: res.id,
+            outputs: res.outputs,
+        });
+    }
+    let inputs = properties(scope, &r.properties).await?;
+    let mut property_dependencies = BTreeMap::new();
+    for (key, deps) in &plan.property_dependencies {
+        if !deps.is_empty() {
+            let urns = deps.iter().map(|&j| urn_of(j)).collect::<Result<_, _>>()?;
+            property_dependencies.insert(key.clone(), urns);
+        }
+    }
+    let goal = ResourceGoal {
+        type_token: r.type_token.clone(),
+        name: r.name.clone(),
+        custom: true,
+        parent: Some(parent),
+        inputs,
+        provider,
+        version,
+        dependencies,
+        property_dependencies,
+        options: options(scope, r).await?,
+    };
+    let res = ctx.monitor.register_resource(goal).await.map_err(fail)?;
+    Ok(ResourceOut {
+        urn: res.urn,
+        id: res.id,
+        outputs: res.outputs,
+    })
+}
+
+/// The explicit provider (`provider`, or the one of `providers` for the
+/// resource's package), else the package's `defaultProvider`.
+fn provider(
+    scope: &Scope<'_>,
+    r: &Resource,
+    default: Option<&str>,
+) -> Result<Option<String>, YamlError> {
+    if let Some(a) = &r.options.provider {
+        return Ok(Some(scope.resource(a)?.provider_reference()));
+    }
+    for a in &r.options.providers {
+        let p = scope.resource(a)?;
+        let package = p.urn.type_token().strip_prefix("pulumi:providers:");
+        if package == Some(r.package()) {
+            return Ok(Some(p.provider_reference()));
+        }
+    }
+    let Some(name) = default else { return Ok(None) };
+    match scope.slots.get(name) {
+        Some(Slot::Resource(p)) => Ok(Some(p.provider_reference())),
+        _ => Err(scope.error(r.key.pos, "internal: the default provider is missing")),
+    }
+}
+
+async fn properties(
+    scope: &Scope<'_>,
+    entries: &[(super::syntax::Key, Expr)],
+) -> Result<PropertyMap, YamlError> {
+    let mut out = PropertyMap::new();
+    for (key, e) in entries {
+        out.insert(key.name.clone(), scope.eval(e).await?);
+    }
+    Ok(out)
+}
+
+/// Evaluates an option that must be known.
+async fn known(scope: &Scope<'_>, e: &Expr, name: &str) -> Result<PropertyValue, YamlError> {
+    let s = strip(&scope.eval(e).await?);
+    if s.unknown {
+        return Err(scope.error(
+            e.pos,
+            format!("options.{name} must be known before the resource is registered"),
+        ));
+    }
+    Ok(s.value)
+}
+
+async fn opt_bool(scope: &Scope<'_>, e: &Option<Expr>, name: &str) -> Result<bool, YamlError> {
+    let Some(e) = e else { return Ok(false) };
+    match known(scope, e, name).await? {
+        PropertyValue::Bool(b) => Ok(b),
+        PropertyValue::Null => Ok(false),
+        other => Err(scope.error(
+            e.pos,
+            format!("options.{name} must be a boolean, not {}", article(&other)),
+        )),
+    }
+}
+
+async fn opt_string(
+    scope: &Scope<'_>,
+    e: &Option<Expr>,
+    name: &str,
+) -> Result<Option<String>, YamlError> {
+    let Some(e) = e else { return Ok(None) };
+    match known(scope, e, name).await? {
+        PropertyValue::String(s) => Ok(Some(s)),
+        PropertyValue::Null => Ok(None),
+        other => Err(scope.error(
+            e.pos,
+            format!("options.{name} must be a string, not {}", article(&other)),
+        )),
+    }
+}
+
+async fn opt_strings(
+    scope: &Scope<'_>,
+    e: &Option<Expr>,
+    name: &str,
+) -> Result<Vec<String>, YamlError> {
+    let Some(e) = e else { return Ok(Vec::new()) };
+    let items = match known(scope, e, name).await? {
+        PropertyValue::Array(items) => items,
+        PropertyValue::Null => Vec::new(),
+        s @ PropertyValue::String(_) => vec![s],
+        other => {
+            return Err(scope.error(
+                e.pos,
+                format!(
+                    "options.{name} must be a list of strings, not {}",
+                    article(&other)
+                ),
+            ))
+        }
+    };
+    items
+        .into_iter()
+        .map(|v| match v {
+            PropertyValue::String(s) => Ok(s),
+            other => Err(scope.error(
+                e.pos,
+                format!(
+                    "options.{name} must be a list of strings, but it holds {}",
+                    article(&other)
+                ),
+            )),
+        })
+        .collect()
+}
+
+async fn options(scope: &Scope<'_>, r: &Resource) -> Result<ResourceOptions, YamlError> {
+    let o = &r.options;
+    let mut aliases = Vec::new();
+    for text in opt_strings(scope, &o.aliases, "aliases").await? {
+        let urn = Urn::parse(&text).map_err(|e| {
+            scope.error(
+                o.aliases.as_ref().map_or(r.key.pos, |e| e.pos),
+                format!("options.aliases: {e}"),
+            )
+        })?;
+        aliases.push(urn);
+    }
+    let custom_timeouts = match &o.custom_timeouts {
+        None => None,
+        Some(e) => {
+            match known(scope, e, "customTimeouts").await? {
+                PropertyValue::Object(m) => {
+                    let get = |k: &str| -> Result<Option<String>, YamlError> {
+                        match m.get(k) {
+                        None | Some(PropertyValue::Null) => Ok(None),
+                        Some(PropertyValue::String(s)) => Ok(Some(s.clone())),
+                        Some(other) => Err(scope.error(
+                            e.pos,
+                            format!(
+                                "options.customTimeouts.{k} must be a duration string like \"5m\", not {}",
+                                article(other)
+                            ),
+                        )),
+                    }
+                    };
+                    if let Some(k) = m
+                        .keys()
+                        .find(|k| !["create", "update", "delete"].contains(&k.as_str()))
+                    {
+                        return Err(scope.error(
+                        e.pos,
+                        format!("options.customTimeouts: unknown key '{k}' (create, update or delete)"),
+                    ));
+                    }
+                    Some(CustomTimeouts {
+                        create: get("create")?,
+                        update: get("update")?,
+                        delete: get("delete")?,
+                    })
+                }
+                other => {
+                    return Err(scope.error(
+                        e.pos,
+                        format!(
+                            "options.customTimeouts must be an object, not {}",
+                            article(&other)
+                        ),
+                    ))
+                }
+            }
+        }
+    };
+    let deleted_with = match &o.deleted_with {
+        Some(a) => Some(scope.resource(a)?.urn.clone()),
+        None => None,
+    };
+    let delete_before_replace = match &o.delete_before_replace {
+        Some(_) => Some(opt_bool(scope, &o.delete_before_replace, "deleteBeforeReplace").await?),
+        None => None,
+    };
+    Ok(ResourceOptions {
+        protect: opt_bool(scope, &o.protect, "protect").await?,
+        delete_before_replace,
+        ignore_changes: opt_strings(scope, &o.ignore_changes, "ignoreChanges").await?,
+        replace_on_changes: opt_strings(scope, &o.replace_on_changes, "replaceOnChanges").await?,
+        retain_on_delete: opt_bool(scope, &o.retain_on_delete, "retainOnDelete").await?,
+        deleted_with,
+        aliases,
+        custom_timeouts,
+        additional_secret_outputs: opt_strings(
+            scope,
+            &o.additional_secret_outputs,
+            "additionalSecretOutputs",
+        )
+        .await?,
+        import_id: opt_string(scope, &o.import, "import").await?,
+    })
+}

@@ -1,0 +1,279 @@
+//! Values: outputs with interpolation, secrets, typed config with
+//! defaults, builtin functions, invoke, and runtime errors with locations.
+
+use std::sync::Arc;
+
+use converge_language::yaml::{InvokeRequest, YamlProgram};
+use converge_model::{Archive, ArchiveMember, Asset, PropertyMap, PropertyValue};
+
+use super::*;
+
+#[tokio::test]
+async fn outputs_interpolate_and_secrets_taint() {
+    let (mut w, _, _) = world(provider());
+    let mut p = Project::new();
+    p.set("proj:password", ConfigValue::secret("hunter2"));
+    let program = p.program(
+        "config:
+  password:
+    type: String
+  prefix:
+    default: app
+resources:
+  a:
+    type: pkg:index:Thing
+    properties:
+      name: ${prefix}-${pulumi.stack}
+      pw: ${password}
+outputs:
+  url: https://${a.name}.example.com/
+  project: ${pulumi.project}
+  secretOut: ${password}
+  both: ${a.name}:${password}
+  hidden:
+    fn::secret: ${a.name}
+  joined:
+    fn::join: [\",\", [\"${a.name}\", x, 3]]
+  escaped: $${notInterpolated}
+  missing: ${a.nothing}
+  json:
+    fn::toJSON:
+      pw: ${password}
+  picked:
+    fn::select:
+      - 0
+      - fn::split: [\"-\", \"${password}-x\"]
+",
+    );
+    expect_ok(&w.up(&program).await);
+    let a = state(&w, "a");
+    assert_eq!(a.inputs.get("name"), Some(&s("app-test")));
+    assert_eq!(a.inputs.get("pw"), Some(&secret("hunter2")));
+    let out = stack_outputs(&w);
+    assert_eq!(out.get("url"), Some(&s("https://app-test.example.com/")));
+    assert_eq!(out.get("project"), Some(&s("proj")));
+    assert_eq!(out.get("secretOut"), Some(&secret("hunter2")));
+    assert_eq!(out.get("both"), Some(&secret("app-test:hunter2")));
+    assert_eq!(out.get("hidden"), Some(&secret("app-test")));
+    assert_eq!(out.get("joined"), Some(&s("app-test,x,3")));
+    assert_eq!(out.get("escaped"), Some(&s("${notInterpolated}")));
+    assert_eq!(out.get("missing"), Some(&PropertyValue::Null));
+    assert_eq!(out.get("json"), Some(&secret(r#"{"pw":"hunter2"}"#)));
+    assert_eq!(out.get("picked"), Some(&secret("hunter2")));
+}
+
+#[tokio::test]
+async fn typed_config_with_defaults_and_stack_values() {
+    let (mut w, _, _) = world(provider());
+    let mut p = Project::new();
+    p.set("proj:count", ConfigValue::plain("3"));
+    p.set("proj:zones", ConfigValue::plain("[\"a\", \"b\"]"));
+    p.set("proj:token", ConfigValue::secret("t0k"));
+    p.set("other:region", ConfigValue::plain("eu-west-1"));
+    let body = "configuration:
+  count:
+    type: Integer
+  enabled:
+    type: Boolean
+    default: true
+  zones:
+    type: List<String>
+  tags:
+    type: Object
+    default:
+      team: infra
+  token:
+    type: String
+  ratio:
+    default: 0.5
+resources:
+  a:
+    type: pkg:index:Thing
+    properties:
+      count: ${count}
+      enabled: ${enabled}
+      zone: ${zones[1]}
+      team: ${tags.team}
+      token: ${token}
+      label: n=${count}/r=${ratio}
+      region: ${other:region}
+";
+    expect_ok(&w.up(&p.program(body)).await);
+    let a = state(&w, "a");
+    assert_eq!(a.inputs.get("count"), Some(&PropertyValue::Number(3.0)));
+    assert_eq!(a.inputs.get("enabled"), Some(&PropertyValue::Bool(true)));
+    assert_eq!(a.inputs.get("zone"), Some(&s("b")));
+    assert_eq!(a.inputs.get("team"), Some(&s("infra")));
+    assert_eq!(a.inputs.get("token"), Some(&secret("t0k")));
+    assert_eq!(a.inputs.get("label"), Some(&s("n=3/r=0.5")));
+    assert_eq!(a.inputs.get("region"), Some(&s("eu-west-1")));
+
+    // A new stack value changes the resource.
+    p.set("proj:count", ConfigValue::plain("4"));
+    let r = w.up(&p.program(body)).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![converge_engine::StepOp::Update]);
+    assert_eq!(
+        state(&w, "a").inputs.get("count"),
+        Some(&PropertyValue::Number(4.0))
+    );
+}
+
+#[tokio::test]
+async fn builtin_functions_compute_values() {
+    let (mut w, _, _) = world(provider());
+    let p = Project::new();
+    std::fs::write(p.path().join("hello.txt"), "hello file").unwrap();
+    let program = p.program(
+        "variables:
+  parts:
+    fn::split: [\",\", \"x,y,z\"]
+  doc:
+    a: 1
+    b: [true, null]
+resources:
+  a:
+    type: pkg:index:Thing
+    properties:
+      second:
+        fn::select: [1, \"${parts}\"]
+      json:
+        fn::toJSON: ${doc}
+      b64:
+        fn::toBase64: hi there
+      plain:
+        fn::fromBase64: aGkgdGhlcmU=
+      file:
+        fn::readFile: hello.txt
+      text:
+        fn::stringAsset: some text
+      archive:
+        fn::assetArchive:
+          inner.txt:
+            fn::stringAsset: inner
+          dir:
+            fn::fileArchive: ./dir
+      asset:
+        fn::fileAsset: hello.txt
+      remote:
+        fn::remoteAsset: https://example.com/x
+      nested: ${doc.b[0]}
+",
+    );
+    expect_ok(&w.up(&program).await);
+    let i = &state(&w, "a").inputs;
+    assert_eq!(i.get("second"), Some(&s("y")));
+    assert_eq!(i.get("json"), Some(&s(r#"{"a":1,"b":[true,null]}"#)));
+    assert_eq!(i.get("b64"), Some(&s("aGkgdGhlcmU=")));
+    assert_eq!(i.get("plain"), Some(&s("hi there")));
+    assert_eq!(i.get("file"), Some(&s("hello file")));
+    assert_eq!(
+        i.get("text"),
+        Some(&PropertyValue::Asset(Asset::from_text("some text")))
+    );
+    let Some(PropertyValue::Archive(archive)) = i.get("archive") else {
+        panic!("{:?}", i.get("archive"))
+    };
+    let members = archive.assets.as_ref().unwrap();
+    assert_eq!(
+        members.get("inner.txt"),
+        Some(&ArchiveMember::Asset(Asset::from_text("inner")))
+    );
+    assert_eq!(
+        members.get("dir"),
+        Some(&ArchiveMember::Archive(Archive {
+            path: Some("./dir".to_owned()),
+            ..Archive::default()
+        }))
+    );
+    let Some(PropertyValue::Asset(asset)) = i.get("asset") else {
+        panic!()
+    };
+    assert_eq!(asset.path.as_deref(), Some("hello.txt"));
+    assert_eq!(asset.hash, converge_model::sha256_hex(b"hello file"));
+    assert_eq!(
+        i.get("remote"),
+        Some(&PropertyValue::Asset(Asset::from_uri(
+            "https://example.com/x"
+        )))
+    );
+    assert_eq!(i.get("nested"), Some(&PropertyValue::Bool(true)));
+}
+
+#[tokio::test]
+async fn runtime_errors_carry_the_expression_location() {
+    let (mut w, cloud, _) = world(provider());
+    let p = Project::new();
+    let program = p.program(
+        "variables:
+  list:
+    fn::split: [\",\", \"a,b\"]
+resources:
+  a:
+    type: pkg:index:Thing
+    properties:
+      v: hello
+  b:
+    type: pkg:index:Thing
+    properties:
+      pick:
+        fn::select: [5, \"${list}\"]
+  c:
+    type: pkg:index:Thing
+    properties:
+      deep: ${a.v.length}
+",
+    );
+    let e = expect_err(&w.up(&program).await);
+    assert!(
+        e.contains("Pulumi.yaml:15:9: fn::select: index 5 is out of range for a list of 2"),
+        "{e}"
+    );
+    assert!(
+        e.contains(
+            "Pulumi.yaml:19:13: cannot read property 'length' of a string (in ${a.v.length})"
+        ),
+        "{e}"
+    );
+    // What did not fail was still created.
+    assert!(w.resource("a").is_some());
+    assert!(w.resource("b").is_none() && w.resource("c").is_none());
+    assert_eq!(cloud.len(), 1);
+}
+
+#[tokio::test]
+async fn invoke_goes_through_the_handler() {
+    let (mut w, _, _) = world(provider());
+    let mut p = Project::new();
+    let body = "variables:
+  ami:
+    fn::invoke:
+      function: pkg:index:getImage
+      arguments:
+        name: ubuntu
+      return: id
+resources:
+  a:
+    type: pkg:index:Thing
+    properties:
+      image: ${ami}
+";
+    // Without a handler: not supported, at the call's location.
+    let e = expect_err(&w.up(&p.program(body)).await);
+    assert!(
+        e.contains("Pulumi.yaml:5:5: fn::invoke of pkg:index:getImage: invoking functions is not supported"),
+        "{e}"
+    );
+    p.options.invoke = Some(Arc::new(|req: InvokeRequest| {
+        Box::pin(async move {
+            assert_eq!(req.token, "pkg:index:getImage");
+            let name = req.args.get("name").and_then(|v| v.as_str()).unwrap_or("");
+            let mut out = PropertyMap::new();
+            out.insert("id".to_owned(), PropertyValue::from(format!("img-{name}")));
+            Ok(out)
+        })
+    }));
+    let program: YamlProgram = p.program(body);
+    expect_ok(&w.up(&program).await);
+    assert_eq!(state(&w, "a").inputs.get("image"), Some(&s("img-ubuntu")));
+}
