@@ -1,18 +1,98 @@
 //! Which program runs for a project: the language host of its runtime.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use anyhow::{bail, Result};
 use converge_engine::Program;
+use converge_language::yaml::{ConfigValue, InvokeFn, InvokeRequest, YamlOptions, YamlProgram};
+use converge_plugin::ProviderLoader;
+use converge_state::secrets::Crypter;
 
 use crate::project::Project;
+use crate::stack_settings::StackSettings;
 
-/// The program of `project`, run by the host of its `runtime`.
-pub fn program_for(project: &Project) -> Result<Box<dyn Program>> {
+/// Fails early (before the stack is locked) for a runtime this version
+/// cannot run.
+pub fn check_runtime(project: &Project) -> Result<()> {
     match project.runtime() {
-        Some(runtime @ ("python" | "nodejs" | "yaml")) => bail!(
+        Some("yaml") => Ok(()),
+        Some(runtime @ ("python" | "nodejs")) => bail!(
             "running {runtime} programs is not supported by this version of Converge yet; \
              `converge refresh` and `converge destroy` work on any stack"
         ),
         Some(other) => bail!("{}: unknown runtime {other:?}", project.dir.display()),
         None => bail!("{}: the project has no runtime", project.dir.display()),
     }
+}
+
+/// The stack's configuration as programs see it: `project:key` → value,
+/// secure values decrypted and marked secret.
+pub fn program_config(
+    settings: &StackSettings,
+    crypter: &dyn Crypter,
+) -> Result<BTreeMap<String, ConfigValue>> {
+    let mut out = BTreeMap::new();
+    for (key, value) in settings.config() {
+        let Some(key) = key.as_str() else { continue };
+        let v = match &value {
+            serde_norway::Value::Mapping(m) if m.len() == 1 && m.get("secure").is_some() => {
+                let ct = m.get("secure").and_then(|v| v.as_str()).unwrap_or_default();
+                ConfigValue::secret(crypter.decrypt(ct)?)
+            }
+            serde_norway::Value::String(s) => ConfigValue::plain(s.clone()),
+            other => ConfigValue::plain(serde_json::to_string(&serde_json::to_value(other)?)?),
+        };
+        out.insert(key.to_owned(), v);
+    }
+    Ok(out)
+}
+
+/// The program of `project` for `stack`, run by the host of its runtime.
+pub fn load_program(
+    project: &Project,
+    stack: &str,
+    config: BTreeMap<String, ConfigValue>,
+    loader: Arc<dyn ProviderLoader>,
+) -> Result<Box<dyn Program>> {
+    check_runtime(project)?;
+    let options = YamlOptions {
+        project: project.name.clone(),
+        stack: stack.to_owned(),
+        config,
+        invoke: Some(invoker(loader)),
+    };
+    match YamlProgram::load(&project.dir, options) {
+        Ok(p) => Ok(Box::new(p)),
+        Err(errors) => bail!("the program has errors:\n{errors}"),
+    }
+}
+
+/// `fn::invoke`: the function's package provider answers it.
+fn invoker(loader: Arc<dyn ProviderLoader>) -> InvokeFn {
+    Arc::new(move |req: InvokeRequest| {
+        let loader = loader.clone();
+        Box::pin(async move {
+            let package = req.token.split(':').next().unwrap_or_default().to_owned();
+            let version = req
+                .version
+                .as_deref()
+                .and_then(|v| semver::Version::parse(v).ok());
+            let provider = loader
+                .load(&package, version.as_ref())
+                .await
+                .map_err(|e| e.to_string())?;
+            let response = provider
+                .invoke(converge_plugin::InvokeRequest {
+                    token: req.token.clone(),
+                    args: req.args,
+                })
+                .await
+                .map_err(|e| format!("{}: {e}", req.token))?;
+            if let Some(f) = response.failures.first() {
+                return Err(format!("{}: {}: {}", req.token, f.property, f.reason));
+            }
+            Ok(response.outputs)
+        })
+    })
 }

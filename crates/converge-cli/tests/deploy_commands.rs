@@ -82,9 +82,14 @@ fn operations_need_yes_when_not_interactive() {
 #[test]
 fn an_unsupported_program_is_a_clear_error_that_changes_nothing() {
     let w = World::new();
+    std::fs::write(
+        w.project.join("Pulumi.yaml"),
+        "name: demo\nruntime: python\n",
+    )
+    .unwrap();
     let before = w.state();
     let err = w.fails(&["up", "--yes"]);
-    assert!(err.contains("yaml programs is not supported"), "{err}");
+    assert!(err.contains("python programs is not supported"), "{err}");
     let err = w.fails(&["preview"]);
     assert!(err.contains("not supported"), "{err}");
     assert_eq!(before, w.state());
@@ -144,4 +149,54 @@ fn interrupted_operations_are_reported_and_cleared() {
     assert!(!String::from_utf8(w.state())
         .unwrap()
         .contains("pending_operations"));
+}
+
+fn quickstart() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart/Pulumi.yaml")
+}
+
+#[test]
+fn the_quickstart_deploys_offline_and_a_second_run_changes_nothing() {
+    let w = World::new();
+    std::fs::copy(quickstart(), w.project.join("Pulumi.yaml")).unwrap();
+    w.ok(&["stack", "init", "dev"]);
+    let out = w.ok(&["up", "--yes", "-s", "dev"]);
+    assert!(out.contains("+ 9 created"), "{out}");
+    assert!(out.contains("password: [secret]"), "{out}");
+    let motd = std::fs::read_to_string(w.project.join("out/motd-dev.txt")).unwrap();
+    assert!(motd.starts_with("hello, "), "{motd}");
+    let out = w.ok(&["up", "--yes", "-s", "dev"]);
+    assert!(
+        out.contains("9 unchanged") && !out.contains("created"),
+        "{out}"
+    );
+    // Config changes flow through: the file is updated in place.
+    w.ok(&["config", "set", "greeting", "bonjour"]);
+    let out = w.ok(&["up", "--yes", "--diff"]);
+    assert!(out.contains("~ 1 updated"), "{out}");
+    assert!(std::fs::read_to_string(w.project.join("out/motd-dev.txt"))
+        .unwrap()
+        .starts_with("bonjour, "));
+    // No secret in plaintext in the state.
+    let password = w.ok(&["stack", "output", "password", "--show-secrets"]);
+    assert_eq!(password.trim().len(), 20);
+    assert!(!String::from_utf8_lossy(&w.state()).contains(password.trim()));
+    let out = w.ok(&["destroy", "--yes"]);
+    assert!(out.contains("- 9 deleted"), "{out}");
+    assert!(!w.project.join("out/motd-dev.txt").exists());
+}
+
+#[test]
+fn a_bad_yaml_program_points_at_the_line_and_changes_nothing() {
+    let w = World::new();
+    std::fs::write(
+        w.project.join("Pulumi.yaml"),
+        "name: demo\nruntime: yaml\nresources:\n  pet:\n    type: random:index/randomPet:RandomPet\n    properties:\n      prefix: ${missing.id}\n",
+    )
+    .unwrap();
+    let before = w.state();
+    let err = w.fails(&["preview"]);
+    assert!(err.contains("Pulumi.yaml:7:"), "{err}");
+    assert!(err.contains("missing"), "{err}");
+    assert_eq!(before, w.state());
 }

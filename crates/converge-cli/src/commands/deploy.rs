@@ -21,7 +21,7 @@ use crate::context::{now_rfc3339, Context};
 use crate::display::live::{Display, LiveDisplay};
 use crate::display::DisplayOptions;
 use crate::passphrase::stack_crypter;
-use crate::program::program_for;
+use crate::program::{check_runtime, load_program, program_config};
 use crate::project::Project;
 use crate::providers::provider_loader;
 use crate::stack_settings::StackSettings;
@@ -68,21 +68,11 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
     // Fail on an unsupported program before touching anything.
-    let program: Option<Box<dyn Program>> = match op {
-        Operation::Preview | Operation::Up => Some(program_for(&project)?),
-        Operation::Refresh | Operation::Destroy => None,
-    };
+    if matches!(op, Operation::Preview | Operation::Up) {
+        check_runtime(&project)?;
+    }
     let lock = backend.lock(&stack, ctx.lock_info()).await?;
-    let result = locked(
-        ctx,
-        op,
-        &args,
-        &project,
-        &backend,
-        &stack,
-        program.as_deref(),
-    )
-    .await;
+    let result = locked(ctx, op, &args, &project, &backend, &stack).await;
     lock.release().await?;
     result
 }
@@ -95,7 +85,6 @@ async fn locked(
     project: &Project,
     backend: &Arc<dyn Backend>,
     stack: &StackRef,
-    program: Option<&dyn Program>,
 ) -> Result<()> {
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
     let current = backend.load_checkpoint(stack).await?.unwrap_or_default();
@@ -159,6 +148,16 @@ async fn locked(
     report_pending(&base);
 
     let options = deployment_options(ctx, project, stack, args, &settings, crypter.as_ref())?;
+    let program: Option<Box<dyn Program>> = match op {
+        Operation::Preview | Operation::Up => Some(load_program(
+            project,
+            &stack.stack,
+            program_config(&settings, crypter.as_ref())?,
+            provider_loader(),
+        )?),
+        Operation::Refresh | Operation::Destroy => None,
+    };
+    let program = program.as_deref();
     let display_options = DisplayOptions {
         diff: args.diff,
         preview: false,
