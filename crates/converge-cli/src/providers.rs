@@ -8,5 +8,5 @@ use converge_plugin::ProviderLoader;
 
 /// The loader every operation uses.
 pub fn provider_loader() -> Arc<dyn ProviderLoader> {
-    Arc::new(BuiltinLoader::default())
+    Arc::new(BuiltinLoader)
 }
