@@ -21,6 +21,7 @@ mod deployment;
 pub mod error;
 pub mod events;
 pub mod goal;
+pub mod grpc;
 pub mod journaler;
 pub mod monitor;
 pub mod operations;

@@ -68,6 +68,19 @@ def report_error(message):
         return 1
 
 
+def format_exception(exc):
+    """The traceback of `exc` from the program's own code on: the frames of
+    this runner, the SDK's stack wrapper and runpy say nothing to the user."""
+    te = traceback.TracebackException.from_exception(exc)
+    cut = 0
+    for i, frame in enumerate(te.stack):
+        if frame.filename in ("<frozen runpy>",) or frame.filename.endswith("runpy.py"):
+            cut = i + 1
+    if 0 < cut < len(te.stack):
+        te.stack = traceback.StackSummary.from_list(te.stack[cut:])
+    return "".join(te.format())
+
+
 def main():
     args = parse_args()
     import_sdk()
@@ -115,9 +128,9 @@ def main():
             exit_code = EXIT_REPORTED
         else:
             exit_code = report_error(str(e))
-    except Exception:  # noqa: BLE001 every failure of the program is reported
+    except Exception as e:  # noqa: BLE001 every failure of the program is reported
         exit_code = report_error(
-            "Program failed with an unhandled exception:\n" + traceback.format_exc()
+            "Program failed with an unhandled exception:\n" + format_exception(e)
         )
     finally:
         try:

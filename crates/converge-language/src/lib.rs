@@ -7,7 +7,7 @@
 //! **Invariants.** A language host only talks to the engine through the
 //! monitor; it never reads or writes state.
 
-pub mod yaml;
 pub mod nodejs;
 pub mod process;
 pub mod python;
+pub mod yaml;

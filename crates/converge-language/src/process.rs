@@ -89,7 +89,11 @@ impl ProjectSettings {
             main: None,
             runtime_options: BTreeMap::new(),
         };
-        let Some(path) = PROJECT_FILES.iter().map(|f| dir.join(f)).find(|p| p.is_file()) else {
+        let Some(path) = PROJECT_FILES
+            .iter()
+            .map(|f| dir.join(f))
+            .find(|p| p.is_file())
+        else {
             return Ok(settings);
         };
         let text = std::fs::read_to_string(&path).map_err(|source| LanguageError::Read {
@@ -257,7 +261,10 @@ pub(crate) async fn run(
     let status = child.wait().await;
     for mut reader in readers {
         // A process the program left behind may hold the pipes open.
-        if tokio::time::timeout(OUTPUT_GRACE, &mut reader).await.is_err() {
+        if tokio::time::timeout(OUTPUT_GRACE, &mut reader)
+            .await
+            .is_err()
+        {
             reader.abort();
             let _ = reader.await;
         }
@@ -287,7 +294,7 @@ fn outcome(
     };
     match status.code() {
         Some(0) => Ok(()),
-        Some(EXIT_REPORTED) if !errors.is_empty() => Err(errors.join("\n")),
+        Some(EXIT_REPORTED) if !errors.is_empty() => Err(strip_ansi(&errors.join("\n"))),
         Some(EXIT_REPORTED) => Err(with_stderr(format!("the {language} program failed"))),
         Some(code) => Err(with_stderr(format!(
             "the {language} program exited with code {code}"
@@ -298,9 +305,38 @@ fn outcome(
     }
 }
 
+/// `text` without ANSI escape sequences (the Node.js SDK colours the
+/// stacks it reports; an error's text is not only shown on terminals).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            // Parameters and intermediates, then one final byte.
+            for c in chars.by_ref() {
+                if ('\u{40}'..='\u{7e}').contains(&c) {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strips_colours() {
+        assert_eq!(
+            strip_ansi("at f \u{1b}[90m(/x/\u{1b}[39mindex.js:8:11\u{1b}[90m)\u{1b}[39m"),
+            "at f (/x/index.js:8:11)"
+        );
+    }
 
     #[test]
     fn reads_main_and_runtime_options() {

@@ -180,7 +180,10 @@ mod tests {
         )
         .unwrap();
         let with_venv = PythonProgram::new(dir.path()).unwrap();
-        assert_eq!(with_venv.interpreter(), venv_python(&dir.path().join("venv")));
+        assert_eq!(
+            with_venv.interpreter(),
+            venv_python(&dir.path().join("venv"))
+        );
         let explicit = with_venv.with_interpreter("/opt/python");
         assert_eq!(explicit.interpreter(), PathBuf::from("/opt/python"));
     }

@@ -9,7 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use converge_engine::{EngineError, OperationResult, StepOp};
+use converge_engine::{
+    DiscardSink, EngineError, EngineEvent, EventSink, OperationContext, OperationResult, Severity,
+    StepOp,
+};
 use converge_language::process::RunOptions;
 use converge_language::python::PythonProgram;
 use converge_model::{PropertyMap, PropertyValue, ResourceState};
@@ -49,7 +52,9 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A copy of a test program in a temporary directory (so nothing the run
 /// writes lands in the source tree).
 fn project(name: &str) -> tempfile::TempDir {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/python").join(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs/python")
+        .join(name);
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&source, dir.path());
     dir
@@ -128,10 +133,17 @@ async fn stack_outputs_of_every_kind() {
     assert_eq!(out["number"], PropertyValue::Number(42.0));
     assert_eq!(out["float"], PropertyValue::Number(1.5));
     assert_eq!(out["bool"], PropertyValue::Bool(true));
-    assert!(matches!(out.get("null"), None | Some(PropertyValue::Null)), "{out:?}");
+    assert!(
+        matches!(out.get("null"), None | Some(PropertyValue::Null)),
+        "{out:?}"
+    );
     assert_eq!(
         out["list"],
-        PropertyValue::Array(vec![PropertyValue::Number(1.0), s("two"), PropertyValue::Bool(false)])
+        PropertyValue::Array(vec![
+            PropertyValue::Number(1.0),
+            s("two"),
+            PropertyValue::Bool(false)
+        ])
     );
     let dict = out["dict"].as_object().unwrap();
     assert_eq!(dict["a"], PropertyValue::Number(1.0));
@@ -143,7 +155,10 @@ async fn stack_outputs_of_every_kind() {
         }
         other => panic!("asset exported as {other:?}"),
     }
-    assert!(matches!(out["archive"], PropertyValue::Archive(_)), "{out:?}");
+    assert!(
+        matches!(out["archive"], PropertyValue::Archive(_)),
+        "{out:?}"
+    );
     let thing = resource(&result, "thing");
     assert_eq!(out["thing_id"], s(thing.id.as_deref().unwrap()));
     assert_eq!(out["thing_urn"], s(thing.urn.as_str()));
@@ -155,7 +170,11 @@ async fn stack_outputs_of_every_kind() {
     let again = world.up(&program(dir.path(), &python)).await;
     ok(&again);
     let counts = again.plan.counts();
-    assert_eq!(counts.keys().collect::<Vec<_>>(), vec![&StepOp::Same], "{counts:?}");
+    assert_eq!(
+        counts.keys().collect::<Vec<_>>(),
+        vec![&StepOp::Same],
+        "{counts:?}"
+    );
 }
 
 #[tokio::test]
@@ -171,7 +190,10 @@ async fn components_children_explicit_providers_and_dependencies() {
     let managed = resource(&result, "managed");
     let explicit = resource(&result, "explicit");
     assert!(!pair.custom);
-    assert_eq!(pair.urn.as_str(), "urn:pulumi:test::proj::my:index:Pair::pair");
+    assert_eq!(
+        pair.urn.as_str(),
+        "urn:pulumi:test::proj::my:index:Pair::pair"
+    );
     assert_eq!(
         left.urn.as_str(),
         "urn:pulumi:test::proj::my:index:Pair$pkg:index:Thing::pair-left"
@@ -181,7 +203,11 @@ async fn components_children_explicit_providers_and_dependencies() {
     // An input from another resource's output: its value and dependency.
     assert_eq!(right.inputs["other"], s("computed-pair-left"));
     assert_eq!(right.property_dependencies["other"], vec![left.urn.clone()]);
-    assert!(right.dependencies.contains(&left.urn), "{:?}", right.dependencies);
+    assert!(
+        right.dependencies.contains(&left.urn),
+        "{:?}",
+        right.dependencies
+    );
     // The explicit provider manages `managed`; the default one the rest.
     assert_eq!(
         explicit.urn.as_str(),
@@ -195,14 +221,22 @@ async fn components_children_explicit_providers_and_dependencies() {
         left.provider.as_ref().unwrap().urn.as_str(),
         "urn:pulumi:test::proj::pulumi:providers:pkg::default"
     );
-    assert!(managed.dependencies.contains(&left.urn), "{:?}", managed.dependencies);
+    assert!(
+        managed.dependencies.contains(&left.urn),
+        "{:?}",
+        managed.dependencies
+    );
     assert_eq!(stack_outputs(&result)["right"], s("computed-pair-right"));
     assert_eq!(cloud.len(), 3);
 
     let gone = world.destroy().await;
     ok(&gone);
     assert!(cloud.is_empty());
-    assert!(gone.snapshot.resources.is_empty(), "{:#?}", gone.snapshot.resources);
+    assert!(
+        gone.snapshot.resources.is_empty(),
+        "{:#?}",
+        gone.snapshot.resources
+    );
 }
 
 #[tokio::test]
@@ -224,7 +258,10 @@ async fn preview_resolves_output_only_properties_as_unknown() {
         .find(|s| s.urn.ends_with("::pair-right"))
         .unwrap();
     let inputs = right.inputs.as_ref().unwrap();
-    assert_eq!(inputs["other"], serde_json::json!(converge_model::UNKNOWN_STRING));
+    assert_eq!(
+        inputs["other"],
+        serde_json::json!(converge_model::UNKNOWN_STRING)
+    );
 }
 
 #[tokio::test]
@@ -236,8 +273,18 @@ async fn a_failing_program_reports_its_message_and_traceback() {
     let Some(EngineError::Program(message)) = &result.error else {
         panic!("expected a program error, got {:?}", result.error);
     };
-    for needle in ["the program broke on purpose", "Traceback", "ValueError", "explode"] {
-        assert!(message.contains(needle), "{needle:?} missing from {message}");
+    let needles = [
+        "the program broke on purpose",
+        "Traceback",
+        "ValueError",
+        "explode",
+        "__main__.py",
+    ];
+    for needle in needles {
+        assert!(
+            message.contains(needle),
+            "{needle:?} missing from {message}"
+        );
     }
 }
 
@@ -249,7 +296,10 @@ async fn a_program_that_dies_quietly_shows_its_stderr() {
     let result = world.up(&program(dir.path(), &python)).await;
     let message = result.error.map(|e| e.to_string()).unwrap_or_default();
     assert!(message.contains("exited with code 3"), "{message}");
-    assert!(message.contains("custom failure from the program"), "{message}");
+    assert!(
+        message.contains("custom failure from the program"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -297,7 +347,10 @@ async fn main_and_virtualenv_come_from_pulumi_yaml() {
         panic!("{} is not inside a virtualenv", python.display())
     };
     if !venv.join("pyvenv.cfg").is_file() {
-        eprintln!("SKIPPED: {} is not a virtualenv's interpreter", python.display());
+        eprintln!(
+            "SKIPPED: {} is not a virtualenv's interpreter",
+            python.display()
+        );
         return;
     }
     let dir = project("main_file");
@@ -314,7 +367,10 @@ async fn main_and_virtualenv_come_from_pulumi_yaml() {
     let (mut world, _cloud) = world();
     let result = world.up(&program).await;
     ok(&result);
-    assert_eq!(stack_outputs(&result)["greeting"], s("hello from a helper module"));
+    assert_eq!(
+        stack_outputs(&result)["greeting"],
+        s("hello from a helper module")
+    );
 }
 
 #[tokio::test]
@@ -341,4 +397,60 @@ async fn invokes_provider_functions_and_reads_existing_objects() {
     let existing = resource(&result, "existing");
     assert!(existing.external);
     assert_eq!(existing.id.as_deref(), Some(id.as_str()));
+}
+
+#[tokio::test]
+async fn a_failed_step_is_the_operation_error_and_nothing_hangs() {
+    let Some(python) = python() else { return };
+    let dir = project("components");
+    let (mut world, cloud) = world();
+    cloud.fail_when(|_, urn| urn.name() == "pair-left");
+    let program = program(dir.path(), &python);
+    let run = world.up(&program);
+    let result = tokio::time::timeout(std::time::Duration::from_secs(60), run)
+        .await
+        .expect("the program hung after a failed step");
+    let Some(EngineError::Step { urn, .. }) = &result.error else {
+        panic!("expected the step's failure, got {:?}", result.error);
+    };
+    assert_eq!(urn.name(), "pair-left");
+}
+
+#[tokio::test]
+async fn output_and_log_messages_become_diagnostics() {
+    let Some(python) = python() else { return };
+    let dir = project("outputs");
+    let (world, _cloud) = world();
+    let (events, mut rx) = EventSink::channel();
+    let ctx = OperationContext {
+        base: world.snapshot.clone(),
+        loader: Arc::clone(&world.loader),
+        sink: Arc::new(DiscardSink),
+        events,
+        options: world.options.clone(),
+    };
+    let result = converge_engine::preview(ctx, &program(dir.path(), &python)).await;
+    ok(&result);
+    let mut diagnostics = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let EngineEvent::Diagnostic {
+            severity, message, ..
+        } = event
+        {
+            diagnostics.push((severity, message));
+        }
+    }
+    assert!(
+        diagnostics.contains(&(Severity::Info, "printed by the program".to_owned())),
+        "{diagnostics:?}"
+    );
+    assert!(
+        diagnostics.contains(&(Severity::Warning, "a warning from the program".to_owned())),
+        "{diagnostics:?}"
+    );
+    // Debug messages (the SDK sends many) are dropped unless verbose.
+    assert!(
+        diagnostics.iter().all(|(s, _)| *s != Severity::Debug),
+        "{diagnostics:?}"
+    );
 }

@@ -9,6 +9,7 @@
 //!   deployment, keyed by provider reference (`<urn>::<id>`).
 
 pub mod builtin;
+pub mod host;
 pub mod provider;
 pub mod registry;
 

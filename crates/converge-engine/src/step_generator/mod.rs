@@ -365,24 +365,24 @@ async fn resolve_provider(
         }
         return Ok(reference);
     }
-    let package = goal
-        .type_token
-        .split(':')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    let name = match &goal.version {
+    let package = goal.type_token.split(':').next().unwrap_or_default();
+    default_provider(d, package, goal.version.as_deref()).await
+}
+
+/// The default provider of `package` (at `version`): registered as a
+/// provider resource on first use; concurrent users wait for that one
+/// registration.
+pub(crate) async fn default_provider(
+    d: &Arc<Deployment>,
+    package: &str,
+    version: Option<&str>,
+) -> Result<ProviderReference, EngineError> {
+    let name = match version {
         Some(v) => format!("default_{}", v.replace(['.', '-', '+'], "_")),
         None => "default".to_owned(),
     };
-    let urn = Urn::new(
-        &d.opts.stack,
-        &d.opts.project,
-        None,
-        &format!("{PROVIDER_PREFIX}{package}"),
-        &name,
-    )?;
-    // One registration per default provider; concurrent users wait for it.
+    let type_token = format!("{PROVIDER_PREFIX}{package}");
+    let urn = Urn::new(&d.opts.stack, &d.opts.project, None, &type_token, &name)?;
     let mut defaults = d.default_providers.lock().await;
     if let Some(id) = defaults.get(&urn) {
         return Ok(ProviderReference {
@@ -393,14 +393,14 @@ async fn resolve_provider(
     let mut inputs = d
         .opts
         .provider_config
-        .get(&package)
+        .get(package)
         .cloned()
         .unwrap_or_default();
-    if let Some(v) = &goal.version {
-        inputs.insert("version".to_owned(), v.clone().into());
+    if let Some(v) = version {
+        inputs.insert("version".to_owned(), v.to_owned().into());
     }
     let provider_goal = ResourceGoal {
-        type_token: format!("{PROVIDER_PREFIX}{package}"),
+        type_token,
         name,
         custom: true,
         inputs,

@@ -2,6 +2,9 @@
 
 import pulumi
 
+print("printed by the program")
+pulumi.log.warn("a warning from the program")
+
 pulumi.export("string", "hello")
 pulumi.export("number", 42)
 pulumi.export("float", 1.5)

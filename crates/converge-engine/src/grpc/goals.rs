@@ -1,0 +1,345 @@
+//! Requests in wire form → goals in engine terms: URNs parsed, property
+//! values unmarshalled, options mapped, alias specs turned into the URNs
+//! they stand for.
+
+use std::collections::BTreeMap;
+
+use converge_model::{
+    sha256_hex, Archive, ArchiveMember, Asset, CustomTimeouts, PropertyMap, PropertyValue, Urn,
+};
+use converge_proto::pulumirpc::alias::{self, spec::Parent};
+use converge_proto::pulumirpc::{ReadResourceRequest, RegisterResourceRequest};
+use converge_proto::{unmarshal_properties, MarshalOptions};
+use tonic::Status;
+
+use super::{lock, Shared};
+use crate::goal::{ReadGoal, ResourceGoal, ResourceOptions};
+
+pub(crate) const STACK_TYPE: &str = "pulumi:pulumi:Stack";
+
+/// How property values from a program are read: every kind kept except
+/// output values, which become plain, secret or unknown values (their
+/// dependencies also arrive as `propertyDependencies`).
+pub(crate) fn from_program() -> MarshalOptions {
+    MarshalOptions {
+        keep_output_values: false,
+        ..MarshalOptions::full()
+    }
+}
+
+/// How property values are written back to a program: unknowns kept (a
+/// preview's values), secrets and resource references only if it accepts
+/// them.
+pub(crate) fn to_program(accept_secrets: bool, accept_resources: bool) -> MarshalOptions {
+    MarshalOptions {
+        keep_secrets: accept_secrets,
+        keep_resources: accept_resources,
+        keep_output_values: false,
+        ..MarshalOptions::full()
+    }
+}
+
+pub(crate) fn invalid(what: &str, e: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(format!("{what}: {e}"))
+}
+
+fn urn(what: &str, text: &str) -> Result<Urn, Status> {
+    Urn::parse(text).map_err(|e| invalid(what, e))
+}
+
+fn optional_urn(what: &str, text: &str) -> Result<Option<Urn>, Status> {
+    if text.is_empty() {
+        Ok(None)
+    } else {
+        urn(what, text).map(Some)
+    }
+}
+
+fn non_empty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// Reads a program's property map, filling in the hashes of text assets.
+pub(crate) fn properties(
+    what: &str,
+    props: Option<&prost_types::Struct>,
+) -> Result<PropertyMap, Status> {
+    let Some(props) = props else {
+        return Ok(PropertyMap::new());
+    };
+    let mut map = unmarshal_properties(props, from_program()).map_err(|e| invalid(what, e))?;
+    for value in map.values_mut() {
+        hash_assets(value);
+    }
+    Ok(map)
+}
+
+/// Text assets the SDK sent without a hash get one (Pulumi's engine
+/// computes asset hashes on registration).
+fn hash_assets(value: &mut PropertyValue) {
+    match value {
+        PropertyValue::Asset(asset) => hash_asset(asset),
+        PropertyValue::Archive(archive) => hash_archive(archive),
+        PropertyValue::Array(items) => items.iter_mut().for_each(hash_assets),
+        PropertyValue::Object(map) => map.values_mut().for_each(hash_assets),
+        PropertyValue::Secret(inner) => hash_assets(inner),
+        _ => {}
+    }
+}
+
+fn hash_asset(asset: &mut Asset) {
+    if asset.hash.is_empty() {
+        if let Some(text) = &asset.text {
+            asset.hash = sha256_hex(text.as_bytes());
+        }
+    }
+}
+
+fn hash_archive(archive: &mut Archive) {
+    for member in archive.assets.iter_mut().flat_map(|m| m.values_mut()) {
+        match member {
+            ArchiveMember::Asset(asset) => hash_asset(asset),
+            ArchiveMember::Archive(inner) => hash_archive(inner),
+        }
+    }
+}
+
+fn urns(what: &str, texts: &[String]) -> Result<Vec<Urn>, Status> {
+    texts.iter().map(|t| urn(what, t)).collect()
+}
+
+/// The URN of a resource: its parent's qualified type (unless the parent
+/// is the stack) joined to its type, as the step generator computes it.
+fn make_urn(
+    stack: &str,
+    project: &str,
+    parent: Option<&Urn>,
+    ty: &str,
+    name: &str,
+) -> Result<Urn, Status> {
+    let parent_type = parent
+        .filter(|p| p.type_token() != STACK_TYPE)
+        .map(|p| p.qualified_type().to_owned());
+    Urn::new(stack, project, parent_type.as_deref(), ty, name).map_err(|e| invalid("alias", e))
+}
+
+/// Where an alias spec says the resource's parent used to be.
+enum AliasParent {
+    /// The current parent (so the parent's own aliases apply too).
+    Current,
+    None,
+    Urn(Urn),
+}
+
+/// The alias URNs of a registration: complete URNs as given; specs
+/// resolved against the request (an empty field means "as now"); and,
+/// like Pulumi, the resource's own name and type and its current-parent
+/// specs under each alias of its parent. Deduplicated, never the
+/// resource's own URN.
+pub(crate) fn aliases(
+    shared: &Shared,
+    req: &RegisterResourceRequest,
+    parent: Option<&Urn>,
+) -> Result<Vec<Urn>, Status> {
+    let stack = shared.monitor.stack();
+    let project = shared.monitor.project();
+    let own = make_urn(stack, project, parent, &req.r#type, &req.name)?;
+    let mut out: Vec<Urn> = Vec::new();
+    let mut current_parent_specs: Vec<(String, String)> = Vec::new();
+    for alias in &req.aliases {
+        match &alias.alias {
+            Some(alias::Alias::Urn(text)) => out.push(urn("alias", text)?),
+            Some(alias::Alias::Spec(spec)) => {
+                let name = if spec.name.is_empty() {
+                    &req.name
+                } else {
+                    &spec.name
+                };
+                let ty = if spec.r#type.is_empty() {
+                    &req.r#type
+                } else {
+                    &spec.r#type
+                };
+                let stack = if spec.stack.is_empty() {
+                    stack
+                } else {
+                    &spec.stack
+                };
+                let project = if spec.project.is_empty() {
+                    project
+                } else {
+                    &spec.project
+                };
+                let old_parent = match &spec.parent {
+                    Some(Parent::NoParent(true)) => AliasParent::None,
+                    Some(Parent::ParentUrn(p)) if !p.is_empty() => {
+                        AliasParent::Urn(urn("alias parent", p)?)
+                    }
+                    _ => AliasParent::Current,
+                };
+                let alias_urn = match &old_parent {
+                    AliasParent::Current => {
+                        current_parent_specs.push((ty.clone(), name.clone()));
+                        make_urn(stack, project, parent, ty, name)?
+                    }
+                    AliasParent::None => make_urn(stack, project, None, ty, name)?,
+                    AliasParent::Urn(p) => make_urn(stack, project, Some(p), ty, name)?,
+                };
+                out.push(alias_urn);
+            }
+            None => {}
+        }
+    }
+    out.extend(urns("alias", &req.alias_ur_ns)?);
+    if let Some(parent) = parent {
+        let parent_aliases = lock(&shared.aliases)
+            .get(parent)
+            .cloned()
+            .unwrap_or_default();
+        for parent_alias in &parent_aliases {
+            out.push(make_urn(
+                stack,
+                project,
+                Some(parent_alias),
+                &req.r#type,
+                &req.name,
+            )?);
+            for (ty, name) in &current_parent_specs {
+                out.push(make_urn(stack, project, Some(parent_alias), ty, name)?);
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|u| *u != own && seen.insert(u.clone()));
+    Ok(out)
+}
+
+fn custom_timeouts(
+    t: Option<&converge_proto::pulumirpc::register_resource_request::CustomTimeouts>,
+) -> Option<CustomTimeouts> {
+    let t = t?;
+    let timeouts = CustomTimeouts {
+        create: non_empty(&t.create),
+        update: non_empty(&t.update),
+        delete: non_empty(&t.delete),
+    };
+    let any = timeouts.create.is_some() || timeouts.update.is_some() || timeouts.delete.is_some();
+    any.then_some(timeouts)
+}
+
+/// Refuses what Converge does not implement, with a message that says so.
+pub(crate) fn check_supported(req: &RegisterResourceRequest) -> Result<(), Status> {
+    let what = format!("{} {:?}", req.r#type, req.name);
+    let refuse = |feature: &str| {
+        Err(Status::unimplemented(format!(
+            "{what}: {feature} are not supported by Converge yet"
+        )))
+    };
+    if req.remote {
+        return refuse(
+            "remote components (component resources implemented by a provider's Construct)",
+        );
+    }
+    if !req.transforms.is_empty() {
+        return refuse("resource transforms");
+    }
+    if !req.replace_with.is_empty() {
+        return refuse("replaceWith options");
+    }
+    if !req.package_ref.is_empty() {
+        return refuse("parameterized packages (packageRef)");
+    }
+    if req.replacement_trigger.is_some() {
+        return refuse("replacement triggers");
+    }
+    if !req.state_migrations.is_empty() {
+        return refuse("state migrations");
+    }
+    if let Some(hooks) = &req.hooks {
+        let any = [
+            &hooks.before_create,
+            &hooks.after_create,
+            &hooks.before_update,
+            &hooks.after_update,
+            &hooks.before_delete,
+            &hooks.after_delete,
+            &hooks.on_error,
+        ]
+        .iter()
+        .any(|h| !h.is_empty());
+        if any {
+            return refuse("resource hooks");
+        }
+    }
+    Ok(())
+}
+
+/// A `RegisterResourceRequest` as a [`ResourceGoal`].
+pub(crate) fn resource_goal(
+    shared: &Shared,
+    req: &RegisterResourceRequest,
+) -> Result<ResourceGoal, Status> {
+    let parent = optional_urn("parent", &req.parent)?;
+    let mut property_dependencies = BTreeMap::new();
+    for (key, deps) in &req.property_dependencies {
+        property_dependencies.insert(key.clone(), urns("propertyDependencies", &deps.urns)?);
+    }
+    let delete_before_replace = (req.delete_before_replace_defined || req.delete_before_replace)
+        .then_some(req.delete_before_replace);
+    let options = ResourceOptions {
+        protect: req.protect.unwrap_or(false),
+        delete_before_replace,
+        ignore_changes: req.ignore_changes.clone(),
+        replace_on_changes: req.replace_on_changes.clone(),
+        retain_on_delete: req.retain_on_delete.unwrap_or(false),
+        deleted_with: optional_urn("deletedWith", &req.deleted_with)?,
+        aliases: aliases(shared, req, parent.as_ref())?,
+        custom_timeouts: custom_timeouts(req.custom_timeouts.as_ref()),
+        additional_secret_outputs: req.additional_secret_outputs.clone(),
+        import_id: non_empty(&req.import_id),
+    };
+    Ok(ResourceGoal {
+        type_token: req.r#type.clone(),
+        name: req.name.clone(),
+        custom: req.custom,
+        parent,
+        inputs: properties("object", req.object.as_ref())?,
+        provider: non_empty(&req.provider),
+        version: non_empty(&req.version),
+        dependencies: urns("dependencies", &req.dependencies)?,
+        property_dependencies,
+        options,
+    })
+}
+
+/// A `ReadResourceRequest` as a [`ReadGoal`].
+pub(crate) fn read_goal(req: &ReadResourceRequest) -> Result<ReadGoal, Status> {
+    if !req.package_ref.is_empty() {
+        return Err(Status::unimplemented(format!(
+            "{} {:?}: parameterized packages (packageRef) are not supported by Converge yet",
+            req.r#type, req.name
+        )));
+    }
+    Ok(ReadGoal {
+        type_token: req.r#type.clone(),
+        name: req.name.clone(),
+        id: req.id.clone(),
+        parent: optional_urn("parent", &req.parent)?,
+        inputs: properties("properties", req.properties.as_ref())?,
+        provider: non_empty(&req.provider),
+        version: non_empty(&req.version),
+        dependencies: urns("dependencies", &req.dependencies)?,
+    })
+}
+
+/// Marks `keys` of `outputs` secret (`additionalSecretOutputs` of a read).
+pub(crate) fn mark_secret(outputs: &mut PropertyMap, keys: &[String]) {
+    for key in keys {
+        if let Some(value) = outputs.get_mut(key) {
+            if !matches!(value, PropertyValue::Secret(_)) {
+                let inner = std::mem::replace(value, PropertyValue::Null);
+                *value = PropertyValue::secret(inner);
+            }
+        }
+    }
+}

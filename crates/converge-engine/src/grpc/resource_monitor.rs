@@ -1,0 +1,190 @@
+//! The `pulumirpc.ResourceMonitor` service over a [`Monitor`].
+//!
+//! [`Monitor`]: crate::Monitor
+
+use std::sync::Arc;
+
+use converge_model::Urn;
+use converge_proto::marshal_properties;
+use converge_proto::pulumirpc::resource_monitor_server::ResourceMonitor;
+use converge_proto::pulumirpc::{
+    CallResponse, DeploymentInfo, ReadResourceRequest, ReadResourceResponse,
+    RegisterResourceOutputsRequest, RegisterResourceRequest, RegisterResourceResponse,
+    ResourceCallRequest, ResourceInvokeRequest, ResourceInvokeResponse, ResourceMonitorFeature,
+    SupportsFeatureRequest, SupportsFeatureResponse,
+};
+use tonic::{Request, Response, Status};
+
+use super::goals::{self, to_program, STACK_TYPE};
+use super::{invoke, lock, Shared};
+use crate::error::EngineError;
+
+/// The features Converge's monitor supports, by their legacy names
+/// (`SupportsFeature`) and as enum values (`GetDeploymentInfo`). Everything
+/// else (transforms, invoke transforms, hooks, parameterization,
+/// replaceWith, …) is answered "not supported", so the SDKs either fall
+/// back or tell the user.
+const SUPPORTED: [(&str, ResourceMonitorFeature); 5] = [
+    ("secrets", ResourceMonitorFeature::Secrets),
+    (
+        "resourceReferences",
+        ResourceMonitorFeature::ResourceReferences,
+    ),
+    ("outputValues", ResourceMonitorFeature::OutputValues),
+    ("deletedWith", ResourceMonitorFeature::DeletedWith),
+    ("aliasSpecs", ResourceMonitorFeature::AliasSpecs),
+];
+
+#[derive(Debug)]
+pub(crate) struct ResourceMonitorService {
+    pub shared: Arc<Shared>,
+}
+
+impl ResourceMonitorService {
+    /// An engine error as a gRPC status. When the deployment itself has
+    /// failed (a step failed; the engine reports that), the program is told
+    /// the monitor is shutting down, as Pulumi does, so that it stops
+    /// without restating the failure.
+    fn engine_error(&self, e: EngineError) -> Status {
+        let deployment_failed = self.shared.monitor.deployment.progress().failure.is_some();
+        if deployment_failed {
+            Status::unavailable(format!("the resource monitor is shutting down: {e}"))
+        } else {
+            Status::unknown(e.to_string())
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl ResourceMonitor for ResourceMonitorService {
+    async fn get_deployment_info(
+        &self,
+        _request: Request<()>,
+    ) -> Result<Response<DeploymentInfo>, Status> {
+        let m = &self.shared.monitor;
+        let o = &self.shared.options;
+        Ok(Response::new(DeploymentInfo {
+            project: m.project().to_owned(),
+            stack: m.stack().to_owned(),
+            organization: o.organization.clone(),
+            config: o.config.clone().into_iter().collect(),
+            config_secret_keys: o.config_secret_keys.clone(),
+            dry_run: m.is_preview(),
+            parallel: i32::try_from(m.deployment.opts.parallel).unwrap_or(i32::MAX),
+            supported_features: SUPPORTED.iter().map(|(_, f)| *f as i32).collect(),
+        }))
+    }
+
+    async fn supports_feature(
+        &self,
+        request: Request<SupportsFeatureRequest>,
+    ) -> Result<Response<SupportsFeatureResponse>, Status> {
+        let id = request.into_inner().id;
+        Ok(Response::new(SupportsFeatureResponse {
+            has_support: SUPPORTED.iter().any(|(name, _)| *name == id),
+        }))
+    }
+
+    async fn invoke(
+        &self,
+        request: Request<ResourceInvokeRequest>,
+    ) -> Result<Response<ResourceInvokeResponse>, Status> {
+        invoke::invoke(&self.shared, request.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn call(
+        &self,
+        request: Request<ResourceCallRequest>,
+    ) -> Result<Response<CallResponse>, Status> {
+        Err(Status::unimplemented(format!(
+            "call {}: methods of remote components are not supported by Converge yet",
+            request.into_inner().tok
+        )))
+    }
+
+    async fn read_resource(
+        &self,
+        request: Request<ReadResourceRequest>,
+    ) -> Result<Response<ReadResourceResponse>, Status> {
+        let req = request.into_inner();
+        let goal = goals::read_goal(&req)?;
+        let result = self
+            .shared
+            .monitor
+            .read_resource(goal)
+            .await
+            .map_err(|e| self.engine_error(e))?;
+        let mut outputs = result.outputs;
+        goals::mark_secret(&mut outputs, &req.additional_secret_outputs);
+        let properties = marshal_properties(
+            &outputs,
+            to_program(req.accept_secrets, req.accept_resources),
+        )
+        .map_err(|e| Status::internal(format!("{}: outputs: {e}", result.urn)))?;
+        Ok(Response::new(ReadResourceResponse {
+            urn: result.urn.to_string(),
+            properties: Some(properties),
+            id: result.id.unwrap_or_default(),
+            ..ReadResourceResponse::default()
+        }))
+    }
+
+    async fn register_resource(
+        &self,
+        request: Request<RegisterResourceRequest>,
+    ) -> Result<Response<RegisterResourceResponse>, Status> {
+        let req = request.into_inner();
+        goals::check_supported(&req)?;
+        let goal = goals::resource_goal(&self.shared, &req)?;
+        let aliases = goal.options.aliases.clone();
+        let is_root = goal.type_token == STACK_TYPE && goal.parent.is_none();
+        let result = self
+            .shared
+            .monitor
+            .register_resource(goal)
+            .await
+            .map_err(|e| self.engine_error(e))?;
+        if is_root {
+            lock(&self.shared.root).get_or_insert_with(|| result.urn.to_string());
+        }
+        if !aliases.is_empty() {
+            lock(&self.shared.aliases).insert(result.urn.clone(), aliases);
+        }
+        let object = marshal_properties(
+            &result.outputs,
+            to_program(req.accept_secrets, req.accept_resources),
+        )
+        .map_err(|e| Status::internal(format!("{}: outputs: {e}", result.urn)))?;
+        Ok(Response::new(RegisterResourceResponse {
+            urn: result.urn.to_string(),
+            id: result.id.unwrap_or_default(),
+            object: Some(object),
+            ..RegisterResourceResponse::default()
+        }))
+    }
+
+    async fn register_resource_outputs(
+        &self,
+        request: Request<RegisterResourceOutputsRequest>,
+    ) -> Result<Response<()>, Status> {
+        let req = request.into_inner();
+        let urn = Urn::parse(&req.urn).map_err(|e| goals::invalid("urn", e))?;
+        let outputs = goals::properties("outputs", req.outputs.as_ref())?;
+        self.shared
+            .monitor
+            .register_resource_outputs(&urn, outputs)
+            .await
+            .map_err(|e| self.engine_error(e))?;
+        Ok(Response::new(()))
+    }
+
+    async fn signal_and_wait_for_shutdown(
+        &self,
+        _request: Request<()>,
+    ) -> Result<Response<()>, Status> {
+        // Nothing runs after the program (no delete hooks): shut down now.
+        Ok(Response::new(()))
+    }
+}

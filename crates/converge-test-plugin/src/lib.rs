@@ -1,0 +1,66 @@
+//! `pulumi-resource-convergetest`: a real resource provider plugin for the
+//! plugin host's tests. It speaks `pulumirpc.ResourceProvider` over gRPC
+//! exactly as Pulumi's plugins do: started with the engine address as its
+//! first argument, it listens on 127.0.0.1, prints its port on the first
+//! line of stdout, and serves until killed.
+//!
+//! **Package** `convergetest`, version from `CONVERGE_TEST_PLUGIN_VERSION`,
+//! else from the directory it is started from
+//! (`resource-convergetest-v1.2.3/pulumi-resource-convergetest`), else
+//! none (an unversioned development build).
+//!
+//! **Resource** [`THING`] (`convergetest:index:Thing`): inputs `value`
+//! (string, required), `size` (default `"small"`; changing it replaces),
+//! `fail` (`"create"`: Create fails; `"init"`: Create makes the object but
+//! reports `ErrorResourceInitFailed`). Outputs: the inputs plus `length`
+//! (of `value`; unknown in previews) and `pluginVersion`.
+//!
+//! **Function** [`COUNT`] (`convergetest:index:count`): `{count, version}`.
+//!
+//! **The cloud** is a JSON file ([`Cloud`]): config `cloudFile`, else env
+//! [`CLOUD_FILE_ENV`]. Objects by ID, plus a log of the calls that matter
+//! (`configure`, `create <id>`, `update <id>`, `delete <id>`, `cancel`).
+//!
+//! **Misbehaviour** for tests, env [`MODE_ENV`]: `exit` (exit 3 at once,
+//! after a stderr line), `garbage` (print a non-port line, then hang),
+//! `silent` (print nothing, hang). Hangs end by themselves after 60 s.
+//!
+//! A configured process refuses a second `Configure`, as a plugin holding
+//! one configuration may.
+
+pub mod cloud;
+pub mod provider;
+
+pub use cloud::Cloud;
+
+/// The package name.
+pub const PACKAGE: &str = "convergetest";
+/// The resource type.
+pub const THING: &str = "convergetest:index:Thing";
+/// The function.
+pub const COUNT: &str = "convergetest:index:count";
+/// Env: the plugin's version.
+pub const VERSION_ENV: &str = "CONVERGE_TEST_PLUGIN_VERSION";
+/// Env: the cloud file, when the config does not name one.
+pub const CLOUD_FILE_ENV: &str = "CONVERGE_TEST_CLOUD_FILE";
+/// Env: `exit`, `garbage` or `silent` to misbehave at start.
+pub const MODE_ENV: &str = "CONVERGE_TEST_PLUGIN_MODE";
+
+/// The version this process reports: [`VERSION_ENV`], else the
+/// `resource-convergetest-v<version>` directory of `argv0` (the path it
+/// was started as, so a symlink counts where it is, not where it points),
+/// else of the real executable; else `""` (unversioned).
+pub fn reported_version(argv0: Option<&str>) -> String {
+    if let Ok(v) = std::env::var(VERSION_ENV) {
+        return v;
+    }
+    let prefix = format!("resource-{PACKAGE}-v");
+    let from_dir = |path: &std::path::Path| {
+        let dir = path.parent()?.file_name()?.to_str()?;
+        dir.strip_prefix(&prefix).map(str::to_owned)
+    };
+    argv0
+        .and_then(|a| from_dir(std::path::Path::new(a)))
+        .or_else(|| std::env::current_exe().ok().and_then(|p| from_dir(&p)))
+        .unwrap_or_default()
+}

@@ -1,0 +1,73 @@
+//! `pulumi-resource-convergetest <engine-address>`: see the library docs.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use converge_proto::pulumirpc::resource_provider_server::ResourceProviderServer;
+use converge_proto::MessageLimits;
+use converge_test_plugin::provider::TestProvider;
+use converge_test_plugin::{reported_version, MODE_ENV};
+use tonic::transport::server::TcpIncoming;
+
+/// How long the misbehaving modes hang before giving up on their own.
+const HANG: Duration = Duration::from_secs(60);
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    match std::env::var(MODE_ENV).as_deref() {
+        Ok("exit") => {
+            eprintln!("convergetest: exiting at once, as asked ({MODE_ENV}=exit)");
+            return ExitCode::from(3);
+        }
+        Ok("garbage") => {
+            eprintln!("convergetest: printing garbage");
+            println!("hello from convergetest, this is not a port");
+            let _ = std::io::stdout().flush();
+            tokio::time::sleep(HANG).await;
+            return ExitCode::from(4);
+        }
+        Ok("silent") => {
+            eprintln!("convergetest: saying nothing");
+            tokio::time::sleep(HANG).await;
+            return ExitCode::from(5);
+        }
+        _ => {}
+    }
+    // As Pulumi's Go SDK: the engine address is required.
+    let Some(engine) = args.get(1).cloned() else {
+        eprintln!("fatal: could not connect to host RPC; missing argument");
+        return ExitCode::from(1);
+    };
+    let version = reported_version(args.first().map(String::as_str));
+    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("fatal: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let port = match listener.local_addr() {
+        Ok(a) => a.port(),
+        Err(e) => {
+            eprintln!("fatal: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!("{port}");
+    let _ = std::io::stdout().flush();
+    eprintln!("convergetest {version:?} serving on port {port} (engine {engine})");
+    let provider = TestProvider::new(version, engine);
+    let served = tonic::transport::Server::builder()
+        .add_service(ResourceProviderServer::new(provider).with_message_limits())
+        .serve_with_incoming(TcpIncoming::from(listener))
+        .await;
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fatal: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
