@@ -5,6 +5,9 @@ use std::sync::Arc;
 
 use anyhow::{bail, Result};
 use converge_engine::Program;
+use converge_language::nodejs::NodeProgram;
+use converge_language::process::RunOptions;
+use converge_language::python::PythonProgram;
 use converge_language::yaml::{ConfigValue, InvokeFn, InvokeRequest, YamlOptions, YamlProgram};
 use converge_plugin::ProviderLoader;
 use converge_state::secrets::Crypter;
@@ -16,11 +19,7 @@ use crate::stack_settings::StackSettings;
 /// cannot run.
 pub fn check_runtime(project: &Project) -> Result<()> {
     match project.runtime() {
-        Some("yaml") => Ok(()),
-        Some(runtime @ ("python" | "nodejs")) => bail!(
-            "running {runtime} programs is not supported by this version of Converge yet; \
-             `converge refresh` and `converge destroy` work on any stack"
-        ),
+        Some("yaml" | "python" | "nodejs") => Ok(()),
         Some(other) => bail!("{}: unknown runtime {other:?}", project.dir.display()),
         None => bail!("{}: the project has no runtime", project.dir.display()),
     }
@@ -56,6 +55,17 @@ pub fn load_program(
     loader: Arc<dyn ProviderLoader>,
 ) -> Result<Box<dyn Program>> {
     check_runtime(project)?;
+    match project.runtime() {
+        Some("python") => {
+            let p = PythonProgram::new(&project.dir)?.with_options(run_options(&config));
+            return Ok(Box::new(p));
+        }
+        Some("nodejs") => {
+            let p = NodeProgram::new(&project.dir)?.with_options(run_options(&config));
+            return Ok(Box::new(p));
+        }
+        _ => {}
+    }
     let options = YamlOptions {
         project: project.name.clone(),
         stack: stack.to_owned(),
@@ -65,6 +75,23 @@ pub fn load_program(
     match YamlProgram::load(&project.dir, options) {
         Ok(p) => Ok(Box::new(p)),
         Err(errors) => bail!("the program has errors:\n{errors}"),
+    }
+}
+
+/// Configuration for a language host: plaintext values, and which keys
+/// are secret.
+fn run_options(config: &BTreeMap<String, ConfigValue>) -> RunOptions {
+    RunOptions {
+        config: config
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect(),
+        config_secret_keys: config
+            .iter()
+            .filter(|(_, v)| v.secret)
+            .map(|(k, _)| k.clone())
+            .collect(),
+        ..RunOptions::default()
     }
 }
 

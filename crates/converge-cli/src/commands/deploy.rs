@@ -23,7 +23,7 @@ use crate::display::DisplayOptions;
 use crate::passphrase::stack_crypter;
 use crate::program::{check_runtime, load_program, program_config};
 use crate::project::Project;
-use crate::providers::provider_loader;
+use crate::providers::Providers;
 use crate::stack_settings::StackSettings;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +72,9 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
         check_runtime(&project)?;
     }
     let lock = backend.lock(&stack, ctx.lock_info()).await?;
-    let result = locked(ctx, op, &args, &project, &backend, &stack).await;
+    let providers = Providers::new();
+    let result = locked(ctx, op, &args, &project, &backend, &stack, &providers).await;
+    providers.shutdown().await;
     lock.release().await?;
     result
 }
@@ -85,6 +87,7 @@ async fn locked(
     project: &Project,
     backend: &Arc<dyn Backend>,
     stack: &StackRef,
+    providers: &Providers,
 ) -> Result<()> {
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
     let current = backend.load_checkpoint(stack).await?.unwrap_or_default();
@@ -153,7 +156,7 @@ async fn locked(
             project,
             &stack.stack,
             program_config(&settings, crypter.as_ref())?,
-            provider_loader(),
+            providers.loader(),
         )?),
         Operation::Refresh | Operation::Destroy => None,
     };
@@ -175,12 +178,17 @@ async fn locked(
     }
     if op == Operation::Preview || !args.skip_preview {
         if !args.json {
-            println!("{} (preview) ({}):", op.verb(), stack.stack);
+            if op == Operation::Preview {
+                println!("{} ({}):", op.verb(), stack.stack);
+            } else {
+                println!("{} (preview) ({}):", op.verb(), stack.stack);
+            }
         }
         let preview = execute(
             op,
             ExecuteParams {
                 base: base.clone(),
+                loader: providers.loader(),
                 options: DeploymentOptions {
                     preview: true,
                     ..options.clone()
@@ -229,6 +237,7 @@ async fn locked(
         op,
         ExecuteParams {
             base,
+            loader: providers.loader(),
             options,
             program,
             sink: journal.clone(),
@@ -255,6 +264,7 @@ async fn locked(
 
 struct ExecuteParams<'a> {
     base: Snapshot,
+    loader: Arc<dyn converge_plugin::ProviderLoader>,
     options: DeploymentOptions,
     program: Option<&'a dyn Program>,
     sink: Arc<dyn converge_engine::JournalSink>,
@@ -284,7 +294,7 @@ async fn execute(op: Operation, p: ExecuteParams<'_>) -> OperationResult {
     });
     let ctx = OperationContext {
         base: p.base,
-        loader: provider_loader(),
+        loader: p.loader,
         sink: p.sink,
         events,
         options: p.options,

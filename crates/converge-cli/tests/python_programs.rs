@@ -1,0 +1,184 @@
+//! The `converge` binary running real Python programs with the published
+//! `pulumi` SDK (installed by scripts/test; CONVERGE_TEST_PYTHON names the
+//! venv's interpreter) and the built-in providers.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The venv holding the `pulumi` SDK, or `None` (skip) outside CI.
+fn venv() -> Option<PathBuf> {
+    match std::env::var_os("CONVERGE_TEST_PYTHON") {
+        Some(python) => Path::new(&python)
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CONVERGE_TEST_PYTHON is not set: run scripts/test")
+        }
+        None => {
+            eprintln!(
+                "SKIPPED: set CONVERGE_TEST_PYTHON (scripts/test does) to run Python programs"
+            );
+            None
+        }
+    }
+}
+
+struct World {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    backend: PathBuf,
+    project: PathBuf,
+}
+
+impl World {
+    fn new(venv: &Path, program: &str) -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, backend, project) = (
+            dir.path().join("h"),
+            dir.path().join("b"),
+            dir.path().join("p"),
+        );
+        std::fs::create_dir_all(&backend).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(
+            project.join("Pulumi.yaml"),
+            format!(
+                "name: pyproj\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+                venv.display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(project.join("__main__.py"), program).unwrap();
+        let w = World {
+            _dir: dir,
+            home,
+            backend,
+            project,
+        };
+        w.run(&["stack", "init", "dev"]);
+        w
+    }
+
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::cargo_bin("converge")
+            .unwrap()
+            .current_dir(&self.project)
+            .env("CONVERGE_HOME", &self.home)
+            .env(
+                "PULUMI_BACKEND_URL",
+                format!("file://{}", self.backend.display()),
+            )
+            .env("PULUMI_CONFIG_PASSPHRASE", "pw")
+            .arg("--non-interactive")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.cmd(args);
+        assert!(
+            out.status.success(),
+            "converge {args:?}:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn state(&self) -> String {
+        std::fs::read_to_string(self.backend.join(".pulumi/stacks/pyproj/dev.json")).unwrap()
+    }
+}
+
+const PROGRAM: &str = r#"
+import pulumi
+
+config = pulumi.Config()
+pet = pulumi.CustomResource("random:index/randomPet:RandomPet", "pet",
+                            {"length": config.get_int("length") or 2, "id": None})
+pw = pulumi.CustomResource("random:index/randomPassword:RandomPassword", "pw",
+                           {"length": 16, "result": None})
+
+class Group(pulumi.ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("app:index:Group", name, None, opts)
+        self.member = pulumi.CustomResource("random:index/randomString:RandomString", f"{name}-member",
+                                            {"length": 8, "result": None},
+                                            pulumi.ResourceOptions(parent=self, depends_on=[pet]))
+        self.register_outputs({"member": self.member.result})
+
+group = Group("group")
+pulumi.export("pet", pet.id)
+pulumi.export("password", pw.result)
+pulumi.export("member", group.member.result)
+pulumi.export("values", {"n": 42, "f": 1.5, "b": True, "list": [1, "two"], "none": None})
+pulumi.export("token", pulumi.Output.secret(config.require_secret("token")))
+"#;
+
+#[test]
+fn a_python_program_deploys_updates_and_destroys() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, PROGRAM);
+    w.run(&["config", "set", "--secret", "token", "s3cr3t-token"]);
+    let preview = w.run(&["preview"]);
+    assert!(preview.contains("+ 6 to create"), "{preview}");
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 6 created"), "{up}");
+    assert!(
+        up.contains("password: [secret]") && up.contains("token   : [secret]"),
+        "{up}"
+    );
+    let state = w.state();
+    assert!(
+        !state.contains("s3cr3t-token"),
+        "a secret in plaintext in the state"
+    );
+    let password = w.run(&["stack", "output", "password", "--show-secrets"]);
+    assert_eq!(password.trim().len(), 16);
+    assert!(!state.contains(password.trim()));
+    let outputs: serde_json::Value =
+        serde_json::from_str(&w.run(&["stack", "output", "--json"])).unwrap();
+    assert_eq!(outputs["values"]["n"], 42);
+    assert_eq!(outputs["values"]["list"][1], "two");
+    assert_eq!(outputs["token"], "[secret]");
+    assert!(state.contains("app:index:Group$random:index/randomString:RandomString::group-member"));
+
+    let again = w.run(&["up", "--yes"]);
+    assert!(again.contains("6 unchanged"), "{again}");
+    w.run(&["config", "set", "length", "3"]);
+    let replaced = w.run(&["up", "--yes"]);
+    assert!(replaced.contains("+- 1 replaced"), "{replaced}");
+    let refreshed = w.run(&["refresh", "--yes"]);
+    assert!(!refreshed.contains("error"), "{refreshed}");
+    let destroyed = w.run(&["destroy", "--yes"]);
+    assert!(destroyed.contains("- 6 deleted"), "{destroyed}");
+}
+
+#[test]
+fn a_python_program_that_raises_shows_its_error_and_keeps_what_completed() {
+    let Some(venv) = venv() else { return };
+    let program = r#"
+import pulumi
+pet = pulumi.CustomResource("random:index/randomPet:RandomPet", "pet", {"length": 2, "id": None})
+def boom(v):
+    raise ValueError("the program broke on purpose")
+pet.id.apply(boom)
+"#;
+    let w = World::new(&venv, program);
+    let out = w.cmd(&["up", "--yes"]);
+    assert!(!out.status.success());
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(all.contains("the program broke on purpose"), "{all}");
+    assert!(all.contains("ValueError"), "{all}");
+    assert!(
+        w.state().contains("randomPet:RandomPet::pet"),
+        "what completed is kept"
+    );
+}
