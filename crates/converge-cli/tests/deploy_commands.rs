@@ -84,14 +84,14 @@ fn an_unsupported_program_is_a_clear_error_that_changes_nothing() {
     let w = World::new();
     std::fs::write(
         w.project.join("Pulumi.yaml"),
-        "name: demo\nruntime: python\n",
+        "name: demo\nruntime: cobol\n",
     )
     .unwrap();
     let before = w.state();
     let err = w.fails(&["up", "--yes"]);
-    assert!(err.contains("python programs is not supported"), "{err}");
+    assert!(err.contains("unknown runtime \"cobol\""), "{err}");
     let err = w.fails(&["preview"]);
-    assert!(err.contains("not supported"), "{err}");
+    assert!(err.contains("unknown runtime"), "{err}");
     assert_eq!(before, w.state());
     assert!(!w
         .backend
