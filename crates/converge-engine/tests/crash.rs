@@ -24,7 +24,8 @@ use converge_engine::{EventSink, OperationContext, OperationResult, Program};
 use converge_state::journal::replay;
 use converge_state::Snapshot;
 use converge_testkit::fuzz::{
-    outside_ids, run_prior, CallSignal, Config, FaultySink, Fixture, OpKind, Rng, World,
+    outside_ids, phase, run_prior, set_phase, CallSignal, Config, FaultySink, Fixture, OpKind, Rng,
+    World,
 };
 use converge_testkit::{check_cloud_tracked, check_journal, MockCloud};
 use tokio::runtime::Runtime;
@@ -48,13 +49,16 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs `case(seed)` for `CONVERGE_CRASH_CASES` seeds (or `CRASH_SEED`) on
 /// every core, each on a fresh single-threaded runtime; panics with the
-/// failing seeds and the description (`how`) of the first.
-fn run_cases(case: fn(&Runtime, u64), how: fn(u64) -> String) {
+/// failing seeds and the description (`how`) of the first. A case returns
+/// whether the crash happened (the operation may finish first); at least a
+/// quarter of the cases must crash, so the test cannot quietly degenerate.
+fn run_cases(case: fn(&Runtime, u64) -> bool, how: fn(u64) -> String) {
     let seeds: Vec<u64> = match std::env::var("CRASH_SEED") {
         Ok(s) => vec![s.trim().parse().expect("CRASH_SEED is a number")],
         Err(_) => (0..env_u64("CONVERGE_CRASH_CASES", 300)).collect(),
     };
     let next = AtomicUsize::new(0);
+    let crashed = AtomicUsize::new(0);
     let failures: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism().map_or(2, usize::from);
     std::thread::scope(|scope| {
@@ -67,11 +71,18 @@ fn run_cases(case: fn(&Runtime, u64), how: fn(u64) -> String) {
                     .build()
                     .expect("a runtime");
                 let outcome = catch_unwind(AssertUnwindSafe(|| case(&runtime, seed)));
+                if outcome.as_ref().is_ok_and(|c| *c) {
+                    crashed.fetch_add(1, Ordering::SeqCst);
+                }
                 if let Err(p) = outcome {
                     let described = describe(seed, how);
                     failures.lock().unwrap().push((
                         seed,
-                        format!("{described}\nfailed: {}", panic_message(p.as_ref())),
+                        format!(
+                            "{described}\nfailed in {}: {}",
+                            phase(),
+                            panic_message(p.as_ref())
+                        ),
                     ));
                 }
             });
@@ -80,7 +91,7 @@ fn run_cases(case: fn(&Runtime, u64), how: fn(u64) -> String) {
     let mut failures = failures.into_inner().unwrap();
     failures.sort();
     for (seed, message) in &failures {
-        let failed = message.rsplit("\nfailed: ").next().unwrap_or(message);
+        let failed = message.rsplit("\nfailed in ").next().unwrap_or(message);
         println!("seed {seed}: {failed}");
     }
     if let Some((_, first)) = failures.first() {
@@ -91,13 +102,21 @@ fn run_cases(case: fn(&Runtime, u64), how: fn(u64) -> String) {
             seeds.join(", ")
         );
     }
+    let crashed = crashed.into_inner();
+    println!("{crashed} of {} cases crashed mid-operation", seeds.len());
+    assert!(
+        seeds.len() < 20 || crashed * 4 >= seeds.len(),
+        "only {crashed} of {} cases crashed",
+        seeds.len()
+    );
 }
 
 /// The description of a case, without running it.
 fn describe(seed: u64, how: fn(u64) -> String) -> String {
+    let fixture = Fixture::generate_with(seed, Config::from_env()).to_string();
     format!(
-        "{}crash: {} (reproduce with CRASH_SEED={seed})",
-        Fixture::generate_with(seed, Config::from_env()),
+        "{}crash: {}",
+        fixture.replace("FUZZ_SEED", "CRASH_SEED"),
         how(seed)
     )
 }
@@ -173,16 +192,21 @@ impl std::fmt::Display for JournalFault {
 fn journal_fault(seed: u64) -> JournalFault {
     let mut rng = Rng::new(seed ^ 0x6A6F_7572_6E61_6C00);
     JournalFault {
-        batch: rng.below(30),
+        // Skewed towards early batches: fixtures are small.
+        batch: {
+            let most = rng.range(1, 30);
+            rng.below(most)
+        },
         keep_failed_batch: rng.chance(30),
     }
 }
 
-fn journal_fault_case(runtime: &Runtime, seed: u64) {
+fn journal_fault_case(runtime: &Runtime, seed: u64) -> bool {
     let fixture = Fixture::generate_with(seed, Config::from_env());
     let fault = journal_fault(seed);
     runtime.block_on(async {
         let mut world = run_prior(&fixture).await;
+        set_phase("the crashed operation");
         let base = world.lifecycle.snapshot.clone();
         let outside = outside(&world);
         let sink = Arc::new(FaultySink::new(Some(fault.batch), fault.keep_failed_batch));
@@ -208,7 +232,8 @@ fn journal_fault_case(runtime: &Runtime, seed: u64) {
         }
         let snapshot = check_durable(&base, &durable, &world.cloud, &outside);
         recover(&mut world, &fixture, snapshot, outside).await;
-    });
+        sink.failed()
+    })
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -232,16 +257,20 @@ impl std::fmt::Display for AbortPoint {
 fn abort_point(seed: u64) -> AbortPoint {
     let mut rng = Rng::new(seed ^ 0x6162_6F72_7400);
     AbortPoint {
-        calls: rng.range(1, 40),
+        calls: {
+            let most = rng.range(1, 30);
+            rng.range(1, most)
+        },
         yields: rng.below(6),
     }
 }
 
-fn abort_case(runtime: &Runtime, seed: u64) {
+fn abort_case(runtime: &Runtime, seed: u64) -> bool {
     let fixture = Fixture::generate_with(seed, Config::from_env());
     let point = abort_point(seed);
     runtime.block_on(async {
         let mut world = run_prior(&fixture).await;
+        set_phase("the crashed operation");
         let base = world.lifecycle.snapshot.clone();
         let outside = outside(&world);
         let sink = Arc::new(FaultySink::new(None, false));
@@ -254,7 +283,7 @@ fn abort_case(runtime: &Runtime, seed: u64) {
         );
         let (kind, program) = (fixture.operation.kind, fixture.next.program());
         let mut task = tokio::spawn(async move { operate(kind, ctx, &program).await });
-        tokio::select! {
+        let crashed = tokio::select! {
             () = signal.reached() => {
                 for _ in 0..point.yields {
                     tokio::task::yield_now().await;
@@ -263,21 +292,24 @@ fn abort_case(runtime: &Runtime, seed: u64) {
                 // The crash: what is durable now, against the cloud now.
                 let at_abort = sink.entries();
                 check_durable(&base, &at_abort, &world.cloud, &outside);
-                let _ = task.await;
+                let cancelled = task.await.is_err_and(|e| e.is_cancelled());
                 // Entries queued before the abort may still be written.
                 for _ in 0..20 {
                     tokio::task::yield_now().await;
                 }
                 assert!(sink.entries().starts_with(&at_abort));
+                cancelled
             }
             finished = &mut task => {
                 let result = finished.expect("the operation does not panic");
                 assert_eq!(sink.entries(), result.journal);
+                false
             }
-        }
+        };
         let snapshot = check_durable(&base, &sink.entries(), &world.cloud, &outside);
         recover(&mut world, &fixture, snapshot, outside).await;
-    });
+        crashed
+    })
 }
 
 #[test]

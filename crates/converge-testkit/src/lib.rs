@@ -29,6 +29,7 @@
 //! same calls and gets the same IDs.
 
 mod cloud;
+pub mod fuzz;
 mod lifecycle;
 mod loader;
 mod provider;

@@ -1,0 +1,72 @@
+//! A journal sink that fails at a chosen batch, for crash tests: what it
+//! holds is exactly what a backend would have made durable.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use converge_engine::{JournalError, JournalSink};
+use converge_state::journal::JournalEntry;
+
+/// Keeps batches in memory until batch number `fail_at` (counting from 0),
+/// which fails with a [`JournalError`], as does every batch after it. With
+/// `keep_failed_batch`, the failed batch is kept anyway: the write reached
+/// the disk but its acknowledgement was lost.
+#[derive(Debug, Default)]
+pub struct FaultySink {
+    entries: Mutex<Vec<JournalEntry>>,
+    batches: AtomicUsize,
+    fail_at: Option<usize>,
+    keep_failed_batch: bool,
+    failed: AtomicBool,
+}
+
+impl FaultySink {
+    pub fn new(fail_at: Option<usize>, keep_failed_batch: bool) -> Self {
+        FaultySink {
+            fail_at,
+            keep_failed_batch,
+            ..FaultySink::default()
+        }
+    }
+
+    /// Every entry durable so far, in the order persisted.
+    pub fn entries(&self) -> Vec<JournalEntry> {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Whether a batch has failed.
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::SeqCst)
+    }
+
+    /// How many batches were offered.
+    pub fn batches(&self) -> usize {
+        self.batches.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl JournalSink for FaultySink {
+    async fn persist(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
+        let k = self.batches.fetch_add(1, Ordering::SeqCst);
+        let failing = self.fail_at == Some(k);
+        if self.failed() && !failing {
+            return Err(JournalError("injected: the journal is broken".to_owned()));
+        }
+        if !failing || self.keep_failed_batch {
+            self.entries
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend_from_slice(batch);
+        }
+        if failing {
+            self.failed.store(true, Ordering::SeqCst);
+            return Err(JournalError(format!("injected: batch {k} failed")));
+        }
+        Ok(())
+    }
+}
