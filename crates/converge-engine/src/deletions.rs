@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use converge_model::Urn;
+use converge_model::{DependencyKind, Urn};
 use tokio::sync::watch;
 
 use crate::deployment::Deployment;
@@ -75,23 +75,35 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
     let mut held = Vec::new();
     loop {
         let leaving: HashSet<usize> = out.iter().map(|c| c.index).collect();
-        let needed: HashMap<&Urn, &Urn> = d
+        let staying: Vec<&converge_model::ResourceState> = d
             .base
             .resources
             .iter()
             .enumerate()
             .filter(|(i, _)| !p.claimed.contains(i) && !leaving.contains(i))
-            .flat_map(|(_, r)| r.all_dependencies().map(move |(_, dep)| (dep, &r.urn)))
+            .map(|(_, r)| r)
             .collect();
         let before = out.len();
         out.retain(|c| {
-            let urn = &d.base.resources[c.index].urn;
-            match needed.get(urn) {
-                Some(user) if !recorded.contains(urn) => {
-                    held.push((urn.clone(), (*user).clone()));
+            let candidate = &d.base.resources[c.index];
+            let user = staying.iter().find(|r| {
+                // A provider reference names one copy (URN and ID); other
+                // references are satisfied by any recorded copy of the URN.
+                let by_provider = r.provider.as_ref().is_some_and(|p| {
+                    p.urn == candidate.urn && Some(p.id.as_str()) == candidate.id.as_deref()
+                });
+                let by_urn = !recorded.contains(&candidate.urn)
+                    && r.all_dependencies().any(|(kind, dep)| {
+                        kind != DependencyKind::Provider && *dep == candidate.urn
+                    });
+                by_provider || by_urn
+            });
+            match user {
+                Some(user) => {
+                    held.push((candidate.urn.clone(), user.urn.clone()));
                     false
                 }
-                _ => true,
+                None => true,
             }
         });
         if out.len() == before {

@@ -90,6 +90,8 @@ pub(crate) struct Progress {
     pub seen_olds: HashSet<usize>,
     /// Old URN → new URN of resources renamed through aliases.
     pub aliased: HashMap<Urn, Urn>,
+    /// Base resources whose references renames rewrote: their latest state.
+    pub rewritten: HashMap<usize, ResourceState>,
     /// Base indices marked for deletion by a create-before-delete.
     pub replaced: Vec<usize>,
     /// Base indices whose object is gone (delete-before-replace).
@@ -112,6 +114,8 @@ pub(crate) struct Deployment {
     progress: Mutex<Progress>,
     /// Default providers being registered, so concurrent users wait for one.
     pub default_providers: tokio::sync::Mutex<HashMap<Urn, String>>,
+    /// Serializes the reference rewrites of renames (`steps::rename`).
+    pub renames: tokio::sync::Mutex<()>,
 }
 
 impl Deployment {
@@ -141,6 +145,7 @@ impl Deployment {
             next_op: AtomicU64::new(1),
             progress: Mutex::new(Progress::default()),
             default_providers: tokio::sync::Mutex::new(HashMap::new()),
+            renames: tokio::sync::Mutex::new(()),
         }
     }
 

@@ -366,7 +366,6 @@ mod known_engine_bugs {
     /// `a`, `b` → `b2` writes `c` back with its dependency on `a`: "c's
     /// dependency a refers to missing resource".
     #[tokio::test]
-    #[ignore = "engine bug: a second rename's rewrite of a referrer undoes the first"]
     async fn two_renames_keep_both_rewrites_of_a_shared_referrer() {
         let (mut w, _cloud) = world();
         let abc = |names: [&'static str; 2], aliased: bool| {
@@ -402,7 +401,6 @@ mod known_engine_bugs {
     /// provider copy ("a's provider … comes after it"), and the deletion
     /// phase then deletes that copy ("refers to unknown provider").
     #[tokio::test]
-    #[ignore = "engine bug: an untargeted resource keeps a provider this deployment replaced"]
     async fn an_untargeted_resource_keeps_its_replaced_provider() {
         let (mut w, _cloud) = world();
         w.up(&a_and_b()).await;

@@ -206,8 +206,15 @@ async fn untargeted(
             // after its dependencies.
             let movable = {
                 let p = d.progress();
-                old.all_dependencies()
-                    .all(|(_, dep)| p.registered.get(dep).is_some_and(|r| r.op.is_some()))
+                let provider_recorded = old.provider.as_ref().is_none_or(|reference| {
+                    p.registered.get(&reference.urn).is_some_and(|r| {
+                        r.op.is_some() && r.state.id.as_deref() == Some(reference.id.as_str())
+                    })
+                });
+                provider_recorded
+                    && old
+                        .all_dependencies()
+                        .all(|(_, dep)| p.registered.get(dep).is_some_and(|r| r.op.is_some()))
             };
             if !movable {
                 d.progress().registered.insert(

@@ -87,9 +87,18 @@ pub(crate) async fn finish(
             .map(|(j, _)| j)
             .collect()
     };
+    // One rename rewrites at a time, each from the latest rewrite of a
+    // referrer, so two renames of what one resource refers to both hold.
+    let _one_at_a_time = d.renames.lock().await;
     for j in referrers {
-        let mut state = d.base.resources[j].clone();
+        let mut state = d
+            .progress()
+            .rewritten
+            .get(&j)
+            .cloned()
+            .unwrap_or_else(|| d.base.resources[j].clone());
         rewrite(&mut state, &old_urn, &new.urn);
+        d.progress().rewritten.insert(j, state.clone());
         let entry = JournalEntry::outputs(0, d.next_operation(), state).with_remove_old(j);
         d.end(entry).await?;
     }
