@@ -182,3 +182,55 @@ pet.id.apply(boom)
         "what completed is kept"
     );
 }
+
+/// The published pulumi_random and pulumi_command SDKs drive the built-in
+/// providers: create, update, keepers replacement, refresh, destroy.
+#[test]
+fn the_random_and_command_sdks_use_the_built_in_providers() {
+    let Some(venv) = venv() else { return };
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/python-random/__main__.py");
+    let w = World::new(&venv, &std::fs::read_to_string(example).unwrap());
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 6 created"), "{up}");
+    assert!(up.contains("greeting: hello "), "{up}");
+    let pet = w.run(&["stack", "output", "pet"]);
+    let password = w.run(&["stack", "output", "password", "--show-secrets"]);
+    assert_eq!(password.trim().len(), 24);
+    assert!(
+        !w.state().contains(password.trim()),
+        "the password is in plaintext in the state"
+    );
+
+    // keepers force a replacement of the password, and only of it.
+    w.run(&["config", "set", "rotation", "2"]);
+    let up = w.run(&["up", "--yes"]);
+    assert!(
+        up.contains("+- 1 replaced") && up.contains("5 unchanged"),
+        "{up}"
+    );
+    assert_ne!(
+        w.run(&["stack", "output", "password", "--show-secrets"]),
+        password
+    );
+    assert_eq!(w.run(&["stack", "output", "pet"]), pet);
+
+    // A new pet length replaces the pet, and the command that uses its name
+    // is updated in place.
+    w.run(&["config", "set", "length", "3"]);
+    let up = w.run(&["up", "--yes"]);
+    assert!(
+        up.contains("~ 1 updated") && up.contains("+- 1 replaced"),
+        "{up}"
+    );
+    let greeting = w.run(&["stack", "output", "greeting"]);
+    assert_eq!(
+        greeting.trim(),
+        format!("hello {}", w.run(&["stack", "output", "pet"]).trim())
+    );
+
+    let refresh = w.run(&["refresh", "--yes"]);
+    assert!(refresh.contains("unchanged"), "{refresh}");
+    let destroy = w.run(&["destroy", "--yes"]);
+    assert!(destroy.contains("- 6 deleted"), "{destroy}");
+}
