@@ -6,6 +6,10 @@
 //! naming its holder. Each contender's file is complete before it lists, so
 //! of two racing contenders at least one sees the other: both may lose, but
 //! both can never win.
+//!
+//! A lock whose holder ran on this host and is gone (no `/proc/<pid>`) is
+//! stale and removed before locking: a killed `converge up` does not leave
+//! its stack locked.
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +25,13 @@ impl FileStore {
     pub(crate) fn lock(&self, stack: &StackRef, info: LockInfo) -> Result<LockGuard> {
         let (_, paths) = self.resolve(stack)?;
         let dir = &paths.lock_dir;
+        // A lock left by a process of this host that no longer runs (killed,
+        // crashed) is stale: it protects nothing, so it is removed.
+        for (path, holder) in holders(dir, None)? {
+            if is_stale(&holder, &info) {
+                atomic::remove_optional(&path)?;
+            }
+        }
         if let Some((path, holder)) = holders(dir, None)?.into_iter().next() {
             return Err(locked(stack, path, holder));
         }
@@ -72,6 +83,18 @@ impl FileStore {
         }
         Ok(removed)
     }
+}
+
+/// True if `holder` is a process of this host (as `me` names it) that no
+/// longer exists. Only decidable where `/proc` lists processes; elsewhere a
+/// lock is never presumed stale.
+fn is_stale(holder: &LockInfo, me: &LockInfo) -> bool {
+    let procfs = Path::new("/proc/self").exists();
+    procfs
+        && holder.hostname == me.hostname
+        && holder.pid != 0
+        && holder.pid != me.pid
+        && !Path::new(&format!("/proc/{}", holder.pid)).exists()
 }
 
 fn locked(stack: &StackRef, path: PathBuf, holder: LockInfo) -> BackendError {

@@ -1,0 +1,166 @@
+//! SIGKILL of `converge up` mid-deployment: the state verifies, every
+//! object created is in the state or in its pending operations, the next
+//! run reports the interrupted operations, and a documented command
+//! resolves them.
+
+use std::path::PathBuf;
+use std::process::{Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+struct World {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    backend: PathBuf,
+    project: PathBuf,
+}
+
+impl World {
+    fn new(resources: usize) -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, backend, project) = (
+            dir.path().join("h"),
+            dir.path().join("b"),
+            dir.path().join("p"),
+        );
+        std::fs::create_dir_all(&backend).unwrap();
+        std::fs::create_dir_all(project.join("objects")).unwrap();
+        // Each resource is a real object: a file made by a slow command.
+        let mut program = String::from("name: crash\nruntime: yaml\nresources:\n");
+        for i in 0..resources {
+            program.push_str(&format!(
+                "  obj{i}:\n    type: command:local:Command\n    properties:\n      create: sleep 0.1 && touch objects/obj{i}\n      delete: rm -f objects/obj{i}\n"
+            ));
+        }
+        std::fs::write(project.join("Pulumi.yaml"), program).unwrap();
+        let w = World {
+            _dir: dir,
+            home,
+            backend,
+            project,
+        };
+        assert!(w.cmd(&["stack", "init", "dev"]).status().unwrap().success());
+        w
+    }
+
+    fn cmd(&self, args: &[&str]) -> Process {
+        let mut c = Process::cargo_bin("converge").unwrap();
+        c.current_dir(&self.project)
+            .env("CONVERGE_HOME", &self.home)
+            .env(
+                "PULUMI_BACKEND_URL",
+                format!("file://{}", self.backend.display()),
+            )
+            .env("PULUMI_CONFIG_PASSPHRASE", "pw")
+            .arg("--non-interactive")
+            .args(args);
+        c
+    }
+
+    fn objects(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.project.join("objects"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn state(&self) -> serde_json::Value {
+        let out = self.cmd(&["stack", "export"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+/// The names of the resources a state records, and of those in pending
+/// operations.
+fn tracked(state: &serde_json::Value) -> (Vec<String>, Vec<String>) {
+    let name = |r: &serde_json::Value| {
+        r["urn"]
+            .as_str()
+            .unwrap()
+            .rsplit("::")
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let resources = state["deployment"]["resources"]
+        .as_array()
+        .map(|rs| rs.iter().map(name).collect())
+        .unwrap_or_default();
+    let pending = state["deployment"]["pending_operations"]
+        .as_array()
+        .map(|ps| ps.iter().map(|p| name(&p["resource"])).collect())
+        .unwrap_or_default();
+    (resources, pending)
+}
+
+#[test]
+fn sigkill_mid_update_loses_track_of_nothing() {
+    let w = World::new(40);
+    let mut up = w
+        .cmd(&["up", "--yes", "--skip-preview", "--parallel", "4"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once some objects exist, well before all do.
+    let start = Instant::now();
+    while w.objects().len() < 6 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    up.kill().unwrap(); // SIGKILL
+    up.wait().unwrap();
+    let made = w.objects();
+    assert!(made.len() < 40, "the update finished before it was killed");
+
+    // The next operation recovers the journal; its state verifies (it is
+    // refused otherwise) and reports what was in flight.
+    let out = w.cmd(&["refresh", "--yes"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("recovered an interrupted update"),
+        "{stderr}"
+    );
+    let (resources, pending) = tracked(&w.state());
+    for object in &made {
+        assert!(
+            resources.contains(object) || pending.contains(object),
+            "{object} exists but the state lost track of it: {resources:?} {pending:?}"
+        );
+    }
+    // Interrupted creates are reported until cleared.
+    if !pending.is_empty() {
+        let out = w.cmd(&["up", "--yes", "--skip-preview"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("interrupted"), "{stderr}");
+        assert!(stderr.contains("--clear-pending-creates"), "{stderr}");
+        assert!(w
+            .cmd(&["refresh", "--yes", "--clear-pending-creates"])
+            .status()
+            .unwrap()
+            .success());
+        let (_, pending) = tracked(&w.state());
+        assert!(pending.is_empty(), "{pending:?}");
+    }
+    // The program converges; destroy removes every object.
+    assert!(w
+        .cmd(&["up", "--yes", "--skip-preview"])
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(w.objects().len(), 40);
+    assert!(w
+        .cmd(&["destroy", "--yes", "--skip-preview"])
+        .status()
+        .unwrap()
+        .success());
+    assert!(w.objects().is_empty(), "{:?}", w.objects());
+}
