@@ -165,7 +165,8 @@ fn the_quickstart_deploys_offline_and_a_second_run_changes_nothing() {
     assert!(out.contains("password: [secret]"), "{out}");
     let motd = std::fs::read_to_string(w.project.join("out/motd-dev.txt")).unwrap();
     assert!(motd.starts_with("hello, "), "{motd}");
-    let out = w.ok(&["up", "--yes", "-s", "dev"]);
+    let out = w.ok(&["up", "--yes", "-s", "dev", "--refresh"]);
+    assert!(out.contains("Refreshing (dev)"), "{out}");
     assert!(
         out.contains("9 unchanged") && !out.contains("created"),
         "{out}"

@@ -150,6 +150,50 @@ async fn locked(
     }
     report_pending(&base);
 
+    // --refresh: read every resource first, as its own journaled run.
+    if args.refresh && op != Operation::Refresh {
+        if !args.json {
+            println!("Refreshing ({}):", stack.stack);
+        }
+        let journal = Arc::new(
+            BackendJournal::open(backend.clone(), stack.clone(), &current, secrets.clone()).await?,
+        );
+        let refreshed = execute(
+            Operation::Refresh,
+            ExecuteParams {
+                base: base.clone(),
+                loader: providers.loader(),
+                options: deployment_options(
+                    ctx,
+                    project,
+                    stack,
+                    args,
+                    &settings,
+                    crypter.as_ref(),
+                )?,
+                program: None,
+                sink: journal.clone(),
+                display: DisplayOptions {
+                    diff: args.diff,
+                    preview: false,
+                },
+                json: args.json,
+            },
+        )
+        .await;
+        journal
+            .complete(cp.config.clone(), refreshed.snapshot.clone())
+            .await?;
+        if let Some(e) = refreshed.error {
+            bail!(
+                "the refresh before the {} failed: {e}",
+                op.history_kind().as_str()
+            );
+        }
+        base = refreshed.snapshot;
+        current = backend.load_checkpoint(stack).await?.unwrap_or_default();
+    }
+
     let options = deployment_options(ctx, project, stack, args, &settings, crypter.as_ref())?;
     let program: Option<Box<dyn Program>> = match op {
         Operation::Preview | Operation::Up => Some(load_program(
