@@ -171,23 +171,25 @@ pub(crate) async fn register(
     state.inputs = check(d, &state, olds).await?;
 
     let Some(old_index) = old_index else {
-        let s = steps::create::run(
-            d,
-            CreateStep {
-                op: StepOp::Create,
-                state,
-                remove_old: None,
-                delete_old: None,
-                old: None,
-                diff: Default::default(),
-            },
-        )
-        .await?;
-        return Ok(result_of(&s));
+        return create_new(d, state).await;
     };
     let old = old.unwrap_or_else(|| d.base.resources[old_index].clone());
     let decision = decide::decide(d, &old, old_index, &state).await?;
     let s = decide::execute(d, old_index, old, state, decision, &goal).await?;
+    Ok(result_of(&s))
+}
+
+/// A resource with no old state: created.
+async fn create_new(d: &Deployment, state: ResourceState) -> Result<RegisterResult, EngineError> {
+    let step = CreateStep {
+        op: StepOp::Create,
+        state,
+        remove_old: None,
+        delete_old: None,
+        old: None,
+        diff: Default::default(),
+    };
+    let s = steps::create::run(d, step).await?;
     Ok(result_of(&s))
 }
 
@@ -259,19 +261,7 @@ async fn component(
     mut state: ResourceState,
 ) -> Result<RegisterResult, EngineError> {
     let Some(i) = old_index else {
-        let s = steps::create::run(
-            d,
-            CreateStep {
-                op: StepOp::Create,
-                state,
-                remove_old: None,
-                delete_old: None,
-                old: None,
-                diff: Default::default(),
-            },
-        )
-        .await?;
-        return Ok(result_of(&s));
+        return create_new(d, state).await;
     };
     let old = d.base.resources[i].clone();
     state.outputs = old.outputs.clone();
