@@ -3,29 +3,19 @@
 //! run reports the interrupted operations, and a documented command
 //! resolves them.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command as Process, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::CommandCargoExt;
-
 struct World {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    backend: PathBuf,
+    scratch: common::Scratch,
     project: PathBuf,
 }
 
 impl World {
     fn new(resources: usize) -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let (home, backend, project) = (
-            dir.path().join("h"),
-            dir.path().join("b"),
-            dir.path().join("p"),
-        );
-        std::fs::create_dir_all(&backend).unwrap();
-        std::fs::create_dir_all(project.join("objects")).unwrap();
         // Each resource is a real object: a file made by a slow command.
         let mut program = String::from("name: crash\nruntime: yaml\nresources:\n");
         for i in 0..resources {
@@ -33,28 +23,17 @@ impl World {
                 "  obj{i}:\n    type: command:local:Command\n    properties:\n      create: sleep 0.1 && touch objects/obj{i}\n      delete: rm -f objects/obj{i}\n"
             ));
         }
-        std::fs::write(project.join("Pulumi.yaml"), program).unwrap();
-        let w = World {
-            _dir: dir,
-            home,
-            backend,
-            project,
-        };
+        let scratch = common::Scratch::new(&program);
+        let project = scratch.project.clone();
+        std::fs::create_dir_all(project.join("objects")).unwrap();
+        let w = World { scratch, project };
         assert!(w.cmd(&["stack", "init", "dev"]).status().unwrap().success());
         w
     }
 
     fn cmd(&self, args: &[&str]) -> Process {
-        let mut c = Process::cargo_bin("converge").unwrap();
-        c.current_dir(&self.project)
-            .env("CONVERGE_HOME", &self.home)
-            .env(
-                "PULUMI_BACKEND_URL",
-                format!("file://{}", self.backend.display()),
-            )
-            .env("PULUMI_CONFIG_PASSPHRASE", "pw")
-            .arg("--non-interactive")
-            .args(args);
+        let mut c = self.scratch.command("pw");
+        c.args(args);
         c
     }
 

@@ -2,31 +2,24 @@
 //! no provider: confirmation rules, unsupported programs, empty stacks,
 //! interrupted operations left in the state.
 
+mod common;
+
 use std::path::PathBuf;
 
 use assert_cmd::Command;
 
 struct World {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
+    scratch: common::Scratch,
     backend: PathBuf,
     project: PathBuf,
 }
 
 impl World {
     fn new() -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let (home, backend, project) = (
-            dir.path().join("home"),
-            dir.path().join("backend"),
-            dir.path().join("project"),
-        );
-        std::fs::create_dir_all(&backend).unwrap();
-        std::fs::create_dir_all(&project).unwrap();
-        std::fs::write(project.join("Pulumi.yaml"), "name: demo\nruntime: yaml\n").unwrap();
+        let scratch = common::Scratch::new("name: demo\nruntime: yaml\n");
+        let (backend, project) = (scratch.backend.clone(), scratch.project.clone());
         let w = World {
-            _dir: dir,
-            home,
+            scratch,
             backend,
             project,
         };
@@ -35,16 +28,7 @@ impl World {
     }
 
     fn converge(&self) -> Command {
-        let mut cmd = Command::cargo_bin("converge").unwrap();
-        cmd.current_dir(&self.project)
-            .env("CONVERGE_HOME", &self.home)
-            .env(
-                "PULUMI_BACKEND_URL",
-                format!("file://{}", self.backend.display()),
-            )
-            .env("PULUMI_CONFIG_PASSPHRASE", "pw")
-            .arg("--non-interactive");
-        cmd
+        Command::from_std(self.scratch.command("pw"))
     }
 
     fn ok(&self, args: &[&str]) -> String {

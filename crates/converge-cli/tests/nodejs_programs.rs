@@ -2,9 +2,9 @@
 //! `@pulumi/pulumi` SDK (installed by scripts/test;
 //! CONVERGE_TEST_NODE_MODULES names its node_modules).
 
-use std::path::PathBuf;
+mod common;
 
-use assert_cmd::Command;
+use std::path::PathBuf;
 
 fn node_modules() -> Option<PathBuf> {
     match std::env::var_os("CONVERGE_TEST_NODE_MODULES") {
@@ -46,19 +46,8 @@ fn a_nodejs_program_deploys_and_destroys() {
     let Some(modules) = node_modules() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let (home, backend, project) = (
-        dir.path().join("h"),
-        dir.path().join("b"),
-        dir.path().join("p"),
-    );
-    std::fs::create_dir_all(&backend).unwrap();
-    std::fs::create_dir_all(&project).unwrap();
-    std::fs::write(
-        project.join("Pulumi.yaml"),
-        "name: nodeproj\nruntime: nodejs\n",
-    )
-    .unwrap();
+    let scratch = common::Scratch::new("name: nodeproj\nruntime: nodejs\n");
+    let project = scratch.project.clone();
     std::fs::write(project.join("index.js"), PROGRAM).unwrap();
     std::fs::write(
         project.join("package.json"),
@@ -67,19 +56,7 @@ fn a_nodejs_program_deploys_and_destroys() {
     .unwrap();
     std::os::unix::fs::symlink(&modules, project.join("node_modules")).unwrap();
     let run = |args: &[&str]| {
-        let out = Command::cargo_bin("converge")
-            .unwrap()
-            .current_dir(&project)
-            .env("CONVERGE_HOME", &home)
-            .env(
-                "PULUMI_BACKEND_URL",
-                format!("file://{}", backend.display()),
-            )
-            .env("PULUMI_CONFIG_PASSPHRASE", "pw")
-            .arg("--non-interactive")
-            .args(args)
-            .output()
-            .unwrap();
+        let out = scratch.command("pw").args(args).output().unwrap();
         assert!(
             out.status.success(),
             "converge {args:?}:\n{}\n{}",

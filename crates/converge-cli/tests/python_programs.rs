@@ -2,9 +2,9 @@
 //! `pulumi` SDK (installed by scripts/test; CONVERGE_TEST_PYTHON names the
 //! venv's interpreter) and the built-in providers.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use assert_cmd::Command;
+use std::path::{Path, PathBuf};
 
 /// The venv holding the `pulumi` SDK, or `None` (skip) outside CI.
 fn venv() -> Option<PathBuf> {
@@ -26,55 +26,23 @@ fn venv() -> Option<PathBuf> {
 }
 
 struct World {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    backend: PathBuf,
-    project: PathBuf,
+    scratch: common::Scratch,
 }
 
 impl World {
     fn new(venv: &Path, program: &str) -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let (home, backend, project) = (
-            dir.path().join("h"),
-            dir.path().join("b"),
-            dir.path().join("p"),
-        );
-        std::fs::create_dir_all(&backend).unwrap();
-        std::fs::create_dir_all(&project).unwrap();
-        std::fs::write(
-            project.join("Pulumi.yaml"),
-            format!(
-                "name: pyproj\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
-                venv.display()
-            ),
-        )
-        .unwrap();
-        std::fs::write(project.join("__main__.py"), program).unwrap();
-        let w = World {
-            _dir: dir,
-            home,
-            backend,
-            project,
-        };
+        let scratch = common::Scratch::new(&format!(
+            "name: pyproj\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            venv.display()
+        ));
+        std::fs::write(scratch.project.join("__main__.py"), program).unwrap();
+        let w = World { scratch };
         w.run(&["stack", "init", "dev"]);
         w
     }
 
     fn cmd(&self, args: &[&str]) -> std::process::Output {
-        Command::cargo_bin("converge")
-            .unwrap()
-            .current_dir(&self.project)
-            .env("CONVERGE_HOME", &self.home)
-            .env(
-                "PULUMI_BACKEND_URL",
-                format!("file://{}", self.backend.display()),
-            )
-            .env("PULUMI_CONFIG_PASSPHRASE", "pw")
-            .arg("--non-interactive")
-            .args(args)
-            .output()
-            .unwrap()
+        self.scratch.command("pw").args(args).output().unwrap()
     }
 
     fn run(&self, args: &[&str]) -> String {
@@ -89,7 +57,8 @@ impl World {
     }
 
     fn state(&self) -> String {
-        std::fs::read_to_string(self.backend.join(".pulumi/stacks/pyproj/dev.json")).unwrap()
+        std::fs::read_to_string(self.scratch.backend.join(".pulumi/stacks/pyproj/dev.json"))
+            .unwrap()
     }
 }
 
