@@ -164,10 +164,11 @@ fn lifecycle_fuzz() {
     );
 }
 
-/// The smallest reproductions of the engine bugs the fuzzer found; each
-/// fails today. `Config::known_good` leaves out what triggers them; when a
-/// bug is fixed, un-ignore its test and turn its `Config` flag on.
-mod known_engine_bugs {
+/// The smallest reproductions of the engine bugs the fuzzer found: once
+/// fixed, regression tests; while open, `#[ignore]`d, and
+/// `Config::known_good` leaves out what triggers them. When a bug is fixed,
+/// un-ignore its test and turn its `Config` flag on.
+mod found_by_fuzzing {
     use std::sync::Arc;
 
     use converge_engine::{EventSink, OperationContext};
@@ -410,6 +411,31 @@ mod known_engine_bugs {
         w.up(&a_and_b()).await; // panics: integrity
     }
 
+    /// Bug G, second face: the same provider replacement with
+    /// continue_on_error, `a`'s update failing and the program going on:
+    /// the deletion phase deleted the old provider copy that `a`'s old
+    /// state still refers to ("a refers to unknown provider").
+    #[tokio::test]
+    async fn continue_on_error_keeps_the_provider_copy_a_failed_resource_uses() {
+        let (mut w, cloud) = world();
+        let only_a = |value: &'static str| {
+            program(move |m| async move {
+                let stack = register_stack(&m).await?;
+                let mut a = custom(T, "a", v(value));
+                a.parent = Some(stack);
+                let _ = m.register_resource(a).await; // the program goes on
+                Ok(())
+            })
+        };
+        w.up(&only_a("1")).await;
+        let default = Urn::parse("urn:pulumi:test::proj::pulumi:providers:pkg::default").unwrap();
+        w.options.replace = vec![default];
+        w.options.continue_on_error = true;
+        cloud.fail_when(|op, urn| op == CloudOp::Update && urn.name() == "a");
+        let r = w.up(&only_a("2")).await;
+        assert!(r.error.is_some(), "{:#?}", r.plan);
+    }
+
     /// Bug I: `check_references` (step_generator) requires a registration's
     /// parent, dependencies and property dependencies to be recorded in
     /// this deployment, but not its `deletedWith`. With `--target b`, the
@@ -418,7 +444,6 @@ mod known_engine_bugs {
     /// missing" (or "comes after it", when `a` is an old untargeted
     /// resource that stays in place).
     #[tokio::test]
-    #[ignore = "engine bug: deletedWith is not checked like the other references"]
     async fn deleted_with_must_name_a_recorded_resource() {
         let (mut w, _cloud) = world();
         let p = program(|m| async move {
@@ -438,6 +463,52 @@ mod known_engine_bugs {
         .await;
         w.options.targets = Some(vec![urn("b")]);
         w.up(&p).await; // panics: integrity
+    }
+
+    /// Bug J: a create whose provider reports a partial failure
+    /// (`PartialFailure`: the object exists but did not initialise) ends
+    /// with `entry.remove_old = remove_old` (steps/create.rs), skipping
+    /// `rename::take_over`/`finish`: when the create replaces a renamed
+    /// resource delete-before-replace, the old state is removed outright
+    /// and its referrers are not rewritten: "b's dependency a refers to
+    /// missing resource".
+    #[tokio::test]
+    async fn a_partially_failed_replacement_of_a_renamed_resource_rewrites_referrers() {
+        let cloud = MockCloud::new();
+        let objects = cloud.clone();
+        let provider = MockProvider::new("pkg")
+            .with_cloud(cloud.clone())
+            .on_create(move |req| {
+                let id = objects.insert(&req.urn, "pkg", req.properties.clone());
+                if req.urn.name() == "a2" {
+                    return Err(converge_plugin::ProviderError::PartialFailure {
+                        id,
+                        properties: req.properties,
+                        reasons: vec!["not ready".to_owned()],
+                    });
+                }
+                Ok(converge_plugin::CreateResponse {
+                    id,
+                    properties: req.properties,
+                })
+            });
+        let mut w = Lifecycle::new(cloud, Arc::new(MockLoader::single(provider)));
+        w.up(&a_and_b()).await;
+        let renamed = program(|m| async move {
+            let stack = register_stack(&m).await?;
+            let mut a = custom(T, "a2", v("1"));
+            a.parent = Some(stack.clone());
+            a.options.aliases = vec![urn("a")];
+            a.options.delete_before_replace = Some(true);
+            let a = m.register_resource(a).await.map_err(|e| e.to_string())?;
+            let mut b = custom(T, "b", v("1"));
+            b.parent = Some(stack);
+            b.dependencies = vec![a.urn];
+            m.register_resource(b).await.map_err(|e| e.to_string())?;
+            Ok(())
+        });
+        w.options.replace = vec![urn("a2")];
+        w.up(&renamed).await; // panics: integrity
     }
 
     /// Bug E. `b`'s Check fails; the program swallows the registration

@@ -132,6 +132,7 @@ pub(crate) async fn register(
             .iter()
             .chain(&goal.dependencies)
             .chain(goal.property_dependencies.values().flatten())
+            .chain(&goal.options.deleted_with)
             .cloned(),
     )?;
     let old_index = find_old(d, &urn, &goal.options.aliases)?;

@@ -65,10 +65,13 @@ pub(crate) async fn run(d: &Deployment, step: CreateStep) -> Result<ResourceStat
             state.id = Some(id);
             state.outputs = properties;
             state.init_errors = reasons.clone();
-            let mut entry = JournalEntry::success(0, op_id).with_state(state.clone());
-            entry.remove_old = remove_old;
-            entry.delete_old = delete_old;
-            d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
+            let takeover = Takeover {
+                op,
+                op_id,
+                remove_old,
+                delete_old,
+            };
+            record(d, takeover, &state).await?;
             finish(d, op, Some(op_id), old.as_ref(), &state, diff);
             let err = EngineError::Step {
                 op,
@@ -82,23 +85,46 @@ pub(crate) async fn run(d: &Deployment, step: CreateStep) -> Result<ResourceStat
             return Err(failed(d, op, &urn, e));
         }
     }
-    let mut entry = JournalEntry::success(0, op_id).with_state(state.clone());
-    entry.delete_old = delete_old;
-    if let Some(i) = remove_old {
-        entry = super::rename::take_over(d, entry, i, &urn);
-    }
-    d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
-    if let Some(i) = remove_old {
-        d.progress().claimed.insert(i);
-        super::rename::finish(d, i, &state)
-            .await
-            .map_err(|e| failed(d, op, &urn, e))?;
-    }
-    if let Some(i) = delete_old {
-        d.progress().replaced.push(i);
-    }
+    let takeover = Takeover {
+        op,
+        op_id,
+        remove_old,
+        delete_old,
+    };
+    record(d, takeover, &state).await?;
     finish(d, op, Some(op_id), old.as_ref(), &state, diff);
     Ok(state)
+}
+
+/// How a created state takes the place of an old one.
+#[derive(Debug, Clone, Copy)]
+struct Takeover {
+    op: StepOp,
+    op_id: u64,
+    remove_old: Option<usize>,
+    delete_old: Option<usize>,
+}
+
+/// Journals a created object (fully or partially initialised) and the old
+/// state it takes over, renames included.
+async fn record(d: &Deployment, t: Takeover, state: &ResourceState) -> Result<(), EngineError> {
+    let urn = &state.urn;
+    let mut entry = JournalEntry::success(0, t.op_id).with_state(state.clone());
+    entry.delete_old = t.delete_old;
+    if let Some(i) = t.remove_old {
+        entry = super::rename::take_over(d, entry, i, urn);
+    }
+    d.end(entry).await.map_err(|e| failed(d, t.op, urn, e))?;
+    if let Some(i) = t.remove_old {
+        d.progress().claimed.insert(i);
+        super::rename::finish(d, i, state)
+            .await
+            .map_err(|e| failed(d, t.op, urn, e))?;
+    }
+    if let Some(i) = t.delete_old {
+        d.progress().replaced.push(i);
+    }
+    Ok(())
 }
 
 /// The provider call: configure a provider resource, create a custom
