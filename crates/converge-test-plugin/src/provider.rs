@@ -86,10 +86,30 @@ impl TestProvider {
     async fn with_cloud<T>(&self, f: impl FnOnce(&mut Cloud) -> T) -> Result<T, Status> {
         let path = self.cloud_path().await?;
         let _guard = self.cloud.lock().await;
-        let mut cloud = Cloud::load(&path).map_err(io_status)?;
-        let out = f(&mut cloud);
-        cloud.save(&path).map_err(io_status)?;
-        Ok(out)
+        // Several plugin processes may share one cloud file: a lock file
+        // (created exclusively) serialises them too.
+        let lock = path.with_extension("lock");
+        let start = std::time::Instant::now();
+        while std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock)
+            .is_err()
+        {
+            if start.elapsed() > std::time::Duration::from_secs(5) {
+                // A holder killed mid-write left it: take it over.
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        let result = (|| {
+            let mut cloud = Cloud::load(&path).map_err(io_status)?;
+            let out = f(&mut cloud);
+            cloud.save(&path).map_err(io_status)?;
+            Ok(out)
+        })();
+        let _ = std::fs::remove_file(&lock);
+        result
     }
 
     /// The outputs of a thing: inputs plus `length` and `pluginVersion`.
