@@ -6,18 +6,21 @@
 //! (scripts/test sets it up). Without it the tests fail under CI and skip
 //! loudly elsewhere.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use converge_engine::{
-    DiscardSink, EngineError, EngineEvent, EventSink, OperationContext, OperationResult, Severity,
-    StepOp,
+    DiscardSink, EngineError, EngineEvent, EventSink, OperationContext, Severity, StepOp,
 };
 use converge_language::process::RunOptions;
 use converge_language::python::PythonProgram;
-use converge_model::{PropertyMap, PropertyValue, ResourceState};
-use converge_plugin::{CreateResponse, InvokeResponse};
-use converge_testkit::{Lifecycle, MockCloud, MockLoader, MockProvider};
+use converge_model::PropertyValue;
+use converge_plugin::InvokeResponse;
+use converge_testkit::{Lifecycle, MockCloud};
+
+use common::*;
 
 /// The interpreter with the SDK, or `None` (skip) outside CI.
 fn python() -> Option<PathBuf> {
@@ -32,19 +35,6 @@ fn python() -> Option<PathBuf> {
                  installed to run the Python program tests (scripts/test does)"
             );
             None
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
         }
     }
 }
@@ -68,57 +58,15 @@ fn program(dir: &Path, python: &Path) -> PythonProgram {
 /// property (unknown in previews); `pkg:index:answer` answers 42.
 fn world() -> (Lifecycle, Arc<MockCloud>) {
     let cloud = MockCloud::new();
-    let objects = Arc::clone(&cloud);
-    let provider = MockProvider::new("pkg")
-        .with_cloud(Arc::clone(&cloud))
-        .on_create(move |req| {
-            let mut properties = req.properties.clone();
-            if req.preview {
-                return Ok(CreateResponse {
-                    id: String::new(),
-                    properties,
-                });
-            }
-            properties.insert(
-                "computed".to_owned(),
-                PropertyValue::string(format!("computed-{}", req.urn.name())),
-            );
-            let id = objects.insert(&req.urn, "pkg", properties.clone());
-            Ok(CreateResponse { id, properties })
+    let p = provider(&cloud).on_invoke(|req| {
+        assert_eq!(req.token, "pkg:index:answer");
+        assert_eq!(req.args["question"], PropertyValue::string("life"));
+        Ok(InvokeResponse {
+            outputs: [("answer".to_owned(), PropertyValue::Number(42.0))].into(),
+            failures: Vec::new(),
         })
-        .on_invoke(|req| {
-            assert_eq!(req.token, "pkg:index:answer");
-            assert_eq!(req.args["question"], PropertyValue::string("life"));
-            Ok(InvokeResponse {
-                outputs: [("answer".to_owned(), PropertyValue::Number(42.0))].into(),
-                failures: Vec::new(),
-            })
-        });
-    let loader = Arc::new(MockLoader::single(provider));
-    (Lifecycle::new(Arc::clone(&cloud), loader), cloud)
-}
-
-fn resource<'a>(result: &'a OperationResult, name: &str) -> &'a ResourceState {
-    result
-        .snapshot
-        .resources
-        .iter()
-        .find(|r| r.urn.name() == name && !r.delete)
-        .unwrap_or_else(|| panic!("no resource {name} in {:#?}", result.snapshot.resources))
-}
-
-fn stack_outputs(result: &OperationResult) -> &PropertyMap {
-    &resource(result, "proj-test").outputs
-}
-
-fn ok(result: &OperationResult) {
-    if let Some(e) = &result.error {
-        panic!("the operation failed: {e}");
-    }
-}
-
-fn s(text: &str) -> PropertyValue {
-    PropertyValue::string(text)
+    });
+    world_with(cloud, p)
 }
 
 #[tokio::test]
