@@ -203,3 +203,50 @@ fn the_random_and_command_sdks_use_the_built_in_providers() {
     let destroy = w.run(&["destroy", "--yes"]);
     assert!(destroy.contains("- 6 deleted"), "{destroy}");
 }
+
+/// An explicit provider resource, and a preview whose planned inputs hold
+/// values that are unknown until an earlier resource exists.
+#[test]
+fn explicit_providers_and_unknowns_in_preview() {
+    let Some(venv) = venv() else { return };
+    let program = r#"
+import pulumi
+explicit = pulumi.ProviderResource("random", "explicit", {})
+pet = pulumi.CustomResource("random:index/randomPet:RandomPet", "pet", {"length": 2, "id": None},
+                            pulumi.ResourceOptions(provider=explicit))
+tagged = pulumi.CustomResource("random:index/randomString:RandomString", "tagged",
+                               {"length": 4, "keepers": {"pet": pet.id}, "result": None},
+                               pulumi.ResourceOptions(provider=explicit))
+pulumi.export("tagged", tagged.result)
+"#;
+    let w = World::new(&venv, program);
+    let plan: serde_json::Value = serde_json::from_str(&w.run(&["preview", "--json"])).unwrap();
+    let steps = plan["steps"].as_array().unwrap();
+    let tagged = steps
+        .iter()
+        .find(|s| s["urn"].as_str().unwrap().ends_with("::tagged"))
+        .unwrap();
+    assert_eq!(
+        tagged["inputs"]["keepers"]["pet"], "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+        "{tagged}"
+    );
+    assert!(
+        !steps.iter().any(|s| s["urn"]
+            .as_str()
+            .unwrap()
+            .contains("pulumi:providers:random::default")),
+        "a default provider was used: {steps:?}"
+    );
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 4 created"), "{up}");
+    let state = w.state();
+    assert!(
+        state.contains("pulumi:providers:random::explicit::"),
+        "{state}"
+    );
+    assert!(
+        !state.contains("pulumi:providers:random::default"),
+        "{state}"
+    );
+    assert!(w.run(&["destroy", "--yes"]).contains("- 4 deleted"));
+}
