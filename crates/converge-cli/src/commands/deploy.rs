@@ -1,5 +1,6 @@
 //! `converge preview | up | refresh | destroy`.
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
@@ -9,13 +10,14 @@ use converge_engine::persistence::{self, BackendJournal, Recovery, Secrets};
 use converge_engine::{
     DeploymentOptions, EngineEvent, EventSink, OperationContext, OperationResult, Program,
 };
+use converge_language::yaml::ConfigValue;
 use converge_model::{PropertyMap, PropertyValue, Urn};
 use converge_state::checkpoint;
 use converge_state::secrets::{Crypter, SecretsMode};
 use converge_state::{integrity, OperationType, Snapshot};
 
 use crate::args::OperationArgs;
-use crate::commands::stack::output::display_json;
+use crate::commands::stack::output::{display_json, stack_outputs};
 use crate::commands::stack::snapshot_salt;
 use crate::context::{now_rfc3339, Context};
 use crate::display::live::{Display, LiveDisplay};
@@ -150,6 +152,11 @@ async fn locked(
     }
     report_pending(&base);
 
+    // The stack's configuration, decrypted once: the program's, and the
+    // default providers' (`<package>:<key>`).
+    let config = program_config(&settings, crypter.as_ref())?;
+    let options = deployment_options(project, stack, args, &config)?;
+
     // --refresh: read every resource first, as its own journaled run.
     if args.refresh && op != Operation::Refresh {
         if !args.json {
@@ -163,14 +170,7 @@ async fn locked(
             ExecuteParams {
                 base: base.clone(),
                 loader: providers.loader(),
-                options: deployment_options(
-                    ctx,
-                    project,
-                    stack,
-                    args,
-                    &settings,
-                    crypter.as_ref(),
-                )?,
+                options: options.clone(),
                 program: None,
                 sink: journal.clone(),
                 display: DisplayOptions {
@@ -194,12 +194,11 @@ async fn locked(
         current = backend.load_checkpoint(stack).await?.unwrap_or_default();
     }
 
-    let options = deployment_options(ctx, project, stack, args, &settings, crypter.as_ref())?;
     let program: Option<Box<dyn Program>> = match op {
         Operation::Preview | Operation::Up => Some(load_program(
             project,
             &stack.stack,
-            program_config(&settings, crypter.as_ref())?,
+            config,
             providers.loader(),
         )?),
         Operation::Refresh | Operation::Destroy => None,
@@ -380,14 +379,11 @@ fn parse_urns(list: &[String], flag: &str) -> Result<Vec<Urn>> {
 }
 
 fn deployment_options(
-    ctx: &Context,
     project: &Project,
     stack: &StackRef,
     args: &OperationArgs,
-    settings: &StackSettings,
-    crypter: &dyn Crypter,
+    config: &BTreeMap<String, ConfigValue>,
 ) -> Result<DeploymentOptions> {
-    let _ = ctx;
     let mut o = DeploymentOptions::new(stack.stack.clone(), project.name.clone());
     if let Some(n) = args.parallel {
         if n == 0 {
@@ -401,39 +397,35 @@ fn deployment_options(
     o.excludes = parse_urns(&args.exclude, "exclude")?;
     o.replace = parse_urns(&args.replace, "replace")?;
     o.continue_on_error = args.continue_on_error;
-    o.provider_config = provider_config(&project.name, settings, crypter)?;
+    o.provider_config = provider_config(&project.name, config);
     Ok(o)
 }
 
-/// Default providers' configuration: stack config keys `<package>:<key>`
-/// of packages other than the project; secure values stay secret.
+/// Default providers' configuration: the config keys `<package>:<key>` of
+/// packages other than the project; secret values stay secret.
 fn provider_config(
     project: &str,
-    settings: &StackSettings,
-    crypter: &dyn Crypter,
-) -> Result<std::collections::BTreeMap<String, PropertyMap>> {
-    let mut out = std::collections::BTreeMap::<String, PropertyMap>::new();
-    for (key, value) in settings.config() {
-        let Some(key) = key.as_str() else { continue };
+    config: &BTreeMap<String, ConfigValue>,
+) -> BTreeMap<String, PropertyMap> {
+    let mut out = BTreeMap::<String, PropertyMap>::new();
+    for (key, value) in config {
         let Some((package, name)) = key.split_once(':') else {
             continue;
         };
         if package == project {
             continue;
         }
-        let v = match &value {
-            serde_norway::Value::Mapping(m) if m.len() == 1 && m.get("secure").is_some() => {
-                let ct = m.get("secure").and_then(|v| v.as_str()).unwrap_or_default();
-                PropertyValue::secret(PropertyValue::from(crypter.decrypt(ct)?))
-            }
-            serde_norway::Value::String(s) => PropertyValue::from(s.clone()),
-            other => PropertyValue::from(serde_json::to_string(&serde_json::to_value(other)?)?),
+        let plain = PropertyValue::from(value.value.clone());
+        let v = if value.secret {
+            PropertyValue::secret(plain)
+        } else {
+            plain
         };
         out.entry(package.to_owned())
             .or_default()
             .insert(name.to_owned(), v);
     }
-    Ok(out)
+    out
 }
 
 async fn record_history(
@@ -466,17 +458,8 @@ async fn record_history(
     }
 }
 
-fn stack_outputs(snapshot: &Snapshot) -> PropertyMap {
-    snapshot
-        .resources
-        .iter()
-        .find(|r| r.type_token == "pulumi:pulumi:Stack" && !r.delete)
-        .map(|r| r.outputs.clone())
-        .unwrap_or_default()
-}
-
 fn print_outputs(snapshot: &Snapshot, reveal: bool) {
-    let outputs = stack_outputs(snapshot);
+    let outputs = stack_outputs(Some(snapshot));
     if outputs.is_empty() {
         return;
     }
@@ -492,7 +475,7 @@ fn print_outputs(snapshot: &Snapshot, reveal: bool) {
 }
 
 fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
-    let outputs: serde_json::Map<String, serde_json::Value> = stack_outputs(&result.snapshot)
+    let outputs: serde_json::Map<String, serde_json::Value> = stack_outputs(Some(&result.snapshot))
         .iter()
         .map(|(k, v)| (k.clone(), display_json(v, reveal)))
         .collect();

@@ -49,7 +49,8 @@ pub async fn run(ctx: &Context, stack: Option<String>, opts: OutputOptions) -> R
     print_outputs(&outputs, &opts)
 }
 
-fn stack_outputs(snapshot: Option<&converge_state::Snapshot>) -> PropertyMap {
+/// The root stack resource's outputs (empty when there is none).
+pub fn stack_outputs(snapshot: Option<&converge_state::Snapshot>) -> PropertyMap {
     snapshot
         .and_then(|s| {
             s.resources
