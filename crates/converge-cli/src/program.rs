@@ -9,6 +9,7 @@ use converge_language::nodejs::NodeProgram;
 use converge_language::process::RunOptions;
 use converge_language::python::PythonProgram;
 use converge_language::yaml::{ConfigValue, InvokeFn, InvokeRequest, YamlOptions, YamlProgram};
+use converge_plugin::host::{DynamicProviders, NodeDynamicProvider};
 use converge_plugin::ProviderLoader;
 use converge_state::secrets::Crypter;
 
@@ -75,6 +76,34 @@ pub fn load_program(
     match YamlProgram::load(&project.dir, options) {
         Ok(p) => Ok(Box::new(p)),
         Err(errors) => bail!("the program has errors:\n{errors}"),
+    }
+}
+
+/// How the program's dynamic providers run: with the interpreter that
+/// runs the program (Python: the project's virtualenv or `python3`;
+/// Node.js: `node` and the SDK in the project's `node_modules`), in the
+/// program's directory.
+pub fn dynamic_providers(project: &Project) -> DynamicProviders {
+    match project.runtime() {
+        Some("python") => match PythonProgram::new(&project.dir) {
+            Ok(p) => DynamicProviders {
+                python: Some(p.interpreter()),
+                nodejs: None,
+                working_dir: Some(p.project().working_dir()),
+            },
+            Err(_) => DynamicProviders::default(),
+        },
+        Some("nodejs") => match NodeProgram::new(&project.dir) {
+            Ok(p) => DynamicProviders {
+                python: None,
+                nodejs: p
+                    .node_modules()
+                    .and_then(|modules| NodeDynamicProvider::in_node_modules(p.node(), modules)),
+                working_dir: Some(p.project().working_dir()),
+            },
+            Err(_) => DynamicProviders::default(),
+        },
+        _ => DynamicProviders::default(),
     }
 }
 

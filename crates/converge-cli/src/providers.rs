@@ -1,33 +1,94 @@
 //! Where providers come from: installed plugins (`pulumi-resource-<pkg>`
-//! on PATH or in the plugin directory) first, then the built-in providers
-//! (random, command, converge's file).
+//! on PATH or in the plugin directory) and the program's dynamic providers
+//! first, then the built-in providers (random, command, converge's file).
+//! What plugins write to stderr (and log through the engine) is shown as
+//! diagnostics of the running operation.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use converge_plugin::host::{ChainLoader, PluginLoader};
+use converge_engine::{EventSink, Severity};
+use converge_plugin::host::{
+    ChainLoader, LogSeverity, PluginLoader, PluginLoaderOptions, PluginLogLine, PluginLogSource,
+};
 use converge_plugin::ProviderLoader;
 
-/// The providers of one operation; plugin processes end with it.
+use crate::program::dynamic_providers;
+use crate::project::Project;
+
+/// The providers of one command; plugin processes end with it.
 #[derive(Debug, Clone)]
 pub struct Providers {
     plugins: Arc<PluginLoader>,
     loader: Arc<dyn ProviderLoader>,
+    log: PluginLog,
+}
+
+/// Where plugin output goes: the event sink of the operation running now
+/// (none between operations: lines are then only traced).
+#[derive(Debug, Clone, Default)]
+pub struct PluginLog {
+    sink: Arc<Mutex<EventSink>>,
+}
+
+impl PluginLog {
+    /// Sends plugin output to `events` from now on.
+    pub fn attach(&self, events: EventSink) {
+        *self.sink.lock().unwrap_or_else(|p| p.into_inner()) = events;
+    }
+
+    fn line(&self, line: &PluginLogLine) {
+        let severity = match line.source {
+            // A plugin's stdout after its port line is its own chatter.
+            PluginLogSource::Stdout => Severity::Debug,
+            PluginLogSource::Stderr => Severity::Info,
+            PluginLogSource::Engine(s) => match s {
+                LogSeverity::Debug => Severity::Debug,
+                LogSeverity::Info => Severity::Info,
+                LogSeverity::Warning => Severity::Warning,
+                LogSeverity::Error => Severity::Error,
+            },
+        };
+        let message = match &line.package {
+            Some(package) => format!("plugin {package}: {}", line.message),
+            None => format!("plugin: {}", line.message),
+        };
+        let sink = self.sink.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        sink.diagnostic(severity, None, message);
+    }
 }
 
 impl Providers {
-    pub fn new() -> Self {
-        let plugins = Arc::new(PluginLoader::default());
+    /// The providers for `project`'s program.
+    pub fn new(project: &Project) -> Self {
+        let log = PluginLog::default();
+        let route = log.clone();
+        let options = PluginLoaderOptions {
+            dynamic: dynamic_providers(project),
+            logger: Some(Arc::new(move |line: &PluginLogLine| route.line(line))),
+            ..PluginLoaderOptions::default()
+        };
+        let plugins = Arc::new(PluginLoader::new(options));
         let loader: Arc<dyn ProviderLoader> =
             Arc::new(ChainLoader::plugins_then_builtins(plugins.clone()));
-        Providers { plugins, loader }
+        Providers {
+            plugins,
+            loader,
+            log,
+        }
     }
 
     pub fn loader(&self) -> Arc<dyn ProviderLoader> {
         self.loader.clone()
     }
 
+    /// Where plugin output is shown.
+    pub fn log(&self) -> &PluginLog {
+        &self.log
+    }
+
     /// Asks every plugin process to stop, then ends them.
     pub async fn shutdown(&self) {
         self.plugins.shutdown().await;
+        self.log.attach(EventSink::discard());
     }
 }

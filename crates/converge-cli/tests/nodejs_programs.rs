@@ -41,22 +41,31 @@ exports.member = group.member.result;
 exports.values = { n: 7, list: ["a", 2], flag: false };
 "#;
 
-#[test]
-fn a_nodejs_program_deploys_and_destroys() {
-    let Some(modules) = node_modules() else {
-        return;
-    };
-    let scratch = common::Scratch::new("name: nodeproj\nruntime: nodejs\n");
-    let project = scratch.project.clone();
-    std::fs::write(project.join("index.js"), PROGRAM).unwrap();
-    std::fs::write(
-        project.join("package.json"),
-        r#"{"name":"nodeproj","main":"index.js"}"#,
-    )
-    .unwrap();
-    std::os::unix::fs::symlink(&modules, project.join("node_modules")).unwrap();
-    let run = |args: &[&str]| {
-        let out = scratch.command("pw").args(args).output().unwrap();
+/// A project `nodeproj` running `program` as its `index.js`, with the
+/// SDK's `node_modules`, and its stack `dev`.
+struct NodeWorld {
+    scratch: common::Scratch,
+}
+
+impl NodeWorld {
+    fn new(modules: &std::path::Path, program: &str) -> NodeWorld {
+        let scratch = common::Scratch::new("name: nodeproj\nruntime: nodejs\n");
+        let project = &scratch.project;
+        std::fs::write(project.join("index.js"), program).unwrap();
+        std::fs::write(
+            project.join("package.json"),
+            r#"{"name":"nodeproj","main":"index.js"}"#,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(modules, project.join("node_modules")).unwrap();
+        let w = NodeWorld { scratch };
+        w.run(&["stack", "init", "dev"]);
+        w
+    }
+
+    /// Runs `converge args…`, which must succeed; its stdout.
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.scratch.command("pw").args(args).output().unwrap();
         assert!(
             out.status.success(),
             "converge {args:?}:\n{}\n{}",
@@ -64,17 +73,109 @@ fn a_nodejs_program_deploys_and_destroys() {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+#[test]
+fn a_nodejs_program_deploys_and_destroys() {
+    let Some(modules) = node_modules() else {
+        return;
     };
-    run(&["stack", "init", "dev"]);
-    let up = run(&["up", "--yes"]);
+    let w = NodeWorld::new(&modules, PROGRAM);
+    let up = w.run(&["up", "--yes"]);
     assert!(up.contains("+ 6 created"), "{up}");
     assert!(up.contains("password: [secret]"), "{up}");
     let outputs: serde_json::Value =
-        serde_json::from_str(&run(&["stack", "output", "--json"])).unwrap();
+        serde_json::from_str(&w.run(&["stack", "output", "--json"])).unwrap();
     assert_eq!(outputs["values"]["n"], 7);
     assert_eq!(outputs["member"].as_str().unwrap().len(), 8);
-    let again = run(&["up", "--yes"]);
+    let again = w.run(&["up", "--yes"]);
     assert!(again.contains("6 unchanged"), "{again}");
-    let down = run(&["destroy", "--yes"]);
+    let down = w.run(&["destroy", "--yes"]);
     assert!(down.contains("- 6 deleted"), "{down}");
+}
+
+const DYNAMIC: &str = r#"
+const pulumi = require("@pulumi/pulumi");
+
+const fileProvider = {
+    async create(inputs) {
+        const fs = require("fs");
+        const path = require("path");
+        const p = path.join(inputs.dir, inputs.name);
+        fs.writeFileSync(p, inputs.content);
+        return { id: p, outs: { ...inputs, size: inputs.content.length } };
+    },
+    async diff(id, olds, news) {
+        const replaces = ["dir", "name"].filter((k) => olds[k] !== news[k]);
+        return {
+            changes: replaces.length > 0 || olds.content !== news.content,
+            replaces,
+            deleteBeforeReplace: true,
+        };
+    },
+    async update(id, olds, news) {
+        require("fs").writeFileSync(id, news.content);
+        return { outs: { ...news, size: news.content.length } };
+    },
+    async delete(id) {
+        require("fs").unlinkSync(id);
+    },
+};
+
+class File extends pulumi.dynamic.Resource {
+    constructor(name, args, opts) {
+        super(fileProvider, name, { ...args, size: undefined }, opts);
+    }
+}
+
+const config = new pulumi.Config();
+const f = new File("note", {
+    dir: config.require("dir"),
+    name: config.require("name"),
+    content: config.require("content"),
+});
+exports.size = f.size;
+"#;
+
+/// A dynamic provider written in the Node.js program, served by the SDK's
+/// `cmd/dynamic-provider`: created, updated, replaced and deleted across
+/// successive runs, with real files as its objects.
+#[test]
+fn a_nodejs_dynamic_provider_creates_updates_replaces_and_deletes() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let w = NodeWorld::new(&modules, DYNAMIC);
+    let files = w.scratch.dir.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    w.run(&["config", "set", "dir", files.to_str().unwrap()]);
+    w.run(&["config", "set", "name", "a.txt"]);
+    w.run(&["config", "set", "content", "hello"]);
+
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 3 created"), "{up}");
+    assert_eq!(
+        std::fs::read_to_string(files.join("a.txt")).unwrap(),
+        "hello"
+    );
+    assert_eq!(w.run(&["stack", "output", "size"]).trim(), "5");
+
+    w.run(&["config", "set", "content", "hello, node"]);
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("~ 1 updated"), "{up}");
+    assert_eq!(w.run(&["stack", "output", "size"]).trim(), "11");
+
+    w.run(&["config", "set", "name", "b.txt"]);
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+- 1 replaced"), "{up}");
+    assert!(!files.join("a.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(files.join("b.txt")).unwrap(),
+        "hello, node"
+    );
+
+    let down = w.run(&["destroy", "--yes"]);
+    assert!(down.contains("- 3 deleted"), "{down}");
+    assert!(!files.join("b.txt").exists());
 }

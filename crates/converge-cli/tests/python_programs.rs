@@ -4,63 +4,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The venv holding the `pulumi` SDK, or `None` (skip) outside CI.
-fn venv() -> Option<PathBuf> {
-    match std::env::var_os("CONVERGE_TEST_PYTHON") {
-        Some(python) => Path::new(&python)
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("CONVERGE_TEST_PYTHON is not set: run scripts/test")
-        }
-        None => {
-            eprintln!(
-                "SKIPPED: set CONVERGE_TEST_PYTHON (scripts/test does) to run Python programs"
-            );
-            None
-        }
-    }
-}
-
-struct World {
-    scratch: common::Scratch,
-}
-
-impl World {
-    fn new(venv: &Path, program: &str) -> World {
-        let scratch = common::Scratch::new(&format!(
-            "name: pyproj\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
-            venv.display()
-        ));
-        std::fs::write(scratch.project.join("__main__.py"), program).unwrap();
-        let w = World { scratch };
-        w.run(&["stack", "init", "dev"]);
-        w
-    }
-
-    fn cmd(&self, args: &[&str]) -> std::process::Output {
-        self.scratch.command("pw").args(args).output().unwrap()
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let out = self.cmd(args);
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    fn state(&self) -> String {
-        std::fs::read_to_string(self.scratch.backend.join(".pulumi/stacks/pyproj/dev.json"))
-            .unwrap()
-    }
-}
+use common::python::{venv, PythonWorld as World};
 
 const PROGRAM: &str = r#"
 import pulumi

@@ -5,7 +5,7 @@
 //! programs work as with Pulumi: the runner registers `ts-node` when the
 //! project depends on `typescript`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use converge_engine::{Monitor, Program};
@@ -50,15 +50,29 @@ impl NodeProgram {
         &self.project
     }
 
-    /// `@pulumi/pulumi/cmd/run` in the nearest `node_modules` of the
-    /// program's directory or one of its parents.
-    pub fn runner(&self) -> Option<PathBuf> {
+    /// The `node` that runs the program.
+    pub fn node(&self) -> &Path {
+        &self.node
+    }
+
+    /// The nearest `node_modules` of the program's directory or one of its
+    /// parents that holds the SDK (`@pulumi/pulumi/cmd/run`), as Node
+    /// resolves packages.
+    pub fn node_modules(&self) -> Option<PathBuf> {
         let start = self.project.working_dir();
         start.ancestors().find_map(|dir| {
-            let mut runner = dir.join("node_modules");
+            let modules = dir.join("node_modules");
+            let mut runner = modules.clone();
             RUNNER.iter().for_each(|part| runner.push(part));
-            runner.join("index.js").is_file().then_some(runner)
+            runner.join("index.js").is_file().then_some(modules)
         })
+    }
+
+    /// `@pulumi/pulumi/cmd/run` in [`Self::node_modules`].
+    pub fn runner(&self) -> Option<PathBuf> {
+        let mut runner = self.node_modules()?;
+        RUNNER.iter().for_each(|part| runner.push(part));
+        Some(runner)
     }
 
     fn command(&self, s: &process::Session) -> Result<Command, String> {

@@ -74,7 +74,7 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
         check_runtime(&project)?;
     }
     let lock = backend.lock(&stack, ctx.lock_info()).await?;
-    let providers = Providers::new();
+    let providers = Providers::new(&project);
     let result = locked(ctx, op, &args, &project, &backend, &stack, &providers).await;
     providers.shutdown().await;
     lock.release().await?;
@@ -169,7 +169,7 @@ async fn locked(
             Operation::Refresh,
             ExecuteParams {
                 base: base.clone(),
-                loader: providers.loader(),
+                providers,
                 options: options.clone(),
                 program: None,
                 sink: journal.clone(),
@@ -231,7 +231,7 @@ async fn locked(
             op,
             ExecuteParams {
                 base: base.clone(),
-                loader: providers.loader(),
+                providers,
                 options: DeploymentOptions {
                     preview: true,
                     ..options.clone()
@@ -280,7 +280,7 @@ async fn locked(
         op,
         ExecuteParams {
             base,
-            loader: providers.loader(),
+            providers,
             options,
             program,
             sink: journal.clone(),
@@ -307,7 +307,7 @@ async fn locked(
 
 struct ExecuteParams<'a> {
     base: Snapshot,
-    loader: Arc<dyn converge_plugin::ProviderLoader>,
+    providers: &'a Providers,
     options: DeploymentOptions,
     program: Option<&'a dyn Program>,
     sink: Arc<dyn converge_engine::JournalSink>,
@@ -318,6 +318,7 @@ struct ExecuteParams<'a> {
 /// Runs one engine operation while a task renders its events.
 async fn execute(op: Operation, p: ExecuteParams<'_>) -> OperationResult {
     let (events, mut rx) = EventSink::channel();
+    p.providers.log().attach(events.clone());
     let interactive = std::io::stdout().is_terminal();
     let mut display = if p.json {
         Display::Quiet
@@ -337,7 +338,7 @@ async fn execute(op: Operation, p: ExecuteParams<'_>) -> OperationResult {
     });
     let ctx = OperationContext {
         base: p.base,
-        loader: p.loader,
+        loader: p.providers.loader(),
         sink: p.sink,
         events,
         options: p.options,

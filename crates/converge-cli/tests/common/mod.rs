@@ -51,3 +51,5 @@ impl Scratch {
         cmd
     }
 }
+
+pub mod python;

@@ -1,7 +1,7 @@
 //! [`GrpcProvider`]: a provider plugin process behind the [`Provider`] trait.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use super::convert::{
     to_wire, Caps,
 };
 use super::loader::HostShared;
-use super::process::PluginProcess;
+use super::process::{PluginCommand, PluginProcess};
 use crate::provider::{
     CheckRequest, CheckResponse, ConfigureRequest, CreateRequest, CreateResponse, DeleteRequest,
     DiffConfigRequest, DiffRequest, DiffResponse, InvokeRequest, InvokeResponse, PluginInfo,
@@ -52,7 +52,7 @@ struct Target {
 /// trait's defaults; other methods answer [`ProviderError::Unimplemented`].
 pub struct GrpcProvider {
     package: String,
-    path: PathBuf,
+    command: PluginCommand,
     version: Option<semver::Version>,
     shared: Arc<HostShared>,
     /// The process calls go to; replaced by `Configure`.
@@ -68,7 +68,7 @@ impl fmt::Debug for GrpcProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GrpcProvider")
             .field("package", &self.package)
-            .field("path", &self.path)
+            .field("command", &self.command)
             .field("version", &self.version)
             .field("pid", &self.pid())
             .finish_non_exhaustive()
@@ -92,7 +92,7 @@ impl GrpcProvider {
             .unwrap_or_default();
         GrpcProvider {
             package: initial.package.clone(),
-            path: initial.path.clone(),
+            command: initial.command.clone(),
             version: initial.version.clone(),
             shared,
             state: Mutex::new(State {
@@ -106,9 +106,14 @@ impl GrpcProvider {
         }
     }
 
-    /// The plugin executable.
+    /// The plugin executable (for a dynamic provider: its interpreter).
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.command.program
+    }
+
+    /// How the plugin's processes are started.
+    pub fn command(&self) -> &PluginCommand {
+        &self.command
     }
 
     /// The version the plugin reported (`None`: unversioned).
@@ -290,7 +295,7 @@ impl Provider for GrpcProvider {
             current
         } else {
             self.shared
-                .launch(&self.package, &self.path)
+                .launch(&self.package, &self.command)
                 .await
                 .map_err(|e| ProviderError::Unavailable(e.to_string()))?
         };

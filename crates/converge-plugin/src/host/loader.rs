@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -14,8 +14,9 @@ use semver::Version;
 
 use super::client::GrpcProvider;
 use super::discovery::{executable_name, is_compatible, PluginDirectory};
+use super::dynamic::DynamicProviders;
 use super::engine::LocalEngine;
-use super::process::{LaunchError, LaunchSpec, PluginProcess};
+use super::process::{LaunchError, LaunchSpec, PluginCommand, PluginProcess};
 use super::PluginLogger;
 use crate::builtin::BuiltinLoader;
 use crate::registry::{ProviderLoader, RegistryError};
@@ -43,6 +44,10 @@ pub struct PluginLoaderOptions {
     /// stderr, and `Engine.Log` messages sent to the loader's own endpoint.
     /// Lines always go to `tracing` (target `converge_plugin::host`) too.
     pub logger: Option<PluginLogger>,
+    /// How the program's dynamic providers (`pulumi-python`,
+    /// `pulumi-nodejs`) are started; packages left `None` are looked up
+    /// like any other plugin.
+    pub dynamic: DynamicProviders,
 }
 
 impl Default for PluginLoaderOptions {
@@ -55,6 +60,7 @@ impl Default for PluginLoaderOptions {
             env: Vec::new(),
             working_dir: None,
             logger: None,
+            dynamic: DynamicProviders::default(),
         }
     }
 }
@@ -69,6 +75,7 @@ impl fmt::Debug for PluginLoaderOptions {
             .field("env", &self.env)
             .field("working_dir", &self.working_dir)
             .field("logger", &self.logger.is_some())
+            .field("dynamic", &self.dynamic)
             .finish()
     }
 }
@@ -79,9 +86,9 @@ type SpareSlot = Arc<tokio::sync::Mutex<Option<Arc<PluginProcess>>>>;
 pub(crate) struct HostShared {
     options: PluginLoaderOptions,
     engine: tokio::sync::OnceCell<LocalEngine>,
-    /// One unconfigured process per plugin executable (so per package and
+    /// One unconfigured process per plugin command (so per package and
     /// resolved version), for calls before `Configure`.
-    spares: Mutex<HashMap<PathBuf, SpareSlot>>,
+    spares: Mutex<HashMap<PluginCommand, SpareSlot>>,
     /// Every process started, for shutdown.
     launched: Mutex<Vec<Weak<PluginProcess>>>,
     /// Versions ambient plugins reported.
@@ -94,11 +101,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl HostShared {
-    /// Starts a new process of the plugin at `path`.
+    /// Starts a new process of `plugin`.
     pub(crate) async fn launch(
         &self,
         package: &str,
-        path: &Path,
+        plugin: &PluginCommand,
     ) -> Result<Arc<PluginProcess>, LaunchError> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(LaunchError::ShutDown);
@@ -119,7 +126,7 @@ impl HostShared {
             working_dir: self.options.working_dir.clone(),
             logger: self.options.logger.clone(),
         };
-        let process = Arc::new(PluginProcess::launch(package, path, &spec).await?);
+        let process = Arc::new(PluginProcess::launch(package, plugin, &spec).await?);
         let mut launched = lock(&self.launched);
         launched.retain(|w| w.strong_count() > 0);
         launched.push(Arc::downgrade(&process));
@@ -131,11 +138,15 @@ impl HostShared {
         Ok(process)
     }
 
-    /// The unconfigured process of the plugin at `path`, started if there
-    /// is none (or it was claimed, or it died).
-    async fn spare(&self, package: &str, path: &Path) -> Result<Arc<PluginProcess>, LaunchError> {
+    /// The unconfigured process of `plugin`, started if there is none (or
+    /// it was claimed, or it died).
+    async fn spare(
+        &self,
+        package: &str,
+        plugin: &PluginCommand,
+    ) -> Result<Arc<PluginProcess>, LaunchError> {
         let slot = lock(&self.spares)
-            .entry(path.to_owned())
+            .entry(plugin.clone())
             .or_default()
             .clone();
         let mut slot = slot.lock().await;
@@ -144,14 +155,14 @@ impl HostShared {
                 return Ok(p.clone());
             }
         }
-        let process = self.launch(package, path).await?;
+        let process = self.launch(package, plugin).await?;
         *slot = Some(process.clone());
         Ok(process)
     }
 
     /// Drops the spare `process` from the cache (it was claimed).
     pub(crate) fn forget_spare(&self, process: &Arc<PluginProcess>) {
-        let slot = lock(&self.spares).get(&process.path).cloned();
+        let slot = lock(&self.spares).get(&process.command).cloned();
         if let Some(slot) = slot {
             if let Ok(mut slot) = slot.try_lock() {
                 if slot.as_ref().is_some_and(|p| Arc::ptr_eq(p, process)) {
@@ -256,7 +267,7 @@ impl PluginLoader {
                 None => {
                     let process = self
                         .shared
-                        .spare(package, &path)
+                        .spare(package, &PluginCommand::executable(&path))
                         .await
                         .map_err(|e| launch_error(package, e))?;
                     let v = process.version.clone();
@@ -285,16 +296,32 @@ impl PluginLoader {
             })
     }
 
+    /// How `package` at `version` is started: the program's dynamic
+    /// provider command for `pulumi-python` / `pulumi-nodejs` when
+    /// configured, else the executable [`Self::resolve`] finds.
+    pub async fn resolve_command(
+        &self,
+        package: &str,
+        version: Option<&Version>,
+    ) -> Result<PluginCommand, RegistryError> {
+        if let Some(command) = self.shared.options.dynamic.command(package) {
+            return Ok(command);
+        }
+        self.resolve(package, version)
+            .await
+            .map(PluginCommand::executable)
+    }
+
     /// [`ProviderLoader::load`] with the concrete type.
     pub async fn load_plugin(
         &self,
         package: &str,
         version: Option<&Version>,
     ) -> Result<Arc<GrpcProvider>, RegistryError> {
-        let path = self.resolve(package, version).await?;
+        let command = self.resolve_command(package, version).await?;
         let process = self
             .shared
-            .spare(package, &path)
+            .spare(package, &command)
             .await
             .map_err(|e| launch_error(package, e))?;
         Ok(Arc::new(GrpcProvider::new(self.shared.clone(), process)))

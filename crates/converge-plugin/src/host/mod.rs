@@ -12,6 +12,9 @@
 //!   go to `tracing` and an optional [`PluginLogger`].
 //! - [`GrpcProvider`]: every [`crate::Provider`] method over
 //!   `pulumirpc.ResourceProvider`, marshalled as the plugin accepts.
+//! - [`DynamicProviders`] (`dynamic`): the program's dynamic providers
+//!   (`pulumi-python`, `pulumi-nodejs`), served by the SDK's own provider
+//!   server run with the program's interpreter.
 //! - [`ChainLoader`]: loaders in order; [`ChainLoader::plugins_then_builtins`]
 //!   lets an installed plugin win over the built-in provider of its package.
 //!
@@ -33,6 +36,7 @@
 mod client;
 mod convert;
 mod discovery;
+mod dynamic;
 mod engine;
 mod loader;
 mod process;
@@ -45,8 +49,11 @@ pub use discovery::{
     executable_name, install_dir_name, is_compatible, select_version, InstalledPlugin, LookupError,
     PluginDirectory,
 };
+pub use dynamic::{
+    DynamicProviders, NodeDynamicProvider, NODEJS_DYNAMIC_PACKAGE, PYTHON_DYNAMIC_PACKAGE,
+};
 pub use loader::{ChainLoader, PluginLoader, PluginLoaderOptions};
-pub use process::LaunchError;
+pub use process::{LaunchError, PluginCommand};
 
 /// Where a plugin log line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

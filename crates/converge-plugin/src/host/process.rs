@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,7 +23,39 @@ use super::{PluginLogLine, PluginLogSource, PluginLogger};
 /// How many of a plugin's last stderr lines are kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
 
-/// What a launch needs besides the executable.
+/// How a plugin is started: `program`, then `args`, then the engine
+/// address. An installed plugin is its executable with no arguments; a
+/// dynamic provider is an interpreter running the SDK's provider module.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PluginCommand {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    /// Where it runs (default: [`LaunchSpec::working_dir`]).
+    pub working_dir: Option<PathBuf>,
+}
+
+impl PluginCommand {
+    /// An installed plugin executable.
+    pub fn executable(path: impl Into<PathBuf>) -> Self {
+        PluginCommand {
+            program: path.into(),
+            args: Vec::new(),
+            working_dir: None,
+        }
+    }
+}
+
+impl fmt::Display for PluginCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.program.display())?;
+        for arg in &self.args {
+            write!(f, " {}", arg.to_string_lossy())?;
+        }
+        Ok(())
+    }
+}
+
+/// What a launch needs besides the command.
 #[derive(Clone)]
 pub(crate) struct LaunchSpec {
     pub engine_address: String,
@@ -36,23 +68,23 @@ pub(crate) struct LaunchSpec {
 /// Why a plugin could not be started.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LaunchError {
-    #[error("could not start plugin {path}: {message}")]
-    Spawn { path: PathBuf, message: String },
-    #[error("plugin {path} exited before printing its port ({status}){}", stderr_note(.stderr))]
+    #[error("could not start plugin {plugin}: {message}")]
+    Spawn { plugin: String, message: String },
+    #[error("plugin {plugin} exited before printing its port ({status}){}", stderr_note(.stderr))]
     Exited {
-        path: PathBuf,
+        plugin: String,
         status: String,
         stderr: Vec<String>,
     },
-    #[error("plugin {path} printed {line:?} instead of its port on the first line of stdout{}", stderr_note(.stderr))]
+    #[error("plugin {plugin} printed {line:?} instead of its port on the first line of stdout{}", stderr_note(.stderr))]
     BadPort {
-        path: PathBuf,
+        plugin: String,
         line: String,
         stderr: Vec<String>,
     },
-    #[error("plugin {path} did not print its port within {after:?}{}", stderr_note(.stderr))]
+    #[error("plugin {plugin} did not print its port within {after:?}{}", stderr_note(.stderr))]
     Timeout {
-        path: PathBuf,
+        plugin: String,
         after: Duration,
         stderr: Vec<String>,
     },
@@ -60,9 +92,9 @@ pub enum LaunchError {
     ShutDown,
     #[error("could not start the engine endpoint for plugins: {0}")]
     Engine(String),
-    #[error("plugin {path} printed port {port} but {message}{}", stderr_note(.stderr))]
+    #[error("plugin {plugin} printed port {port} but {message}{}", stderr_note(.stderr))]
     Connect {
-        path: PathBuf,
+        plugin: String,
         port: u16,
         message: String,
         stderr: Vec<String>,
@@ -80,7 +112,7 @@ fn stderr_note(lines: &[String]) -> String {
 /// A running plugin: its gRPC channel and its process.
 pub(crate) struct PluginProcess {
     pub package: String,
-    pub path: PathBuf,
+    pub command: PluginCommand,
     pub pid: Option<u32>,
     pub port: u16,
     channel: Channel,
@@ -99,7 +131,7 @@ impl fmt::Debug for PluginProcess {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PluginProcess")
             .field("package", &self.package)
-            .field("path", &self.path)
+            .field("command", &self.command)
             .field("pid", &self.pid)
             .field("port", &self.port)
             .field("version", &self.version)
@@ -108,16 +140,17 @@ impl fmt::Debug for PluginProcess {
 }
 
 impl PluginProcess {
-    /// Starts `path` with the engine address as its only argument, reads its
-    /// port from the first line of stdout, connects, and asks
+    /// Runs `plugin` with the engine address as its last argument, reads
+    /// its port from the first line of stdout, connects, and asks
     /// `GetPluginInfo` and `Handshake` (both optional for the plugin).
     pub async fn launch(
         package: &str,
-        path: &Path,
+        plugin: &PluginCommand,
         spec: &LaunchSpec,
     ) -> Result<PluginProcess, LaunchError> {
-        let mut command = Command::new(path);
+        let mut command = Command::new(&plugin.program);
         command
+            .args(&plugin.args)
             .arg(&spec.engine_address)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -126,7 +159,7 @@ impl PluginProcess {
         for (k, v) in &spec.env {
             command.env(k, v);
         }
-        if let Some(dir) = &spec.working_dir {
+        if let Some(dir) = plugin.working_dir.as_ref().or(spec.working_dir.as_ref()) {
             command.current_dir(dir);
         }
         // Its own process group: a plugin that is a wrapper script dies
@@ -135,7 +168,7 @@ impl PluginProcess {
         #[cfg(unix)]
         command.process_group(0);
         let mut child = command.spawn().map_err(|e| LaunchError::Spawn {
-            path: path.to_owned(),
+            plugin: plugin.to_string(),
             message: e.to_string(),
         })?;
         let pid = child.id();
@@ -161,7 +194,7 @@ impl PluginProcess {
                     let _ = child.start_kill();
                     let stderr = settle(pid, &mut child, stderr_task, &tail).await.1;
                     return Err(LaunchError::BadPort {
-                        path: path.to_owned(),
+                        plugin: plugin.to_string(),
                         line: truncate(&line, 200),
                         stderr,
                     });
@@ -172,7 +205,7 @@ impl PluginProcess {
                 let _ = child.start_kill();
                 let stderr = settle(pid, &mut child, stderr_task, &tail).await.1;
                 return Err(LaunchError::BadPort {
-                    path: path.to_owned(),
+                    plugin: plugin.to_string(),
                     line: format!("<unreadable: {e}>"),
                     stderr,
                 });
@@ -180,7 +213,7 @@ impl PluginProcess {
             Ok(Ok(None)) => {
                 let (status, stderr) = settle(pid, &mut child, stderr_task, &tail).await;
                 return Err(LaunchError::Exited {
-                    path: path.to_owned(),
+                    plugin: plugin.to_string(),
                     status: status.map_or_else(|| "still running".to_owned(), |s| s.to_string()),
                     stderr,
                 });
@@ -190,7 +223,7 @@ impl PluginProcess {
                 let _ = child.start_kill();
                 let stderr = settle(pid, &mut child, stderr_task, &tail).await.1;
                 return Err(LaunchError::Timeout {
-                    path: path.to_owned(),
+                    plugin: plugin.to_string(),
                     after: spec.startup_timeout,
                     stderr,
                 });
@@ -208,7 +241,7 @@ impl PluginProcess {
 
         let connect_error =
             |message: String, tail: &Arc<Mutex<VecDeque<String>>>| LaunchError::Connect {
-                path: path.to_owned(),
+                plugin: plugin.to_string(),
                 port,
                 message,
                 stderr: snapshot(tail),
@@ -227,7 +260,7 @@ impl PluginProcess {
         // From here on, dropping `process` (on any error) kills the group.
         let mut process = PluginProcess {
             package: package.to_owned(),
-            path: path.to_owned(),
+            command: plugin.clone(),
             pid,
             port,
             channel,
@@ -269,7 +302,7 @@ impl PluginProcess {
             Err(_) => return Err(connect_error("did not answer Handshake".to_owned(), &tail)),
         };
         let version = &process.version;
-        tracing::debug!(package, path = %path.display(), ?pid, port, ?version, "plugin started");
+        tracing::debug!(package, command = %plugin, ?pid, port, ?version, "plugin started");
         Ok(process)
     }
 
@@ -313,7 +346,7 @@ impl PluginProcess {
         self.exit_status().map(|status| {
             format!(
                 " (plugin {} exited: {status}){}",
-                self.path.display(),
+                self.command,
                 stderr_note(&self.stderr_tail())
             )
         })

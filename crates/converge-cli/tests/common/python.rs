@@ -1,0 +1,67 @@
+//! A scratch world whose project is a Python program run with the
+//! published `pulumi` SDK (installed by scripts/test; CONVERGE_TEST_PYTHON
+//! names the venv's interpreter).
+
+use std::path::{Path, PathBuf};
+
+use super::Scratch;
+
+/// The venv holding the `pulumi` SDK, or `None` (skip) outside CI.
+pub fn venv() -> Option<PathBuf> {
+    match std::env::var_os("CONVERGE_TEST_PYTHON") {
+        Some(python) => Path::new(&python)
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CONVERGE_TEST_PYTHON is not set: run scripts/test")
+        }
+        None => {
+            eprintln!(
+                "SKIPPED: set CONVERGE_TEST_PYTHON (scripts/test does) to run Python programs"
+            );
+            None
+        }
+    }
+}
+
+/// A project `pyproj` running `program` as its `__main__.py` with the
+/// venv's interpreter, and its stack `dev`.
+pub struct PythonWorld {
+    pub scratch: Scratch,
+}
+
+impl PythonWorld {
+    pub fn new(venv: &Path, program: &str) -> PythonWorld {
+        let scratch = Scratch::new(&format!(
+            "name: pyproj\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            venv.display()
+        ));
+        std::fs::write(scratch.project.join("__main__.py"), program).unwrap();
+        let w = PythonWorld { scratch };
+        w.run(&["stack", "init", "dev"]);
+        w
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> std::process::Output {
+        self.scratch.command("pw").args(args).output().unwrap()
+    }
+
+    /// Runs `converge args…`, which must succeed; its stdout.
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = self.cmd(args);
+        assert!(
+            out.status.success(),
+            "converge {args:?}:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// The stack's checkpoint file.
+    pub fn state(&self) -> String {
+        std::fs::read_to_string(self.scratch.backend.join(".pulumi/stacks/pyproj/dev.json"))
+            .unwrap()
+    }
+}
