@@ -127,6 +127,16 @@ pub enum BackendError {
     #[error("{0}")]
     Unsupported(String),
 
+    /// A request to an object store failed.
+    #[error("cannot {action} {key} in {backend}: {message}")]
+    Storage {
+        /// What was being done, as a verb phrase: "read", "write", "list".
+        action: &'static str,
+        key: String,
+        backend: String,
+        message: String,
+    },
+
     /// A background task running the operation was cancelled (runtime shutting down).
     #[error("backend operation was cancelled: {0}")]
     Cancelled(String),

@@ -7,6 +7,8 @@
 //!   `Box<dyn Backend>`.
 //! - [`FileBackend`]: Pulumi's DIY layout in a local directory, readable by
 //!   Pulumi and able to read what Pulumi wrote.
+//! - [`ObjectBackend`]: the same layout in an object store (`s3://`,
+//!   `gs://`, `azblob://`), with leases for locks.
 //! - [`journal_store`]: the update journal (O(1) bytes per step), its
 //!   protocol and the recovery rule after a crash.
 //! - [`conformance`]: the checks every backend must pass.
@@ -27,9 +29,11 @@ pub mod conformance;
 mod error;
 pub mod file;
 mod file_url;
+mod history_record;
 pub mod journal_store;
 mod lock;
 mod name;
+pub mod object;
 
 pub use capabilities::{
     Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
@@ -44,3 +48,4 @@ pub use name::{
     validate_organization_name, validate_project_name, validate_stack_name, StackRef,
     DIY_ORGANIZATION, MAX_NAME_LEN,
 };
+pub use object::{is_object_store_url, ObjectBackend, ObjectBackendOptions};

@@ -8,9 +8,10 @@
 //!   checkpoint again, unless checkpoint backups are off.
 
 use crate::capabilities::{HistoryEntry, ListHistoryOptions, UpdateKind};
-use crate::error::{BackendError, Result};
+use crate::error::Result;
 use crate::file::atomic;
 use crate::file::{unique_unix_nanos, FileStore};
+use crate::history_record::{check_record, record_kind};
 use crate::name::StackRef;
 
 const HISTORY_SUFFIX: &str = ".history.json";
@@ -80,33 +81,4 @@ impl FileStore {
         }
         Ok(out)
     }
-}
-
-/// The record must be a JSON object whose `kind`, if any, is `kind`.
-fn check_record(stack: &StackRef, kind: &UpdateKind, record: &[u8]) -> Result<()> {
-    let invalid = |reason: String| BackendError::InvalidHistoryRecord {
-        stack: stack.to_string(),
-        reason,
-    };
-    let value: serde_json::Value =
-        serde_json::from_slice(record).map_err(|e| invalid(format!("not JSON: {e}")))?;
-    let obj = value
-        .as_object()
-        .ok_or_else(|| invalid("not a JSON object".to_owned()))?;
-    match obj.get("kind") {
-        None => Ok(()),
-        Some(serde_json::Value::String(k)) if k == kind.as_str() => Ok(()),
-        Some(other) => Err(invalid(format!(
-            "its kind {other} does not match the update kind {kind:?}",
-            kind = kind.as_str()
-        ))),
-    }
-}
-
-fn record_kind(record: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Peek {
-        kind: Option<String>,
-    }
-    serde_json::from_slice::<Peek>(record).ok()?.kind
 }

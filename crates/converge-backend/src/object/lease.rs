@@ -1,0 +1,341 @@
+//! Stack locks in a bucket: leases taken with a conditional create.
+//!
+//! The lease is `<lock_dir>/converge-lease.json`, in Pulumi's lock
+//! directory, holding Pulumi's lock-file fields (pid, username, hostname,
+//! timestamp) plus the lease's id and expiry. Taking it is a create-if-absent
+//! PUT, so of two processes exactly one wins. Because it sits where Pulumi
+//! looks for lock files, a Pulumi CLI sees the stack as locked; and a lock
+//! file Pulumi wrote there (`<uuid>.json`) makes Converge refuse too.
+//!
+//! The holder renews the lease every third of its lifetime with a
+//! conditional update on the ETag it last wrote: if somebody broke the
+//! lease (`converge cancel`), the renewal fails and stops. A lease whose
+//! expiry has passed (its holder died) is taken over with a conditional
+//! update on the ETag read, so two processes taking over one dead lease
+//! cannot both win. Expiry compares wall clocks: keep the lease lifetime
+//! well above the clock skew between machines.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use object_store::path::Path;
+use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{BackendError, Result};
+use crate::lock::{HeldLock, LockGuard, LockHandle, LockInfo};
+use crate::name::StackRef;
+use crate::object::Inner;
+
+/// The lease object's name in the stack's lock directory.
+pub(crate) const LEASE: &str = "converge-lease.json";
+
+/// Leases this process released by dropping their guard, whose delete may
+/// still be in flight: the next `lock` here may take them over at once.
+static DROPPED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+fn dropped() -> std::sync::MutexGuard<'static, Option<HashSet<String>>> {
+    DROPPED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Lease {
+    #[serde(flatten)]
+    info: LockInfo,
+    #[serde(rename = "convergeLease")]
+    terms: Terms,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Terms {
+    id: String,
+    /// Seconds since the Unix epoch.
+    #[serde(rename = "expiresAt")]
+    expires_at: u64,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl Lease {
+    fn new(info: LockInfo, id: String, ttl: Duration) -> Lease {
+        Lease {
+            info,
+            terms: Terms {
+                id,
+                expires_at: now_secs() + ttl.as_secs().max(1),
+            },
+        }
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a lease serializes")
+    }
+
+    fn is_expired(&self) -> bool {
+        now_secs() >= self.terms.expires_at
+    }
+}
+
+fn locked(inner: &Inner, stack: &StackRef, key: &Path, holder: LockInfo) -> BackendError {
+    BackendError::Locked {
+        stack: stack.to_string(),
+        holder: Box::new(holder),
+        path: format!("{}/{key}", inner.url.trim_end_matches('/')),
+    }
+}
+
+/// Every lock file in the stack's lock directory but the lease: Pulumi's.
+async fn foreign_locks(inner: &Inner, dir: &Path) -> Result<Vec<(Path, LockInfo)>> {
+    let mut out = Vec::new();
+    for meta in inner.list(dir).await? {
+        let name = meta.location.filename().unwrap_or_default();
+        if name == LEASE || !name.ends_with(".json") {
+            continue;
+        }
+        let Some(bytes) = inner.get_optional(&meta.location).await? else {
+            continue;
+        };
+        let info = serde_json::from_slice(&bytes).unwrap_or_else(|_| LockInfo::unknown());
+        out.push((meta.location, info));
+    }
+    Ok(out)
+}
+
+pub(crate) async fn lock(
+    inner: &Arc<Inner>,
+    stack: &StackRef,
+    info: LockInfo,
+) -> Result<LockGuard> {
+    let keys = inner.keys.stack(stack)?;
+    let key = keys.lock_dir.clone().join(LEASE);
+    if let Some((path, holder)) = foreign_locks(inner, &keys.lock_dir)
+        .await?
+        .into_iter()
+        .next()
+    {
+        return Err(locked(inner, stack, &path, holder));
+    }
+    let lease = Lease::new(
+        info.clone(),
+        uuid::Uuid::new_v4().to_string(),
+        inner.options.lease_ttl,
+    );
+    let create = PutOptions {
+        mode: PutMode::Create,
+        ..PutOptions::default()
+    };
+    let put = inner
+        .store
+        .put_opts(&key, PutPayload::from(lease.bytes()), create)
+        .await;
+    let e_tag = match put {
+        Ok(r) => r.e_tag,
+        Err(object_store::Error::AlreadyExists { .. }) => {
+            take_over(inner, stack, &key, &lease).await?
+        }
+        Err(e) => return Err(inner.storage_error("create", &key, e)),
+    };
+    // A Pulumi lock file written meanwhile: Pulumi's protocol makes it
+    // back off too, but be sure neither proceeds.
+    if let Some((path, holder)) = foreign_locks(inner, &keys.lock_dir)
+        .await?
+        .into_iter()
+        .next()
+    {
+        let _ = inner.delete_optional(&key).await;
+        return Err(locked(inner, stack, &path, holder));
+    }
+    let heartbeat = tokio::spawn(renew(inner.clone(), key.clone(), lease.clone(), e_tag));
+    let location = format!("{}/{key}", inner.url.trim_end_matches('/'));
+    Ok(LockGuard::new(
+        stack.clone(),
+        info,
+        location,
+        Box::new(LeaseHandle {
+            inner: inner.clone(),
+            key,
+            id: lease.terms.id,
+            heartbeat,
+        }),
+    ))
+}
+
+/// The lease exists: take it over if it expired or was dropped by this
+/// process; otherwise the stack is locked by its holder.
+async fn take_over(
+    inner: &Inner,
+    stack: &StackRef,
+    key: &Path,
+    lease: &Lease,
+) -> Result<Option<String>> {
+    let current = match inner.store.get(key).await {
+        Ok(r) => r,
+        // Released between our create and this read: try once more.
+        Err(object_store::Error::NotFound { .. }) => {
+            let create = PutOptions {
+                mode: PutMode::Create,
+                ..PutOptions::default()
+            };
+            return match inner
+                .store
+                .put_opts(key, PutPayload::from(lease.bytes()), create)
+                .await
+            {
+                Ok(r) => Ok(r.e_tag),
+                Err(object_store::Error::AlreadyExists { .. }) => {
+                    Err(locked(inner, stack, key, LockInfo::unknown()))
+                }
+                Err(e) => Err(inner.storage_error("create", key, e)),
+            };
+        }
+        Err(e) => return Err(inner.storage_error("read", key, e)),
+    };
+    let version = UpdateVersion {
+        e_tag: current.meta.e_tag.clone(),
+        version: current.meta.version.clone(),
+    };
+    let bytes = current
+        .bytes()
+        .await
+        .map_err(|e| inner.storage_error("read", key, e))?;
+    let held: Option<Lease> = serde_json::from_slice(&bytes).ok();
+    let free = match &held {
+        Some(h) => h.is_expired() || dropped().as_ref().is_some_and(|d| d.contains(&h.terms.id)),
+        // Not a lease we can read: somebody wrote it; it is not ours to take.
+        None => false,
+    };
+    if !free {
+        let holder = held.map_or_else(LockInfo::unknown, |h| h.info);
+        return Err(locked(inner, stack, key, holder));
+    }
+    let update = PutOptions {
+        mode: PutMode::Update(version),
+        ..PutOptions::default()
+    };
+    match inner
+        .store
+        .put_opts(key, PutPayload::from(lease.bytes()), update)
+        .await
+    {
+        Ok(r) => {
+            if let (Some(d), Some(h)) = (dropped().as_mut(), &held) {
+                d.remove(&h.terms.id);
+            }
+            Ok(r.e_tag)
+        }
+        // Somebody else took it over first.
+        Err(object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. }) => {
+            let holder = inner
+                .get_optional(key)
+                .await?
+                .and_then(|b| serde_json::from_slice::<Lease>(&b).ok())
+                .map_or_else(LockInfo::unknown, |l| l.info);
+            Err(locked(inner, stack, key, holder))
+        }
+        Err(e) => Err(inner.storage_error("update", key, e)),
+    }
+}
+
+/// Renews the lease until it is released or lost.
+async fn renew(inner: Arc<Inner>, key: Path, mut lease: Lease, mut e_tag: Option<String>) {
+    let every = (inner.options.lease_ttl / 3).max(Duration::from_millis(200));
+    loop {
+        tokio::time::sleep(every).await;
+        lease.terms.expires_at = now_secs() + inner.options.lease_ttl.as_secs().max(1);
+        let update = PutOptions {
+            mode: PutMode::Update(UpdateVersion {
+                e_tag: e_tag.clone(),
+                version: None,
+            }),
+            ..PutOptions::default()
+        };
+        match inner
+            .store
+            .put_opts(&key, PutPayload::from(lease.bytes()), update)
+            .await
+        {
+            Ok(r) => e_tag = r.e_tag,
+            // Broken or taken over: the lease is lost; stop renewing.
+            Err(_) => return,
+        }
+    }
+}
+
+pub(crate) async fn list(inner: &Inner, stack: &StackRef) -> Result<Vec<HeldLock>> {
+    let keys = inner.keys.stack(stack)?;
+    let mut out = Vec::new();
+    for meta in inner.list(&keys.lock_dir).await? {
+        let name = meta.location.filename().unwrap_or_default();
+        if !name.ends_with(".json") {
+            continue;
+        }
+        let Some(bytes) = inner.get_optional(&meta.location).await? else {
+            continue;
+        };
+        let info = if name == LEASE {
+            match serde_json::from_slice::<Lease>(&bytes) {
+                // An expired lease holds nothing.
+                Ok(l) if l.is_expired() => continue,
+                Ok(l) => l.info,
+                Err(_) => LockInfo::unknown(),
+            }
+        } else {
+            serde_json::from_slice(&bytes).unwrap_or_else(|_| LockInfo::unknown())
+        };
+        out.push(HeldLock {
+            info,
+            location: format!("{}/{}", inner.url.trim_end_matches('/'), meta.location),
+        });
+    }
+    Ok(out)
+}
+
+#[derive(Debug)]
+struct LeaseHandle {
+    inner: Arc<Inner>,
+    key: Path,
+    id: String,
+    heartbeat: tokio::task::JoinHandle<()>,
+}
+
+impl LeaseHandle {
+    /// Deletes the lease if it is still ours.
+    async fn delete_if_ours(inner: &Inner, key: &Path, id: &str) -> Result<()> {
+        let ours = inner
+            .get_optional(key)
+            .await?
+            .and_then(|b| serde_json::from_slice::<Lease>(&b).ok())
+            .is_some_and(|l| l.terms.id == id);
+        if ours {
+            inner.delete_optional(key).await?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl LockHandle for LeaseHandle {
+    async fn release(self: Box<Self>) -> Result<()> {
+        self.heartbeat.abort();
+        LeaseHandle::delete_if_ours(&self.inner, &self.key, &self.id).await
+    }
+
+    fn release_on_drop(self: Box<Self>) {
+        self.heartbeat.abort();
+        dropped()
+            .get_or_insert_with(HashSet::new)
+            .insert(self.id.clone());
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = LeaseHandle::delete_if_ours(&self.inner, &self.key, &self.id).await;
+            });
+        }
+    }
+}
