@@ -54,7 +54,7 @@ pub enum BackendError {
     /// Someone else holds the stack's lock.
     #[error(
         "stack {stack} is locked by {holder}; wait for that operation to finish, or, \
-         if that process is gone, remove the stale lock {path}",
+         if that process is gone, break the stale lock with `converge cancel` ({path})",
         holder = holder.describe()
     )]
     Locked {

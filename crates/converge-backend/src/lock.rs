@@ -1,6 +1,7 @@
 //! Who holds a stack lock, and the guard that releases it.
 
 use std::fmt;
+use std::path::Path;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -62,6 +63,17 @@ impl LockInfo {
             self.username, self.hostname, self.pid, self.timestamp
         )
     }
+}
+
+/// True if `holder` is a process of this host (`me`'s) that no longer
+/// runs: its lock is stale and may be removed. Only where `/proc` tells.
+pub(crate) fn is_stale(holder: &LockInfo, me: &LockInfo) -> bool {
+    let procfs = Path::new("/proc/self").exists();
+    procfs
+        && holder.hostname == me.hostname
+        && holder.pid != 0
+        && holder.pid != me.pid
+        && !Path::new(&format!("/proc/{}", holder.pid)).exists()
 }
 
 /// The current time as RFC 3339 in UTC.

@@ -37,7 +37,8 @@ pub struct StackArg {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Log in to a backend: `file://DIR`, or `--local` for `file://~`.
+    /// Log in to a backend: `file://DIR`, `s3://BUCKET/PREFIX`, `gs://…`,
+    /// `azblob://…`, or `--local` for `file://~`.
     Login {
         /// Backend URL.
         url: Option<String>,
@@ -67,6 +68,15 @@ pub enum Command {
     Refresh(OperationArgs),
     /// Delete every resource of the stack.
     Destroy(OperationArgs),
+    /// Cancel the update running on a stack: show who holds its lock and
+    /// break it.
+    Cancel {
+        #[command(flatten)]
+        stack: StackArg,
+        /// Break the lock without asking for confirmation.
+        #[arg(short, long)]
+        yes: bool,
+    },
 }
 
 /// Flags shared by preview, up, refresh and destroy (Pulumi's names).

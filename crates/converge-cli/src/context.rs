@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context as _, Result};
 pub use converge_backend::now_rfc3339;
-use converge_backend::{Backend, FileBackend, LockInfo, StackRef};
+use converge_backend::{
+    is_object_store_url, Backend, FileBackend, LockInfo, ObjectBackend, StackRef,
+};
 
 use crate::args::GlobalArgs;
 use crate::home::Home;
@@ -114,16 +116,19 @@ impl Context {
     }
 }
 
-/// Opens the backend at `url`; relative `file://` paths resolve against
-/// `cwd`.
+/// Opens the backend at `url` (`file://`, or an object store: `s3://`,
+/// `gs://`, `azblob://`); relative `file://` paths resolve against `cwd`.
 pub fn open_backend(url: &str, cwd: &std::path::Path) -> Result<Box<dyn Backend>> {
     if url.starts_with("file://") {
         return Ok(Box::new(FileBackend::open(url, cwd)?));
     }
+    if is_object_store_url(url) {
+        return Ok(Box::new(ObjectBackend::open(url)?));
+    }
     let scheme = url.split("://").next().unwrap_or(url);
     bail!(
         "backend {url}: the {scheme:?} backend is not supported yet; \
-         use file://DIR (or `converge login --local`)"
+         use file://DIR (or `converge login --local`), s3://, gs:// or azblob://"
     )
 }
 

@@ -1,7 +1,7 @@
-//! SIGKILL of `converge up` mid-deployment: the state verifies, every
-//! object created is in the state or in its pending operations, the next
-//! run reports the interrupted operations, and a documented command
-//! resolves them.
+//! SIGKILL of `converge up` mid-deployment, on the file backend and on an
+//! object store (S3): the state verifies, every object created is in the
+//! state or in its pending operations, the next run reports the
+//! interrupted operations, and a documented command resolves them.
 
 mod common;
 
@@ -12,10 +12,12 @@ use std::time::{Duration, Instant};
 struct World {
     scratch: common::Scratch,
     project: PathBuf,
+    /// The backend, if not the scratch world's file backend.
+    backend_url: Option<String>,
 }
 
 impl World {
-    fn new(resources: usize) -> World {
+    fn new(resources: usize, backend_url: Option<String>) -> World {
         // Each resource is a real object: a file made by a slow command.
         let mut program = String::from("name: crash\nruntime: yaml\nresources:\n");
         for i in 0..resources {
@@ -26,13 +28,20 @@ impl World {
         let scratch = common::Scratch::new(&program);
         let project = scratch.project.clone();
         std::fs::create_dir_all(project.join("objects")).unwrap();
-        let w = World { scratch, project };
+        let w = World {
+            scratch,
+            project,
+            backend_url,
+        };
         assert!(w.cmd(&["stack", "init", "dev"]).status().unwrap().success());
         w
     }
 
     fn cmd(&self, args: &[&str]) -> Process {
         let mut c = self.scratch.command("pw");
+        if let Some(url) = &self.backend_url {
+            c.env("PULUMI_BACKEND_URL", url);
+        }
         c.args(args);
         c
     }
@@ -82,7 +91,20 @@ fn tracked(state: &serde_json::Value) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn sigkill_mid_update_loses_track_of_nothing() {
-    let w = World::new(40);
+    sigkill_mid_update(World::new(40, None));
+}
+
+/// The same on an object store: the lease of the killed process (of this
+/// host, no longer running) is taken over, its journal objects replayed.
+#[test]
+fn sigkill_mid_update_on_s3_loses_track_of_nothing() {
+    let Some(url) = common::s3::s3_backend_url("crash") else {
+        return;
+    };
+    sigkill_mid_update(World::new(40, Some(url)));
+}
+
+fn sigkill_mid_update(w: World) {
     let mut up = w
         .cmd(&["up", "--yes", "--skip-preview", "--parallel", "4"])
         .stdout(Stdio::null())

@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use crate::error::{BackendError, Result};
 use crate::file::atomic;
 use crate::file::{run_blocking, FileStore};
-use crate::lock::{HeldLock, LockGuard, LockHandle, LockInfo};
+use crate::lock::{is_stale, HeldLock, LockGuard, LockHandle, LockInfo};
 use crate::name::StackRef;
 
 impl FileStore {
@@ -83,18 +83,6 @@ impl FileStore {
         }
         Ok(removed)
     }
-}
-
-/// True if `holder` is a process of this host (as `me` names it) that no
-/// longer exists. Only decidable where `/proc` lists processes; elsewhere a
-/// lock is never presumed stale.
-fn is_stale(holder: &LockInfo, me: &LockInfo) -> bool {
-    let procfs = Path::new("/proc/self").exists();
-    procfs
-        && holder.hostname == me.hostname
-        && holder.pid != 0
-        && holder.pid != me.pid
-        && !Path::new(&format!("/proc/{}", holder.pid)).exists()
 }
 
 fn locked(stack: &StackRef, path: PathBuf, holder: LockInfo) -> BackendError {

@@ -12,7 +12,8 @@
 //! lease (`converge cancel`), the renewal fails and stops. A lease whose
 //! expiry has passed (its holder died) is taken over with a conditional
 //! update on the ETag read, so two processes taking over one dead lease
-//! cannot both win. Expiry compares wall clocks: keep the lease lifetime
+//! cannot both win; so is a lease of a process of this host that no
+//! longer runs (as the file backend treats its lock files). Expiry compares wall clocks: keep the lease lifetime
 //! well above the clock skew between machines.
 
 use std::collections::HashSet;
@@ -25,7 +26,7 @@ use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersio
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BackendError, Result};
-use crate::lock::{HeldLock, LockGuard, LockHandle, LockInfo};
+use crate::lock::{is_stale, HeldLock, LockGuard, LockHandle, LockInfo};
 use crate::name::StackRef;
 use crate::object::Inner;
 
@@ -207,7 +208,11 @@ async fn take_over(
         .map_err(|e| inner.storage_error("read", key, e))?;
     let held: Option<Lease> = serde_json::from_slice(&bytes).ok();
     let free = match &held {
-        Some(h) => h.is_expired() || dropped().as_ref().is_some_and(|d| d.contains(&h.terms.id)),
+        Some(h) => {
+            h.is_expired()
+                || is_stale(&h.info, &lease.info)
+                || dropped().as_ref().is_some_and(|d| d.contains(&h.terms.id))
+        }
         // Not a lease we can read: somebody wrote it; it is not ours to take.
         None => false,
     };

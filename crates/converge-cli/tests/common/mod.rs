@@ -53,3 +53,4 @@ impl Scratch {
 }
 
 pub mod python;
+pub mod s3;

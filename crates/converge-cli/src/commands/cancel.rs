@@ -1,0 +1,58 @@
+//! `converge cancel`: show who holds a stack's lock and break it.
+//!
+//! Pulumi's `cancel` stops a running update on its service. On Converge's
+//! backends an update is its lock (a lock file, or a lease in an object
+//! store): cancelling breaks it, so the next update can start. The holder,
+//! if it is still alive, loses its lease and fails at its next write; the
+//! update journal it left is recovered by the next update as after a crash.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::{bail, Result};
+
+use crate::args::StackArg;
+use crate::context::Context;
+
+pub async fn run(ctx: &Context, stack: StackArg, yes: bool) -> Result<()> {
+    let project = ctx.project()?;
+    let backend = ctx.backend(Some(&project))?;
+    let stack = ctx.resolve_stack(&project, stack.stack.as_deref())?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    let held = backend.list_locks(&stack).await?;
+    if held.is_empty() {
+        println!(
+            "No update is running on stack {}: nothing to cancel.",
+            stack.stack
+        );
+        return Ok(());
+    }
+    println!("Stack {} is locked by:", stack.stack);
+    for h in &held {
+        println!("    {} ({})", h.info.describe(), h.location);
+    }
+    if !yes {
+        if ctx.non_interactive || !std::io::stdin().is_terminal() {
+            bail!(
+                "cancelling the update on stack {} needs confirmation: pass --yes",
+                stack.stack
+            );
+        }
+        print!(
+            "Cancelling breaks the lock; make sure that update is not running any more. \
+             Cancel it? [yes/no] "
+        );
+        std::io::stdout().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "yes" | "y") {
+            bail!("confirmation declined; the lock was kept");
+        }
+    }
+    let broken = backend.break_locks(&stack).await?;
+    println!(
+        "Cancelled: broke {broken} lock(s) on stack {}. The next update recovers what the \
+         cancelled one left in its journal.",
+        stack.stack
+    );
+    Ok(())
+}
