@@ -11,7 +11,9 @@
 //!   messages) and hands out [`GrpcProvider`]s. Plugin stdout/stderr lines
 //!   go to `tracing` and an optional [`PluginLogger`].
 //! - [`GrpcProvider`]: every [`crate::Provider`] method over
-//!   `pulumirpc.ResourceProvider`, marshalled as the plugin accepts.
+//!   `pulumirpc.ResourceProvider`, marshalled as the plugin accepts
+//!   (`construct`: `Construct` and `Call`, whose plugins register
+//!   resources with the monitor named in the request).
 //! - [`ChainLoader`]: loaders in order; [`ChainLoader::plugins_then_builtins`]
 //!   lets an installed plugin win over the built-in provider of its package.
 //!
@@ -31,6 +33,7 @@
 //! timeouts).
 
 mod client;
+mod construct;
 mod convert;
 mod discovery;
 mod engine;
