@@ -62,6 +62,7 @@ async fn build_component(req: ConstructRequest) -> Result<ConstructResponse, Pro
             parent: comp.urn.clone(),
             custom: true,
             object: Some(wire(props([("value", value.clone())]))),
+            provider: req.providers.get("pkg").cloned().unwrap_or_default(),
             accept_secrets: true,
             ..RegisterResourceRequest::default()
         })
@@ -178,6 +179,53 @@ async fn a_preview_constructs_with_dry_run() {
     let creates = result.plan.counts().get(&StepOp::Create).copied();
     // Stack, default provider, component, child.
     assert_eq!(creates, Some(4), "{:?}", result.plan.counts());
+}
+
+#[tokio::test]
+async fn an_explicit_provider_constructs_and_no_default_provider_is_made() {
+    let program = grpc_program(|mut c: Clients| async move {
+        let stack = stack(&mut c).await?;
+        let explicit = register(
+            &mut c,
+            request("pulumi:providers:pkg", "explicit", true, &stack),
+        )
+        .await?;
+        let reference = format!("{}::{}", explicit.urn, explicit.id);
+        let mut comp = remote(&stack, "hello");
+        comp.provider = reference.clone();
+        comp.providers = [("pkg".to_owned(), reference.clone())].into();
+        register(&mut c, comp).await?;
+        // A reference to a provider this deployment does not know fails.
+        let mut unknown = remote(&stack, "x");
+        unknown.name = "other".to_owned();
+        unknown.provider = reference.replace("explicit", "nowhere");
+        let err = register(&mut c, unknown).await.unwrap_err();
+        assert!(err.contains("nowhere"), "{err}");
+        Ok(())
+    });
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let result = up(empty(), component_provider(Arc::clone(&seen)), &program).await;
+    let error = result
+        .error
+        .expect("the unknown provider fails")
+        .to_string();
+    assert!(error.contains("nowhere"), "{error}");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let providers: Vec<&str> = result
+        .snapshot
+        .resources
+        .iter()
+        .filter(|r| r.is_provider())
+        .map(|r| r.urn.name())
+        .collect();
+    assert_eq!(providers, vec!["explicit"]);
+    let child = result
+        .snapshot
+        .resources
+        .iter()
+        .find(|r| r.urn.name() == "c-child")
+        .unwrap();
+    assert_eq!(child.provider.as_ref().unwrap().urn.name(), "explicit");
 }
 
 #[tokio::test]
