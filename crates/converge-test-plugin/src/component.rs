@@ -53,14 +53,15 @@ async fn connect(endpoint: &str) -> Result<ResourceMonitorClient<Channel>, Statu
         .connect_timeout(CONNECT);
     let channel = tokio::time::timeout(CONNECT, channel.connect())
         .await
-        .map_err(|_| Status::unavailable(format!("monitor {endpoint}: connect timed out")))?
-        .map_err(|e| Status::unavailable(format!("monitor {endpoint}: {e}")))?;
+        .map_err(|_| Status::unknown(format!("monitor {endpoint}: connect timed out")))?
+        .map_err(|e| Status::unknown(format!("monitor {endpoint}: {e}")))?;
     Ok(ResourceMonitorClient::new(channel).with_message_limits())
 }
 
-/// A monitor error, passed on with what was being done.
+/// A monitor error, passed on with what was being done. Its code is not:
+/// the engine would read `Unavailable` as this plugin being gone.
 fn monitor_error(what: &str, status: Status) -> Status {
-    Status::new(status.code(), format!("{what}: {}", status.message()))
+    Status::unknown(format!("{what}: {}", status.message()))
 }
 
 pub async fn construct(req: ConstructRequest) -> Result<ConstructResponse, Status> {
