@@ -45,6 +45,8 @@ exports.values = { n: 7, list: ["a", 2], flag: false };
 /// SDK's `node_modules`, and its stack `dev`.
 struct NodeWorld {
     scratch: common::Scratch,
+    /// Extra environment for every command.
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 
 impl NodeWorld {
@@ -58,14 +60,23 @@ impl NodeWorld {
         )
         .unwrap();
         std::os::unix::fs::symlink(modules, project.join("node_modules")).unwrap();
-        let w = NodeWorld { scratch };
+        let w = NodeWorld {
+            scratch,
+            env: Vec::new(),
+        };
         w.run(&["stack", "init", "dev"]);
         w
     }
 
     /// Runs `converge args…`, which must succeed; its stdout.
     fn run(&self, args: &[&str]) -> String {
-        let out = self.scratch.command("pw").args(args).output().unwrap();
+        let out = self
+            .scratch
+            .command("pw")
+            .envs(self.env.iter().cloned())
+            .args(args)
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "converge {args:?}:\n{}\n{}",
@@ -178,4 +189,56 @@ fn a_nodejs_dynamic_provider_creates_updates_replaces_and_deletes() {
     let down = w.run(&["destroy", "--yes"]);
     assert!(down.contains("- 3 deleted"), "{down}");
     assert!(!files.join("b.txt").exists());
+}
+
+/// A remote component of the `convergetest` plugin (Construct in the
+/// plugin process, which registers the component and its child through
+/// the engine's monitor) and a Call of its method, from Node.js.
+#[test]
+fn a_nodejs_remote_component_and_call() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let program = r#"
+const pulumi = require("@pulumi/pulumi");
+
+class Remote extends pulumi.ComponentResource {
+    constructor(name, value, opts) {
+        super("convergetest:index:Component", name,
+              { value, childId: undefined, childLength: undefined }, opts, true);
+    }
+    describe(greeting) {
+        return pulumi.runtime.call("convergetest:index:Component/describe",
+                                   { __self__: this, greeting }, this);
+    }
+}
+
+const comp = new Remote("comp", "node");
+exports.childId = comp.childId;
+exports.childLength = comp.childLength;
+exports.description = comp.describe("Hello").apply(r => r.description);
+"#;
+    let mut w = NodeWorld::new(&modules, program);
+    let bin = common::convergetest_bin_dir(w.scratch.dir.path());
+    let cloud_file = w.scratch.dir.path().join("cloud.json");
+    w.env = vec![
+        ("PATH".into(), common::path_with(&bin)),
+        ("CONVERGE_TEST_CLOUD_FILE".into(), cloud_file.clone().into()),
+    ];
+    let run = |args: &[&str]| w.run(args);
+    let up = run(&["up", "--yes"]);
+    assert!(up.contains("+ 4 created"), "{up}");
+    let outputs: serde_json::Value =
+        serde_json::from_str(&run(&["stack", "output", "--json"])).unwrap();
+    assert_eq!(outputs["childLength"], 4);
+    assert_eq!(outputs["description"], "Hello, comp!");
+    let child_id = outputs["childId"].as_str().unwrap().to_owned();
+    let cloud: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cloud_file).unwrap()).unwrap();
+    assert_eq!(
+        cloud["objects"][&child_id]["urn"],
+        "urn:pulumi:dev::nodeproj::convergetest:index:Component$convergetest:index:Thing::comp-child"
+    );
+    let down = run(&["destroy", "--yes"]);
+    assert!(down.contains("- 4 deleted"), "{down}");
 }

@@ -196,3 +196,101 @@ pulumi.export("tagged", tagged.result)
     );
     assert!(w.run(&["destroy", "--yes"]).contains("- 4 deleted"));
 }
+
+/// A remote component: the Python program's `ComponentResource` with
+/// `remote=True` is built by the `convergetest` plugin's Construct (a
+/// separate process that registers the component and its child through
+/// the engine's monitor), and a method of it runs through Call.
+#[test]
+fn remote_components_and_calls_run_in_the_plugin() {
+    let Some(venv) = venv() else { return };
+    let program = r#"
+import pulumi
+
+class Remote(pulumi.ComponentResource):
+    def __init__(self, name, value, opts=None):
+        props = {"value": value, "childId": None, "childLength": None}
+        super().__init__("convergetest:index:Component", name, props, opts, remote=True)
+
+    def describe(self, greeting):
+        return pulumi.runtime.call("convergetest:index:Component/describe",
+                                   {"__self__": self, "greeting": greeting}, self)
+
+config = pulumi.Config()
+comp = Remote("comp", config.get("value") or "hello")
+pulumi.export("childId", comp.childId)
+pulumi.export("childLength", comp.childLength)
+pulumi.export("description", comp.describe("Hi").apply(lambda r: r["description"]))
+"#;
+    let w = World::new(&venv, program);
+    let bin = common::convergetest_bin_dir(w.scratch.dir.path());
+    let cloud_file = w.scratch.dir.path().join("cloud.json");
+    let run = |args: &[&str]| {
+        let out = w
+            .scratch
+            .command("pw")
+            .env("PATH", common::path_with(&bin))
+            .env("CONVERGE_TEST_CLOUD_FILE", &cloud_file)
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "converge {args:?}:\n{text}");
+        text
+    };
+    let cloud = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&cloud_file).unwrap()).unwrap()
+    };
+    let comp_urn = "urn:pulumi:dev::pyproj::convergetest:index:Component::comp";
+    let child_urn =
+        "urn:pulumi:dev::pyproj::convergetest:index:Component$convergetest:index:Thing::comp-child";
+
+    let preview = run(&["preview"]);
+    assert!(preview.contains("+ 4 to create"), "{preview}");
+    assert!(!cloud_file.exists() || cloud()["objects"].as_object().unwrap().is_empty());
+
+    let up = run(&["up", "--yes"]);
+    assert!(up.contains("+ 4 created"), "{up}");
+    let state: serde_json::Value = serde_json::from_str(&w.state()).unwrap();
+    let resources = state["checkpoint"]["latest"]["resources"]
+        .as_array()
+        .unwrap();
+    let find = |urn: &str| {
+        resources
+            .iter()
+            .find(|r| r["urn"] == urn)
+            .unwrap_or_else(|| panic!("no {urn} in {resources:#?}"))
+            .clone()
+    };
+    let comp = find(comp_urn);
+    assert_eq!(comp["custom"], false);
+    assert_eq!(comp["outputs"]["value"], "hello");
+    let child = find(child_urn);
+    assert_eq!(child["parent"], comp_urn);
+    assert_eq!(child["inputs"]["value"], "hello");
+    let child_id = child["id"].as_str().unwrap().to_owned();
+    assert_eq!(cloud()["objects"][&child_id]["urn"], child_urn);
+    let outputs: serde_json::Value =
+        serde_json::from_str(&run(&["stack", "output", "--json"])).unwrap();
+    assert_eq!(outputs["childId"], child_id.as_str());
+    assert_eq!(outputs["childLength"], 5);
+    assert_eq!(outputs["description"], "Hi, comp!");
+
+    run(&["config", "set", "value", "goodbye"]);
+    let up = run(&["up", "--yes"]);
+    assert!(up.contains("~ 2 updated"), "{up}");
+    let objects = cloud()["objects"].clone();
+    assert_eq!(objects.as_object().unwrap().len(), 1, "{objects}");
+    assert_eq!(objects[&child_id]["properties"]["value"], "goodbye");
+    let outputs: serde_json::Value =
+        serde_json::from_str(&run(&["stack", "output", "--json"])).unwrap();
+    assert_eq!(outputs["childLength"], 7);
+
+    let destroyed = run(&["destroy", "--yes"]);
+    assert!(destroyed.contains("- 4 deleted"), "{destroyed}");
+    assert!(cloud()["objects"].as_object().unwrap().is_empty());
+}

@@ -17,6 +17,13 @@ pub enum EngineError {
         #[source]
         source: ProviderError,
     },
+    #[error("construct of {type_token} {name:?} failed: {source}")]
+    Construct {
+        type_token: String,
+        name: String,
+        #[source]
+        source: ProviderError,
+    },
     #[error("{urn}: {source}")]
     Provider {
         urn: Urn,

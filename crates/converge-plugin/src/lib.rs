@@ -14,9 +14,10 @@ pub mod provider;
 pub mod registry;
 
 pub use provider::{
-    CheckFailure, CheckRequest, CheckResponse, ConfigureRequest, CreateRequest, CreateResponse,
-    DeleteRequest, DiffChanges, DiffConfigRequest, DiffRequest, DiffResponse, InvokeRequest,
-    InvokeResponse, PluginInfo, Provider, ProviderError, ReadRequest, ReadResponse, UpdateRequest,
-    UpdateResponse,
+    CallRequest, CallResponse, CheckFailure, CheckRequest, CheckResponse, ConfigureRequest,
+    ConstructOptions, ConstructRequest, ConstructResponse, CreateRequest, CreateResponse,
+    DeleteRequest, DeploymentContext, DiffChanges, DiffConfigRequest, DiffRequest, DiffResponse,
+    InvokeRequest, InvokeResponse, PluginInfo, Provider, ProviderError, ReadRequest, ReadResponse,
+    UpdateRequest, UpdateResponse,
 };
 pub use registry::{ProviderLoader, ProviderRegistry, RegistryError};

@@ -161,6 +161,90 @@ pub struct InvokeResponse {
     pub failures: Vec<CheckFailure>,
 }
 
+/// The deployment a `Construct` or `Call` runs in: what a provider needs to
+/// register resources with the engine's resource monitor itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DeploymentContext {
+    pub project: String,
+    pub stack: String,
+    pub organization: String,
+    /// The stack's configuration, `"<namespace>:<key>"` → value (plaintext).
+    pub config: BTreeMap<String, String>,
+    /// Which configuration keys are secrets.
+    pub config_secret_keys: Vec<String>,
+    /// True in a preview: registrations made through the monitor are
+    /// previewed, not executed.
+    pub dry_run: bool,
+    /// How many resource operations may run at once.
+    pub parallel: usize,
+    /// `host:port` of the engine's `pulumirpc.ResourceMonitor`.
+    pub monitor_endpoint: String,
+}
+
+/// The resource options of a remote component, passed on to the provider,
+/// which applies them when it registers the component.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConstructOptions {
+    pub protect: Option<bool>,
+    /// Former URNs of the component (alias specs already resolved).
+    pub aliases: Vec<Urn>,
+    pub additional_secret_outputs: Vec<String>,
+    pub custom_timeouts: Option<converge_model::CustomTimeouts>,
+    pub deleted_with: Option<Urn>,
+    pub delete_before_replace: Option<bool>,
+    pub ignore_changes: Vec<String>,
+    pub replace_on_changes: Vec<String>,
+    pub retain_on_delete: Option<bool>,
+}
+
+/// `Construct`: build a component resource (a "remote component") by
+/// registering it and its children with the monitor of `context`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConstructRequest {
+    pub context: DeploymentContext,
+    pub type_token: String,
+    pub name: String,
+    /// The component's parent; `None` for the stack.
+    pub parent: Option<Urn>,
+    pub inputs: PropertyMap,
+    /// Input property → the resources its value depends on.
+    pub input_dependencies: BTreeMap<String, Vec<Urn>>,
+    /// Package → provider reference `<urn>::<id>` for the component's
+    /// children.
+    pub providers: BTreeMap<String, String>,
+    pub dependencies: Vec<Urn>,
+    pub options: ConstructOptions,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConstructResponse {
+    /// The component the provider registered.
+    pub urn: Urn,
+    /// The component's outputs.
+    pub state: PropertyMap,
+    /// Output property → the resources its value depends on.
+    pub state_dependencies: BTreeMap<String, Vec<Urn>>,
+}
+
+/// `Call`: a method of a component (`<type>/<method>`, with the component
+/// as argument `__self__`) or a function that may register resources.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRequest {
+    pub context: DeploymentContext,
+    pub token: String,
+    pub args: PropertyMap,
+    /// Argument → the resources its value depends on.
+    pub arg_dependencies: BTreeMap<String, Vec<Urn>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallResponse {
+    pub outputs: PropertyMap,
+    /// Returned property → the resources its value depends on.
+    pub return_dependencies: BTreeMap<String, Vec<Urn>>,
+    pub failures: Vec<CheckFailure>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PluginInfo {
     pub version: Option<semver::Version>,
@@ -241,6 +325,17 @@ pub trait Provider: Send + Sync + fmt::Debug {
 
     async fn invoke(&self, _req: InvokeRequest) -> Result<InvokeResponse, ProviderError> {
         Err(ProviderError::Unimplemented("Invoke"))
+    }
+
+    /// Builds a remote component: the provider registers it and its
+    /// children through the monitor named in the request's context.
+    async fn construct(&self, _req: ConstructRequest) -> Result<ConstructResponse, ProviderError> {
+        Err(ProviderError::Unimplemented("Construct"))
+    }
+
+    /// Runs a component method or a resource-registering function.
+    async fn call(&self, _req: CallRequest) -> Result<CallResponse, ProviderError> {
+        Err(ProviderError::Unimplemented("Call"))
     }
 
     /// Asks the provider to stop outstanding work (advisory).

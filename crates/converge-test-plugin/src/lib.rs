@@ -17,6 +17,11 @@
 //!
 //! **Function** [`COUNT`] (`convergetest:index:count`): `{count, version}`.
 //!
+//! **Remote component** [`COMPONENT`] (`convergetest:index:Component`,
+//! `Construct`): registers itself and a child [`THING`] through the
+//! engine's monitor, as SDK-built component providers do; **method**
+//! [`DESCRIBE`] (`Call`). See [`component`].
+//!
 //! **The cloud** is a JSON file ([`Cloud`]): config `cloudFile`, else env
 //! [`CLOUD_FILE_ENV`]. Objects by ID, plus a log of the calls that matter
 //! (`configure`, `create <id>`, `update <id>`, `delete <id>`, `cancel`).
@@ -29,6 +34,7 @@
 //! one configuration may.
 
 pub mod cloud;
+pub mod component;
 pub mod provider;
 
 pub use cloud::Cloud;
@@ -39,6 +45,10 @@ pub const PACKAGE: &str = "convergetest";
 pub const THING: &str = "convergetest:index:Thing";
 /// The function.
 pub const COUNT: &str = "convergetest:index:count";
+/// The remote component type.
+pub const COMPONENT: &str = "convergetest:index:Component";
+/// The component's method.
+pub const DESCRIBE: &str = "convergetest:index:Component/describe";
 /// Env: the plugin's version.
 pub const VERSION_ENV: &str = "CONVERGE_TEST_PLUGIN_VERSION";
 /// Env: the cloud file, when the config does not name one.

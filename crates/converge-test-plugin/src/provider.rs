@@ -9,11 +9,12 @@ use converge_proto::marshal::UNKNOWN_STRING;
 use converge_proto::pulumirpc::engine_client::EngineClient;
 use converge_proto::pulumirpc::resource_provider_server::ResourceProvider;
 use converge_proto::pulumirpc::{
-    diff_response::DiffChanges, property_diff::Kind, CheckFailure, CheckRequest, CheckResponse,
-    ConfigureRequest, ConfigureResponse, CreateRequest, CreateResponse, DeleteRequest, DiffRequest,
-    DiffResponse, ErrorResourceInitFailed, GetSchemaRequest, GetSchemaResponse, InvokeRequest,
-    InvokeResponse, LogRequest, LogSeverity, PluginInfo, PropertyDiff, ReadRequest, ReadResponse,
-    UpdateRequest, UpdateResponse,
+    diff_response::DiffChanges, property_diff::Kind, CallRequest, CallResponse, CheckFailure,
+    CheckRequest, CheckResponse, ConfigureRequest, ConfigureResponse, ConstructRequest,
+    ConstructResponse, CreateRequest, CreateResponse, DeleteRequest, DiffRequest, DiffResponse,
+    ErrorResourceInitFailed, GetSchemaRequest, GetSchemaResponse, InvokeRequest, InvokeResponse,
+    LogRequest, LogSeverity, PluginInfo, PropertyDiff, ReadRequest, ReadResponse, UpdateRequest,
+    UpdateResponse,
 };
 use prost::Message;
 use prost_types::{value::Kind as V, Struct, Value};
@@ -478,6 +479,19 @@ impl ResourceProvider for TestProvider {
             }),
             failures: Vec::new(),
         }))
+    }
+
+    async fn construct(
+        &self,
+        request: Request<ConstructRequest>,
+    ) -> Result<Response<ConstructResponse>, Status> {
+        crate::component::construct(request.into_inner())
+            .await
+            .map(Response::new)
+    }
+
+    async fn call(&self, request: Request<CallRequest>) -> Result<Response<CallResponse>, Status> {
+        crate::component::call(request.into_inner()).map(Response::new)
     }
 
     async fn cancel(&self, _: Request<()>) -> Result<Response<()>, Status> {

@@ -40,4 +40,4 @@ pub use lifecycle::{
     Lifecycle, MemorySink, TestProgram,
 };
 pub use loader::{is_compatible, MockLoader, ProviderFactory};
-pub use provider::{Handler, MockProvider, Rpc};
+pub use provider::{AsyncHandler, Handler, HandlerFuture, MockProvider, Rpc};

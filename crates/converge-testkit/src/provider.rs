@@ -4,21 +4,31 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use converge_model::{diff_objects, PathElement, PropertyMap, PropertyPath};
 use converge_plugin::{
-    CheckRequest, CheckResponse, ConfigureRequest, CreateRequest, CreateResponse, DeleteRequest,
-    DiffChanges, DiffConfigRequest, DiffRequest, DiffResponse, InvokeRequest, InvokeResponse,
-    PluginInfo, Provider, ProviderError, ReadRequest, ReadResponse, UpdateRequest, UpdateResponse,
+    CallRequest, CallResponse, CheckRequest, CheckResponse, ConfigureRequest, ConstructRequest,
+    ConstructResponse, CreateRequest, CreateResponse, DeleteRequest, DiffChanges,
+    DiffConfigRequest, DiffRequest, DiffResponse, InvokeRequest, InvokeResponse, PluginInfo,
+    Provider, ProviderError, ReadRequest, ReadResponse, UpdateRequest, UpdateResponse,
 };
 
 use crate::cloud::{CloudOp, MockCloud};
 
 /// The closure that answers one RPC.
 pub type Handler<Req, Resp> = Box<dyn Fn(Req) -> Result<Resp, ProviderError> + Send + Sync>;
+
+/// The future an [`AsyncHandler`] returns.
+pub type HandlerFuture<Resp> = Pin<Box<dyn Future<Output = Result<Resp, ProviderError>> + Send>>;
+
+/// The closure that answers an RPC that does asynchronous work of its own
+/// (`Construct` registers resources with the engine's monitor).
+pub type AsyncHandler<Req, Resp> = Box<dyn Fn(Req) -> HandlerFuture<Resp> + Send + Sync>;
 
 /// The RPCs a [`MockProvider`] answers, as its call log records them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -34,6 +44,8 @@ pub enum Rpc {
     Update,
     Delete,
     Invoke,
+    Construct,
+    Call,
 }
 
 impl Rpc {
@@ -59,6 +71,8 @@ struct Handlers {
     update: Option<Handler<UpdateRequest, UpdateResponse>>,
     delete: Option<Handler<DeleteRequest, ()>>,
     invoke: Option<Handler<InvokeRequest, InvokeResponse>>,
+    construct: Option<AsyncHandler<ConstructRequest, ConstructResponse>>,
+    call: Option<Handler<CallRequest, CallResponse>>,
 }
 
 impl Handlers {
@@ -74,6 +88,8 @@ impl Handlers {
             ("update", self.update.is_some()),
             ("delete", self.delete.is_some()),
             ("invoke", self.invoke.is_some()),
+            ("construct", self.construct.is_some()),
+            ("call", self.call.is_some()),
         ];
         set.into_iter()
             .filter(|(_, s)| *s)
@@ -100,7 +116,7 @@ impl Handlers {
 /// - `Update`: replaces the object's properties with the new inputs (a
 ///   preview touches nothing); fails if the object is gone.
 /// - `Delete`: removes the object; fails, naming the ID, if it is gone.
-/// - `Invoke`: `Unimplemented`.
+/// - `Invoke`, `Construct`, `Call`: `Unimplemented`.
 ///
 /// Around every RPC: the call is logged, then the provider sleeps for its
 /// [`latency`](Self::latency). Create and update (unless previews), read and
@@ -266,6 +282,26 @@ impl MockProvider {
         f: impl Fn(InvokeRequest) -> Result<InvokeResponse, ProviderError> + Send + Sync + 'static,
     ) -> Self {
         self.handlers.invoke = Some(Box::new(f));
+        self
+    }
+
+    /// Answers `Construct`. The closure's future typically connects to
+    /// `req.context.monitor_endpoint` and registers the component and its
+    /// children there, as a real component provider does.
+    pub fn on_construct<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(ConstructRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ConstructResponse, ProviderError>> + Send + 'static,
+    {
+        self.handlers.construct = Some(Box::new(move |req| Box::pin(f(req))));
+        self
+    }
+
+    pub fn on_call(
+        mut self,
+        f: impl Fn(CallRequest) -> Result<CallResponse, ProviderError> + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.call = Some(Box::new(f));
         self
     }
 
@@ -488,6 +524,22 @@ impl Provider for MockProvider {
         match &self.handlers.invoke {
             Some(f) => f(req),
             None => Err(ProviderError::Unimplemented("Invoke")),
+        }
+    }
+
+    async fn construct(&self, req: ConstructRequest) -> Result<ConstructResponse, ProviderError> {
+        self.enter(Rpc::Construct).await?;
+        match &self.handlers.construct {
+            Some(f) => f(req).await,
+            None => Err(ProviderError::Unimplemented("Construct")),
+        }
+    }
+
+    async fn call(&self, req: CallRequest) -> Result<CallResponse, ProviderError> {
+        self.enter(Rpc::Call).await?;
+        match &self.handlers.call {
+            Some(f) => f(req),
+            None => Err(ProviderError::Unimplemented("Call")),
         }
     }
 }

@@ -54,3 +54,45 @@ impl Scratch {
 
 pub mod python;
 pub mod s3;
+/// A directory (under `root`) holding `pulumi-resource-convergetest`, the
+/// test plugin, for PATH. Cargo builds it into the directory of the
+/// `converge` binary under test (a workspace test run has it already;
+/// `cargo test -p converge-cli` does not, so it is built here).
+pub fn convergetest_bin_dir(root: &std::path::Path) -> PathBuf {
+    const EXE: &str = "pulumi-resource-convergetest";
+    let converge = assert_cmd::cargo::cargo_bin("converge");
+    let target = converge.parent().unwrap();
+    let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    build.args([
+        "build",
+        "--quiet",
+        "-p",
+        "converge-test-plugin",
+        "--bin",
+        EXE,
+    ]);
+    if target.file_name().is_some_and(|d| d == "release") {
+        build.arg("--release");
+    }
+    if let Some(target_dir) = target.parent() {
+        build.arg("--target-dir").arg(target_dir);
+    }
+    let status = build.status().expect("cargo build of the test plugin");
+    assert!(status.success(), "cargo build of the test plugin failed");
+    let plugin = target.join(EXE);
+    assert!(plugin.exists(), "{} was not built", plugin.display());
+    let dir = root.join("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&plugin, dir.join(EXE)).unwrap();
+    dir
+}
+
+/// `PATH` with `dir` first.
+pub fn path_with(dir: &std::path::Path) -> std::ffi::OsString {
+    let mut path = std::ffi::OsString::from(dir.as_os_str());
+    if let Some(old) = std::env::var_os("PATH") {
+        path.push(":");
+        path.push(old);
+    }
+    path
+}

@@ -235,11 +235,6 @@ pub(crate) fn check_supported(req: &RegisterResourceRequest) -> Result<(), Statu
             "{what}: {feature} are not supported by Converge yet"
         )))
     };
-    if req.remote {
-        return refuse(
-            "remote components (component resources implemented by a provider's Construct)",
-        );
-    }
     if !req.transforms.is_empty() {
         return refuse("resource transforms");
     }

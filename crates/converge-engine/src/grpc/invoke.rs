@@ -32,7 +32,7 @@ pub(crate) async fn invoke(
     let (outputs, failures) = if req.tok == GET_RESOURCE {
         (get_resource(d, &args)?, Vec::new())
     } else {
-        let provider = provider_for(d, &req)
+        let provider = provider_for(d, &req.tok, &req.provider, &req.version)
             .await
             .map_err(|e| Status::failed_precondition(format!("invoke {}: {e}", req.tok)))?;
         let response = provider
@@ -92,20 +92,30 @@ fn get_resource(d: &Deployment, args: &PropertyMap) -> Result<PropertyMap, Statu
     Ok(out)
 }
 
-/// The provider an invoke runs on: the explicit reference, else the
-/// default provider of the function's package (registered on first use,
-/// as for resources).
-async fn provider_for(
+/// The provider a function (invoke) or method (call) runs on: the explicit
+/// reference, else the default provider of the token's package (registered
+/// on first use, as for resources).
+pub(crate) async fn provider_for(
     d: &Arc<Deployment>,
-    req: &ResourceInvokeRequest,
+    token: &str,
+    provider: &str,
+    version: &str,
 ) -> Result<Arc<dyn Provider>, EngineError> {
-    let reference = if req.provider.is_empty() {
-        let package = req.tok.split(':').next().unwrap_or_default();
-        let version = (!req.version.is_empty()).then_some(req.version.as_str());
+    let reference = if provider.is_empty() {
+        let package = token.split(':').next().unwrap_or_default();
+        let version = (!version.is_empty()).then_some(version);
         step_generator::default_provider(d, package, version).await?
     } else {
-        ProviderReference::parse(&req.provider)?
+        ProviderReference::parse(provider)?
     };
+    instance(d, reference).await
+}
+
+/// The configured provider instance behind `reference`.
+pub(crate) async fn instance(
+    d: &Deployment,
+    reference: ProviderReference,
+) -> Result<Arc<dyn Provider>, EngineError> {
     // `provider_of` also finds providers only the base state knows.
     let mut subject = ResourceState::new(reference.urn.clone(), true);
     subject.provider = Some(reference);

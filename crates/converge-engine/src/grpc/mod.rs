@@ -5,6 +5,9 @@
 //!
 //! - `resource_monitor`: `RegisterResource`, `ReadResource`,
 //!   `RegisterResourceOutputs`, `Invoke`, feature negotiation, shutdown.
+//! - `construct`: remote components (`RegisterResource` with `remote`) →
+//!   the provider's `Construct`, and `Call` → the provider's `Call`; the
+//!   provider registers resources back through this server.
 //! - `engine_service`: `Log` (→ [`EngineEvent::Diagnostic`]), the root
 //!   resource, `RequirePulumiVersion`.
 //! - `goals`: requests → [`ResourceGoal`]/[`ReadGoal`], alias specs → URNs.
@@ -18,6 +21,7 @@
 //! [`ResourceGoal`]: crate::ResourceGoal
 //! [`ReadGoal`]: crate::ReadGoal
 
+mod construct;
 mod engine_service;
 mod goals;
 mod invoke;
@@ -74,6 +78,9 @@ pub enum ServerError {
 pub(crate) struct Shared {
     pub monitor: Monitor,
     pub options: MonitorServerOptions,
+    /// `127.0.0.1:<port>` of this server (component providers register
+    /// their resources here).
+    pub endpoint: String,
     /// The root stack resource (`SetRootResource`, or the registered
     /// `pulumi:pulumi:Stack`).
     pub root: Mutex<Option<String>>,
@@ -121,6 +128,7 @@ impl MonitorServer {
         let shared = Arc::new(Shared {
             monitor,
             options,
+            endpoint: addr.to_string(),
             root: Mutex::new(None),
             errors: Mutex::new(Vec::new()),
             aliases: Mutex::new(HashMap::new()),

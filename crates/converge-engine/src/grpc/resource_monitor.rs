@@ -16,7 +16,7 @@ use converge_proto::pulumirpc::{
 use tonic::{Request, Response, Status};
 
 use super::goals::{self, to_program, STACK_TYPE};
-use super::{invoke, lock, Shared};
+use super::{construct, invoke, lock, Shared};
 use crate::error::EngineError;
 
 /// The features Converge's monitor supports, by their legacy names
@@ -40,18 +40,22 @@ pub(crate) struct ResourceMonitorService {
     pub shared: Arc<Shared>,
 }
 
+/// An engine error as a gRPC status. When the deployment itself has
+/// failed (a step failed; the engine reports that), the program is told
+/// the monitor is shutting down, as Pulumi does, so that it stops without
+/// restating the failure.
+pub(crate) fn engine_error(shared: &Shared, e: EngineError) -> Status {
+    let deployment_failed = shared.monitor.deployment.progress().failure.is_some();
+    if deployment_failed {
+        Status::unavailable(format!("the resource monitor is shutting down: {e}"))
+    } else {
+        Status::unknown(e.to_string())
+    }
+}
+
 impl ResourceMonitorService {
-    /// An engine error as a gRPC status. When the deployment itself has
-    /// failed (a step failed; the engine reports that), the program is told
-    /// the monitor is shutting down, as Pulumi does, so that it stops
-    /// without restating the failure.
     fn engine_error(&self, e: EngineError) -> Status {
-        let deployment_failed = self.shared.monitor.deployment.progress().failure.is_some();
-        if deployment_failed {
-            Status::unavailable(format!("the resource monitor is shutting down: {e}"))
-        } else {
-            Status::unknown(e.to_string())
-        }
+        engine_error(&self.shared, e)
     }
 }
 
@@ -98,10 +102,9 @@ impl ResourceMonitor for ResourceMonitorService {
         &self,
         request: Request<ResourceCallRequest>,
     ) -> Result<Response<CallResponse>, Status> {
-        Err(Status::unimplemented(format!(
-            "call {}: methods of remote components are not supported by Converge yet",
-            request.into_inner().tok
-        )))
+        construct::call(&self.shared, request.into_inner())
+            .await
+            .map(Response::new)
     }
 
     async fn read_resource(
@@ -137,6 +140,11 @@ impl ResourceMonitor for ResourceMonitorService {
     ) -> Result<Response<RegisterResourceResponse>, Status> {
         let req = request.into_inner();
         goals::check_supported(&req)?;
+        if req.remote {
+            return construct::register_remote(&self.shared, &req)
+                .await
+                .map(Response::new);
+        }
         let goal = goals::resource_goal(&self.shared, &req)?;
         let aliases = goal.options.aliases.clone();
         let is_root = goal.type_token == STACK_TYPE && goal.parent.is_none();

@@ -13,8 +13,8 @@ use converge_proto::pulumirpc::engine_client::EngineClient;
 use converge_proto::pulumirpc::resource_monitor_client::ResourceMonitorClient;
 use converge_proto::pulumirpc::{
     Alias, LogRequest, LogSeverity, RegisterResourceOutputsRequest, RegisterResourceRequest,
-    RegisterResourceResponse, RequirePulumiVersionRequest, ResourceCallRequest,
-    ResourceInvokeRequest, SupportsFeatureRequest,
+    RegisterResourceResponse, RequirePulumiVersionRequest, ResourceInvokeRequest,
+    SupportsFeatureRequest,
 };
 use converge_proto::{marshal_properties, unmarshal_properties, MarshalOptions};
 use converge_state::Snapshot;
@@ -417,20 +417,11 @@ async fn invokes_get_resource_and_provider_functions() {
 async fn unsupported_calls_answer_promptly() {
     let program = grpc_program(|mut c| async move {
         let stack = stack(&mut c).await?;
-        let mut remote = request("pkg:index:Remote", "r", false, &stack);
-        remote.remote = true;
-        let err = register(&mut c, remote).await.unwrap_err();
+        let mut transformed = request("pkg:index:Thing", "t", true, &stack);
+        transformed.transforms = vec![converge_proto::pulumirpc::Callback::default()];
+        let err = register(&mut c, transformed).await.unwrap_err();
         assert!(err.starts_with("Unimplemented"), "{err}");
-        assert!(err.contains("remote components"), "{err}");
-        let call = c
-            .monitor
-            .call(ResourceCallRequest {
-                tok: "pkg:index:Remote/method".to_owned(),
-                ..ResourceCallRequest::default()
-            })
-            .await
-            .unwrap_err();
-        assert_eq!(call.code(), tonic::Code::Unimplemented);
+        assert!(err.contains("resource transforms"), "{err}");
         let exists = c
             .monitor
             .register_stack_transform(converge_proto::pulumirpc::Callback::default())
@@ -458,3 +449,6 @@ async fn a_failed_step_tells_the_program_the_monitor_is_shutting_down() {
     let error = result.error.unwrap().to_string();
     assert!(error.contains("no quota"), "{error}");
 }
+
+#[path = "construct_tests.rs"]
+mod construct;

@@ -28,7 +28,7 @@ const PROVIDER_PREFIX: &str = "pulumi:providers:";
 
 /// The URN of a registration: its parent's qualified type (unless the
 /// parent is the stack) joined to its own type.
-fn make_urn(
+pub(crate) fn make_urn(
     d: &Deployment,
     type_token: &str,
     name: &str,
@@ -344,7 +344,7 @@ pub(crate) async fn check(
 
 /// The provider reference of a custom resource: the explicit one, or the
 /// default provider of its package (registered on first use).
-async fn resolve_provider(
+pub(crate) async fn resolve_provider(
     d: &Arc<Deployment>,
     goal: &ResourceGoal,
 ) -> Result<ProviderReference, EngineError> {

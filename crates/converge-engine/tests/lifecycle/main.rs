@@ -6,6 +6,7 @@
 mod basics;
 mod deletes;
 mod options;
+mod remote;
 mod replace;
 
 use std::sync::{Arc, Mutex};

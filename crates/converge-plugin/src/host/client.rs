@@ -16,9 +16,10 @@ use super::convert::{
 use super::loader::HostShared;
 use super::process::{PluginCommand, PluginProcess};
 use crate::provider::{
-    CheckRequest, CheckResponse, ConfigureRequest, CreateRequest, CreateResponse, DeleteRequest,
-    DiffConfigRequest, DiffRequest, DiffResponse, InvokeRequest, InvokeResponse, PluginInfo,
-    ReadRequest, ReadResponse, UpdateRequest, UpdateResponse,
+    CallRequest, CallResponse, CheckRequest, CheckResponse, ConfigureRequest, ConstructRequest,
+    ConstructResponse, CreateRequest, CreateResponse, DeleteRequest, DiffConfigRequest,
+    DiffRequest, DiffResponse, InvokeRequest, InvokeResponse, PluginInfo, ReadRequest,
+    ReadResponse, UpdateRequest, UpdateResponse,
 };
 use crate::{Provider, ProviderError};
 
@@ -493,6 +494,16 @@ impl Provider for GrpcProvider {
             outputs: from_wire("Invoke", resp.r#return.as_ref(), receive(false))?,
             failures: failures(resp.failures),
         })
+    }
+
+    async fn construct(&self, req: ConstructRequest) -> Result<ConstructResponse, ProviderError> {
+        let t = self.target();
+        super::construct::construct(&t.process, t.caps, t.known, req).await
+    }
+
+    async fn call(&self, req: CallRequest) -> Result<CallResponse, ProviderError> {
+        let t = self.target();
+        super::construct::call(&t.process, t.caps, t.known, req).await
     }
 
     async fn cancel(&self) -> Result<(), ProviderError> {

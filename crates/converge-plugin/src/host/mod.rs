@@ -11,7 +11,9 @@
 //!   messages) and hands out [`GrpcProvider`]s. Plugin stdout/stderr lines
 //!   go to `tracing` and an optional [`PluginLogger`].
 //! - [`GrpcProvider`]: every [`crate::Provider`] method over
-//!   `pulumirpc.ResourceProvider`, marshalled as the plugin accepts.
+//!   `pulumirpc.ResourceProvider`, marshalled as the plugin accepts
+//!   (`construct`: `Construct` and `Call`, whose plugins register
+//!   resources with the monitor named in the request).
 //! - [`DynamicProviders`] (`dynamic`): the program's dynamic providers
 //!   (`pulumi-python`, `pulumi-nodejs`), served by the SDK's own provider
 //!   server run with the program's interpreter.
@@ -34,6 +36,7 @@
 //! timeouts).
 
 mod client;
+mod construct;
 mod convert;
 mod discovery;
 mod dynamic;
