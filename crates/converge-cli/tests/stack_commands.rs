@@ -455,7 +455,7 @@ fn backend_that_is_not_a_directory() {
     assert!(err.contains("not-a-dir"), "{err}");
     let err = w.fails(
         w.converge()
-            .env("PULUMI_BACKEND_URL", "s3://bucket")
+            .env("PULUMI_BACKEND_URL", "ftp://bucket")
             .args(["stack", "ls"]),
     );
     assert!(err.contains("not supported yet"), "{err}");

@@ -6,11 +6,14 @@
 //!   file backend: wall time and bytes written (journal + checkpoint).
 //! - `dag_latency`: a DAG of chains with a 50 ms provider, against the
 //!   lower bound max(critical path × latency, N × latency / parallel).
+//! - `backend_up`: a 1,000-resource create on each backend there is — the
+//!   file backend, and an S3 server when `CONVERGE_BENCH_S3_URL` names one
+//!   (scripts/bench starts one on 127.0.0.1): wall time and bytes sent.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use converge_backend::{Backend, FileBackend, StackRef};
+use converge_backend::{Backend, FileBackend, ObjectBackend, StackRef};
 use converge_engine::persistence::{BackendJournal, Secrets};
 use converge_engine::{DeploymentOptions, EventSink, OperationContext, OperationResult, Program};
 use converge_model::PropertyValue;
@@ -101,6 +104,10 @@ impl World {
     async fn new(latency: Duration) -> World {
         let dir = tempfile::tempdir().expect("temp dir");
         let backend: Arc<dyn Backend> = Arc::new(FileBackend::new(dir.path(), ""));
+        World::on(backend, dir, latency).await
+    }
+
+    async fn on(backend: Arc<dyn Backend>, dir: tempfile::TempDir, latency: Duration) -> World {
         let stack = StackRef::new("bench", "dev").expect("stack name");
         let empty = checkpoint::write_checkpoint(
             &StackCheckpoint {
@@ -253,6 +260,26 @@ async fn latency(chains: usize, length: usize, parallel: usize) {
     );
 }
 
+/// The same 1,000-resource create on each backend available.
+async fn backends(n: usize) {
+    let mut available: Vec<(&str, Arc<dyn Backend>)> = Vec::new();
+    let dir = tempfile::tempdir().expect("temp dir");
+    available.push(("file", Arc::new(FileBackend::new(dir.path(), ""))));
+    if let Ok(url) = std::env::var("CONVERGE_BENCH_S3_URL") {
+        let url = url.replace("{run}", &format!("{}", std::process::id()));
+        available.push(("s3", Arc::new(ObjectBackend::open(&url).expect("S3 URL"))));
+    }
+    for (name, backend) in available {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut w = World::on(backend, dir, Duration::ZERO).await;
+        let (_, bytes, ms) = w.run("update", Some(&flat(n, None)), 16).await;
+        line(
+            serde_json::json!({"bench": "backend_up", "backend": name, "n": n, "wall_ms": ms,
+            "bytes_sent": bytes, "snapshot_bytes": w.checkpoint_bytes.len()}),
+        );
+    }
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -269,5 +296,6 @@ fn main() {
         latency(20, 10, 16).await;
         latency(100, 5, 16).await;
         latency(100, 5, 64).await;
+        backends(1_000).await;
     });
 }
