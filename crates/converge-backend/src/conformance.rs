@@ -48,6 +48,27 @@ pub async fn run_all(backend: &dyn Backend) {
     invalid_names_rejected(backend).await;
 }
 
+/// An `s3://` URL under a fresh prefix of the test S3 server's bucket
+/// (`CONVERGE_TEST_S3_ENDPOINT`, `CONVERGE_TEST_S3_BUCKET`; scripts/test
+/// starts the server on 127.0.0.1), or `None` to skip outside CI. Under CI
+/// (`CI` set) a missing server is a failure, never a silent skip.
+pub fn test_s3_url(prefix: &str) -> Option<String> {
+    let Some(endpoint) = std::env::var_os("CONVERGE_TEST_S3_ENDPOINT") else {
+        if std::env::var_os("CI").is_some() {
+            panic!("CONVERGE_TEST_S3_ENDPOINT is not set: run scripts/test");
+        }
+        eprintln!("SKIPPED: set CONVERGE_TEST_S3_ENDPOINT (scripts/test does) for the S3 tests");
+        return None;
+    };
+    let bucket =
+        std::env::var("CONVERGE_TEST_S3_BUCKET").unwrap_or_else(|_| "converge-test".to_owned());
+    Some(format!(
+        "s3://{bucket}/{prefix}-{}?endpoint={}&disableSSL=true&s3ForcePathStyle=true&region=us-east-1",
+        uuid::Uuid::new_v4().simple(),
+        endpoint.to_string_lossy()
+    ))
+}
+
 fn fresh_project() -> String {
     format!(
         "conformance-{}",

@@ -22,21 +22,7 @@ fn in_memory() -> ObjectBackend {
 /// A backend on the test S3 server under a fresh prefix, or `None` (skip)
 /// outside CI when there is no server.
 fn s3(prefix: &str) -> Option<ObjectBackend> {
-    let Some(endpoint) = std::env::var_os("CONVERGE_TEST_S3_ENDPOINT") else {
-        if std::env::var_os("CI").is_some() {
-            panic!("CONVERGE_TEST_S3_ENDPOINT is not set: run scripts/test");
-        }
-        eprintln!("SKIPPED: set CONVERGE_TEST_S3_ENDPOINT (scripts/test does) for the S3 tests");
-        return None;
-    };
-    let bucket =
-        std::env::var("CONVERGE_TEST_S3_BUCKET").unwrap_or_else(|_| "converge-test".into());
-    let url = format!(
-        "s3://{bucket}/{prefix}-{}?endpoint={}&disableSSL=true&s3ForcePathStyle=true&region=us-east-1",
-        uuid::Uuid::new_v4().simple(),
-        endpoint.to_string_lossy()
-    );
-    Some(ObjectBackend::open(&url).unwrap())
+    conformance::test_s3_url(prefix).map(|url| ObjectBackend::open(&url).unwrap())
 }
 
 macro_rules! conformance_checks {

@@ -98,7 +98,7 @@ fn sigkill_mid_update_loses_track_of_nothing() {
 /// host, no longer running) is taken over, its journal objects replayed.
 #[test]
 fn sigkill_mid_update_on_s3_loses_track_of_nothing() {
-    let Some(url) = common::s3::s3_backend_url("crash") else {
+    let Some(url) = converge_backend::conformance::test_s3_url("crash") else {
         return;
     };
     sigkill_mid_update(World::new(40, Some(url)));

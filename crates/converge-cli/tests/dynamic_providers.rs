@@ -157,13 +157,7 @@ pet = pulumi.CustomResource("random:index/randomPet:RandomPet", "pet", {"length"
 Thing("thing", pulumi.ResourceOptions(depends_on=[pet]))
 "#;
     let w = PythonWorld::new(&venv, program);
-    let out = w.cmd(&["up", "--yes"]);
-    assert!(!out.status.success());
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = w.fails(&["up", "--yes"]);
     assert!(
         all.contains("the quota is exhausted (from the dynamic provider)"),
         "{all}"

@@ -70,20 +70,9 @@ impl NodeWorld {
 
     /// Runs `converge args…`, which must succeed; its stdout.
     fn run(&self, args: &[&str]) -> String {
-        let out = self
-            .scratch
-            .command("pw")
-            .envs(self.env.iter().cloned())
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        let mut cmd = self.scratch.command("pw");
+        cmd.envs(self.env.iter().cloned());
+        common::stdout_of(cmd, args)
     }
 }
 

@@ -51,14 +51,7 @@ impl World {
     }
 
     fn run(&self, args: &[&str]) -> String {
-        let out = self.cmd(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_of(self.cmd(&[]), args)
     }
 
     fn backend(&self) -> ObjectBackend {
@@ -72,7 +65,7 @@ fn dev() -> StackRef {
 
 #[test]
 fn login_deploy_and_destroy_on_s3() {
-    let Some(url) = common::s3::s3_backend_url("e2e") else {
+    let Some(url) = converge_backend::conformance::test_s3_url("e2e") else {
         return;
     };
     let w = World::new(url.clone());
@@ -131,7 +124,7 @@ fn login_deploy_and_destroy_on_s3() {
 /// the other fails at once, naming the holder.
 #[test]
 fn a_second_up_fails_fast_naming_the_holder() {
-    let Some(url) = common::s3::s3_backend_url("two") else {
+    let Some(url) = converge_backend::conformance::test_s3_url("two") else {
         return;
     };
     let w = World::new(url);
@@ -177,7 +170,7 @@ fn a_second_up_fails_fast_naming_the_holder() {
 /// cancel` breaks it.
 #[test]
 fn cancel_breaks_a_lease_held_elsewhere() {
-    let Some(url) = common::s3::s3_backend_url("cancel") else {
+    let Some(url) = converge_backend::conformance::test_s3_url("cancel") else {
         return;
     };
     let w = World::new(url);

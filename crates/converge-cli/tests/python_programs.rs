@@ -83,13 +83,7 @@ def boom(v):
 pet.id.apply(boom)
 "#;
     let w = World::new(&venv, program);
-    let out = w.cmd(&["up", "--yes"]);
-    assert!(!out.status.success());
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = w.fails(&["up", "--yes"]);
     assert!(all.contains("the program broke on purpose"), "{all}");
     assert!(all.contains("ValueError"), "{all}");
     assert!(

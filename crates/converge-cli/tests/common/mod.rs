@@ -52,8 +52,19 @@ impl Scratch {
     }
 }
 
+/// Runs `cmd` (`converge args…`), which must succeed; its stdout.
+pub fn stdout_of(mut cmd: Command, args: &[&str]) -> String {
+    let out = cmd.args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "converge {args:?}:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 pub mod python;
-pub mod s3;
 /// A directory (under `root`) holding `pulumi-resource-convergetest`, the
 /// test plugin, for PATH. Cargo builds it into the directory of the
 /// `converge` binary under test (a workspace test run has it already;

@@ -49,14 +49,18 @@ impl PythonWorld {
 
     /// Runs `converge args…`, which must succeed; its stdout.
     pub fn run(&self, args: &[&str]) -> String {
+        super::stdout_of(self.scratch.command("pw"), args)
+    }
+
+    /// Runs `converge args…`, which must fail; its stdout and stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
         let out = self.cmd(args);
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
+        assert!(!out.status.success(), "converge {args:?} succeeded");
+        format!(
+            "{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        )
     }
 
     /// The stack's checkpoint file.

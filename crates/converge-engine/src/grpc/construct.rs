@@ -9,7 +9,8 @@
 //! journaled like every other registration. No worker-pool permit is held
 //! while it does: its registrations need them.
 
-use std::collections::{BTreeMap, HashMap};
+use converge_proto::marshal::dependency_map;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use converge_model::Urn;
@@ -117,7 +118,7 @@ pub(crate) async fn register_remote(
         urn: response.urn.to_string(),
         id: String::new(),
         object: Some(object),
-        property_dependencies: dependencies(&response.state_dependencies, |urns| {
+        property_dependencies: dependency_map(&response.state_dependencies, |urns| {
             register_resource_response::PropertyDependencies { urns }
         }),
         ..RegisterResourceResponse::default()
@@ -170,7 +171,7 @@ pub(crate) async fn call(
         .map_err(|e| Status::internal(format!("{what}: result: {e}")))?;
     Ok(CallResponse {
         r#return: Some(ret),
-        return_dependencies: dependencies(&response.return_dependencies, |urns| {
+        return_dependencies: dependency_map(&response.return_dependencies, |urns| {
             converge_proto::pulumirpc::call_response::ReturnDependencies { urns }
         }),
         failures: response
@@ -182,19 +183,4 @@ pub(crate) async fn call(
             })
             .collect(),
     })
-}
-
-/// Property → URNs, as the wire's map of one-field messages.
-fn dependencies<T>(
-    deps: &BTreeMap<String, Vec<Urn>>,
-    make: impl Fn(Vec<String>) -> T,
-) -> HashMap<String, T> {
-    deps.iter()
-        .map(|(k, urns)| {
-            (
-                k.clone(),
-                make(urns.iter().map(ToString::to_string).collect()),
-            )
-        })
-        .collect()
 }

@@ -5,7 +5,8 @@
 //! resources with the monitor named in the request while it works, so
 //! these calls last as long as the registrations they make.
 
-use std::collections::{BTreeMap, HashMap};
+use converge_proto::marshal::dependency_map;
+use std::collections::BTreeMap;
 
 use converge_model::Urn;
 use converge_proto::pulumirpc as wire;
@@ -52,7 +53,7 @@ pub(super) async fn construct(
             .map(ToString::to_string)
             .unwrap_or_default(),
         inputs: to_wire(METHOD, &req.inputs, caps.send(dry_run))?,
-        input_dependencies: dependencies(&req.input_dependencies, |urns| {
+        input_dependencies: dependency_map(&req.input_dependencies, |urns| {
             wire::construct_request::PropertyDependencies { urns }
         }),
         protect: o.protect,
@@ -132,7 +133,7 @@ pub(super) async fn call(
     let wire_req = wire::CallRequest {
         tok: req.token.clone(),
         args: to_wire(METHOD, &req.args, caps.send(dry_run))?,
-        arg_dependencies: dependencies(&req.arg_dependencies, |urns| {
+        arg_dependencies: dependency_map(&req.arg_dependencies, |urns| {
             wire::call_request::ArgumentDependencies { urns }
         }),
         project: ctx.project.clone(),
@@ -166,21 +167,6 @@ pub(super) async fn call(
 
 fn parallel(ctx: &DeploymentContext) -> i32 {
     i32::try_from(ctx.parallel).unwrap_or(i32::MAX)
-}
-
-/// Property → URNs, as the wire's map of one-field messages.
-fn dependencies<T>(
-    deps: &BTreeMap<String, Vec<Urn>>,
-    make: impl Fn(Vec<String>) -> T,
-) -> HashMap<String, T> {
-    deps.iter()
-        .map(|(k, urns)| {
-            (
-                k.clone(),
-                make(urns.iter().map(ToString::to_string).collect()),
-            )
-        })
-        .collect()
 }
 
 fn parse_dependencies(

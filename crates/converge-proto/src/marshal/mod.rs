@@ -42,6 +42,7 @@
 //! are both an unknown ID (Pulumi's engine records unknown IDs as `""`).
 
 mod decode;
+mod dependencies;
 mod encode;
 #[cfg(test)]
 mod tests;
@@ -50,6 +51,7 @@ use converge_model::{PathElement, PropertyMap, PropertyPath, PropertyValue, UrnE
 use prost_types::{Struct, Value};
 
 pub use converge_model::UNKNOWN_STRING;
+pub use dependencies::dependency_map;
 
 /// The key that marks an object as a special value.
 pub const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
