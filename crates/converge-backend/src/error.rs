@@ -127,6 +127,21 @@ pub enum BackendError {
     #[error("{0}")]
     Unsupported(String),
 
+    /// A state service could not be reached (connection refused, timed
+    /// out), even after retries.
+    #[error("cannot reach the state service {backend}: {reason}")]
+    Unreachable { backend: String, reason: String },
+
+    /// A state service refused or failed a request.
+    #[error("the state service {backend} answered {status} ({code}): {message}")]
+    Service {
+        backend: String,
+        status: u16,
+        /// The service's machine-readable reason (`lease_lost`, …).
+        code: String,
+        message: String,
+    },
+
     /// A background task running the operation was cancelled (runtime shutting down).
     #[error("backend operation was cancelled: {0}")]
     Cancelled(String),

@@ -7,6 +7,8 @@
 //!   `Box<dyn Backend>`.
 //! - [`FileBackend`]: Pulumi's DIY layout in a local directory, readable by
 //!   Pulumi and able to read what Pulumi wrote.
+//! - [`http::HttpBackend`]: stacks on a Converge state service
+//!   (`converge serve`); locks are update leases.
 //! - [`journal_store`]: the update journal (O(1) bytes per step), its
 //!   protocol and the recovery rule after a crash.
 //! - [`conformance`]: the checks every backend must pass.
@@ -27,6 +29,7 @@ pub mod conformance;
 mod error;
 pub mod file;
 mod file_url;
+pub mod http;
 pub mod journal_store;
 mod lock;
 mod name;

@@ -120,6 +120,9 @@ pub fn open_backend(url: &str, cwd: &std::path::Path) -> Result<Box<dyn Backend>
     if url.starts_with("file://") {
         return Ok(Box::new(FileBackend::open(url, cwd)?));
     }
+    if crate::remote::is_service_url(url) {
+        return crate::remote::open_service_backend(url);
+    }
     let scheme = url.split("://").next().unwrap_or(url);
     bail!(
         "backend {url}: the {scheme:?} backend is not supported yet; \

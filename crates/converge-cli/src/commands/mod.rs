@@ -3,4 +3,5 @@
 pub mod config;
 pub mod deploy;
 pub mod login;
+pub mod serve;
 pub mod stack;

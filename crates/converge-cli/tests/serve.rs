@@ -1,0 +1,205 @@
+//! End-to-end: `converge serve` as a subprocess, and the CLI on it as an
+//! `http://` backend: login with a token, stack init, up, a second up with
+//! no changes, export, destroy.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+/// A `converge serve` process, killed when dropped.
+#[derive(Debug)]
+pub struct Service {
+    child: Child,
+    pub url: String,
+    pub token: String,
+}
+
+impl Service {
+    /// Starts `converge serve` on a free port with its SQLite database in
+    /// `data_dir` and an admin token in `data_dir/token`.
+    pub fn start(home: &Path, data_dir: &Path, extra: &[&str]) -> Service {
+        let token_file = data_dir.join("token");
+        let mut child = Command::cargo_bin("converge")
+            .unwrap()
+            .env("CONVERGE_HOME", home)
+            .env_remove("CONVERGE_DATABASE_URL")
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data_dir)
+            .arg("--token-file")
+            .arg(&token_file)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("converge serve exited before listening")
+                .unwrap();
+            if let Some(url) = line.strip_prefix("Converge state service listening on ") {
+                break url.to_owned();
+            }
+        };
+        // Keep draining stdout so the service never blocks on it.
+        std::thread::spawn(move || for _ in lines {});
+        let token = std::fs::read_to_string(&token_file)
+            .unwrap()
+            .trim()
+            .to_owned();
+        Service { child, url, token }
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn quickstart() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart/Pulumi.yaml")
+}
+
+struct World {
+    scratch: common::Scratch,
+}
+
+impl World {
+    fn new() -> World {
+        let scratch = common::Scratch::new("name: demo\nruntime: yaml\n");
+        std::fs::copy(quickstart(), scratch.project.join("Pulumi.yaml")).unwrap();
+        World { scratch }
+    }
+
+    /// `converge` on the backend of the last login (no PULUMI_BACKEND_URL).
+    fn converge(&self, args: &[&str]) -> std::process::Output {
+        let mut cmd = self.scratch.command("pw");
+        cmd.env_remove("PULUMI_BACKEND_URL")
+            .env_remove("PULUMI_ACCESS_TOKEN")
+            .args(args);
+        cmd.output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.converge(args);
+        assert!(
+            out.status.success(),
+            "converge {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.converge(args);
+        assert!(!out.status.success(), "converge {args:?} should fail");
+        String::from_utf8(out.stderr).unwrap()
+    }
+}
+
+#[test]
+fn the_cli_deploys_through_converge_serve() {
+    let w = World::new();
+    let data = w.scratch.dir.path().join("service");
+    let service = Service::start(&w.scratch.home, &data, &[]);
+
+    // The token file is the owner's only.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(data.join("token"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "token file mode {mode:o}");
+    }
+
+    let err = w.fails(&["login", &service.url, "--token", "cvg-not-a-token"]);
+    assert!(err.contains("401") && err.contains("unknown"), "{err}");
+    let out = w.ok(&["login", &service.url, "--token", &service.token]);
+    assert!(out.contains("organization organization"), "{out}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let creds = w.scratch.home.join("credentials.json");
+        let mode = std::fs::metadata(&creds).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "credentials mode {mode:o}");
+    }
+
+    w.ok(&["stack", "init", "dev"]);
+    let out = w.ok(&["stack", "ls"]);
+    assert!(out.contains("dev"), "{out}");
+
+    let out = w.ok(&["up", "--yes"]);
+    assert!(out.contains("+ 9 created"), "{out}");
+    let out = w.ok(&["up", "--yes"]);
+    assert!(
+        out.contains("9 unchanged") && !out.contains("created"),
+        "{out}"
+    );
+
+    let export = w.ok(&["stack", "export"]);
+    let export: serde_json::Value = serde_json::from_str(&export).unwrap();
+    let resources = export["deployment"]["resources"].as_array().unwrap();
+    assert_eq!(
+        resources.len(),
+        9,
+        "the stack, its 5 resources and their 3 default providers"
+    );
+    assert!(
+        resources
+            .iter()
+            .any(|r| r["type"] == "random:index/randomPet:RandomPet"),
+        "{resources:?}"
+    );
+    assert!(
+        !export.to_string().contains("\"plaintext\""),
+        "no secret in plaintext in the exported state"
+    );
+
+    // The service keeps the same checkpoint the CLI reads.
+    let out = w.ok(&["stack", "output", "petName"]);
+    assert!(!out.trim().is_empty());
+
+    let out = w.ok(&["destroy", "--yes"]);
+    assert!(out.contains("- 9 deleted"), "{out}");
+    assert!(!w.scratch.project.join("out/motd-dev.txt").exists());
+    w.ok(&["stack", "rm", "dev", "--yes"]);
+    let out = w.ok(&["stack", "ls"]);
+    assert!(!out.contains("dev"), "{out}");
+}
+
+#[test]
+fn a_restarted_service_keeps_its_token_and_state() {
+    let w = World::new();
+    let data = w.scratch.dir.path().join("service");
+    let mut service = Service::start(&w.scratch.home, &data, &[]);
+    w.ok(&["login", &service.url, "--token", &service.token]);
+    w.ok(&["stack", "init", "dev"]);
+    w.ok(&["up", "--yes"]);
+    service.kill();
+
+    // Same database, same token file: the token stays valid. The port
+    // changes, so log in again.
+    let service2 = Service::start(&w.scratch.home, &data, &[]);
+    assert_eq!(service2.token, service.token);
+    w.ok(&["login", &service2.url, "--token", &service2.token]);
+    let out = w.ok(&["up", "--yes"]);
+    assert!(
+        out.contains("9 unchanged") && !out.contains("created"),
+        "{out}"
+    );
+    w.ok(&["destroy", "--yes"]);
+}
