@@ -45,13 +45,13 @@ struct BrokenJson {
 }
 
 /// How often to renew a lease that expires at `expires_at`: a third of
-/// the time left, at least a second.
+/// the time left, at least 100 ms.
 fn heartbeat_period(expires_at: &str) -> Duration {
-    let left =
+    let left_ms =
         time::OffsetDateTime::parse(expires_at, &time::format_description::well_known::Rfc3339)
-            .map(|t| (t - time::OffsetDateTime::now_utc()).whole_seconds())
-            .unwrap_or(60);
-    Duration::from_secs(u64::try_from(left / 3).unwrap_or(1).max(1))
+            .map(|t| (t - time::OffsetDateTime::now_utc()).whole_milliseconds())
+            .unwrap_or(60_000);
+    Duration::from_millis(u64::try_from(left_ms / 3).unwrap_or(0).max(100))
 }
 
 #[async_trait]
