@@ -19,19 +19,18 @@ pub struct Service {
 }
 
 impl Service {
-    /// Starts `converge serve` on a free port with its SQLite database in
-    /// `data_dir` and an admin token in `data_dir/token`.
-    pub fn start(home: &Path, data_dir: &Path, extra: &[&str]) -> Service {
+    /// Starts `converge serve` on `listen` (port 0: a free port) with its
+    /// SQLite database in `data_dir` and an admin token in `data_dir/token`.
+    pub fn start(home: &Path, data_dir: &Path, listen: &str) -> Service {
         let token_file = data_dir.join("token");
         let mut child = Command::cargo_bin("converge")
             .unwrap()
             .env("CONVERGE_HOME", home)
             .env_remove("CONVERGE_DATABASE_URL")
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .args(["serve", "--listen", listen, "--data-dir"])
             .arg(data_dir)
             .arg("--token-file")
             .arg(&token_file)
-            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -82,6 +81,12 @@ impl World {
         World { scratch }
     }
 
+    fn with_program(program: &str) -> World {
+        World {
+            scratch: common::Scratch::new(program),
+        }
+    }
+
     /// `converge` on the backend of the last login (no PULUMI_BACKEND_URL).
     fn converge(&self, args: &[&str]) -> std::process::Output {
         let mut cmd = self.scratch.command("pw");
@@ -113,7 +118,7 @@ impl World {
 fn the_cli_deploys_through_converge_serve() {
     let w = World::new();
     let data = w.scratch.dir.path().join("service");
-    let service = Service::start(&w.scratch.home, &data, &[]);
+    let service = Service::start(&w.scratch.home, &data, "127.0.0.1:0");
 
     // The token file is the owner's only.
     #[cfg(unix)]
@@ -185,7 +190,7 @@ fn the_cli_deploys_through_converge_serve() {
 fn a_restarted_service_keeps_its_token_and_state() {
     let w = World::new();
     let data = w.scratch.dir.path().join("service");
-    let mut service = Service::start(&w.scratch.home, &data, &[]);
+    let mut service = Service::start(&w.scratch.home, &data, "127.0.0.1:0");
     w.ok(&["login", &service.url, "--token", &service.token]);
     w.ok(&["stack", "init", "dev"]);
     w.ok(&["up", "--yes"]);
@@ -193,7 +198,7 @@ fn a_restarted_service_keeps_its_token_and_state() {
 
     // Same database, same token file: the token stays valid. The port
     // changes, so log in again.
-    let service2 = Service::start(&w.scratch.home, &data, &[]);
+    let service2 = Service::start(&w.scratch.home, &data, "127.0.0.1:0");
     assert_eq!(service2.token, service.token);
     w.ok(&["login", &service2.url, "--token", &service2.token]);
     let out = w.ok(&["up", "--yes"]);
@@ -202,4 +207,81 @@ fn a_restarted_service_keeps_its_token_and_state() {
         "{out}"
     );
     w.ok(&["destroy", "--yes"]);
+}
+
+/// SIGKILL of `converge serve` in the middle of an update, restarted on
+/// the same database and port: the CLI's requests are retried (journal
+/// appends by sequence ID, never twice), the update completes, and the
+/// state holds exactly the objects that exist.
+#[test]
+fn the_service_killed_mid_update_restarts_and_the_update_completes() {
+    let count = 12;
+    let mut program = String::from("name: crash\nruntime: yaml\nresources:\n");
+    for i in 0..count {
+        program.push_str(&format!(
+            "  obj{i}:\n    type: command:local:Command\n    properties:\n      create: sleep 0.2 && touch objects/obj{i}\n      delete: rm -f objects/obj{i}\n"
+        ));
+    }
+    let w = World::with_program(&program);
+    let objects = w.scratch.project.join("objects");
+    std::fs::create_dir_all(&objects).unwrap();
+    let made = || std::fs::read_dir(&objects).unwrap().count();
+    let data = w.scratch.dir.path().join("service");
+    let mut service = Service::start(&w.scratch.home, &data, "127.0.0.1:0");
+    let listen = service.url.trim_start_matches("http://").to_owned();
+    w.ok(&["login", &service.url, "--token", &service.token]);
+    w.ok(&["stack", "init", "dev"]);
+
+    let mut up = w.scratch.command("pw");
+    up.env_remove("PULUMI_BACKEND_URL")
+        .env_remove("PULUMI_ACCESS_TOKEN")
+        .args(["up", "--yes", "--skip-preview", "--parallel", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let up = up.spawn().unwrap();
+    while made() < 2 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    service.kill(); // SIGKILL
+    let at_kill = made();
+    assert!(
+        at_kill < count,
+        "the update finished before the service was killed"
+    );
+    let _restarted = Service::start(&w.scratch.home, &data, &listen);
+
+    let out = up.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the update completes: {stdout}{stderr}"
+    );
+    // The objects, the stack and the default provider.
+    assert!(
+        stdout.contains(&format!("+ {} created", count + 2)),
+        "{stdout}"
+    );
+    assert_eq!(made(), count);
+
+    let export: serde_json::Value = serde_json::from_str(&w.ok(&["stack", "export"])).unwrap();
+    let resources = export["deployment"]["resources"].as_array().unwrap();
+    let objs = resources
+        .iter()
+        .filter(|r| r["type"] == "command:local:Command")
+        .count();
+    assert_eq!(objs, count, "every object is in the state, once");
+    assert!(
+        export["deployment"]["pending_operations"]
+            .as_array()
+            .is_none_or(|p| p.is_empty()),
+        "nothing left pending: {export}"
+    );
+    let out = w.ok(&["up", "--yes"]);
+    assert!(
+        !out.contains("created") && !out.contains("deleted"),
+        "{out}"
+    );
+    w.ok(&["destroy", "--yes"]);
+    assert_eq!(made(), 0);
 }
