@@ -49,3 +49,51 @@ pub fn compact(
         .map(Compaction::Replayed)
         .map_err(|e| format!("the compacted checkpoint cannot be written: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use converge_state::checkpoint::StackCheckpoint;
+
+    fn empty_checkpoint() -> Vec<u8> {
+        let cp = StackCheckpoint {
+            stack: "dev".to_owned(),
+            config: Some(r#"{"p:greeting":"hi"}"#.to_owned()),
+            latest: Some(Snapshot::empty("2024-05-01T10:00:00Z")),
+        };
+        write_checkpoint(&cp, SecretsMode::Opaque).unwrap()
+    }
+
+    #[test]
+    fn a_checkpoint_that_is_not_the_base_was_compacted_already() {
+        let current = empty_checkpoint();
+        let other = sha256_hex(b"another checkpoint");
+        assert_eq!(
+            compact(&current, &other, &["not even JSON".to_owned()], "now"),
+            Ok(Compaction::AlreadyCompacted)
+        );
+    }
+
+    #[test]
+    fn an_empty_journal_restamps_the_base_and_keeps_its_config() {
+        let current = empty_checkpoint();
+        let Compaction::Replayed(bytes) =
+            compact(&current, &sha256_hex(&current), &[], "2025-01-01T00:00:00Z").unwrap()
+        else {
+            panic!("the base is current: replayed")
+        };
+        let cp = read_checkpoint(&bytes, SecretsMode::Opaque).unwrap();
+        assert_eq!(cp.config.as_deref(), Some(r#"{"p:greeting":"hi"}"#));
+        assert_eq!(cp.latest.unwrap().manifest.time, "2025-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn unreadable_input_is_a_reason_not_a_guess() {
+        let current = empty_checkpoint();
+        let digest = sha256_hex(&current);
+        let err = compact(&current, &digest, &[r#"{"kind":99}"#.to_owned()], "now").unwrap_err();
+        assert!(err.contains("journal entry"), "{err}");
+        let err = compact(b"{}", &sha256_hex(b"{}"), &[], "now").unwrap_err();
+        assert!(err.contains("base checkpoint"), "{err}");
+    }
+}

@@ -398,3 +398,123 @@ async fn the_openapi_document_lists_every_route() {
         (StatusCode::NOT_FOUND, json!("no_route"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stacks_are_created_listed_renamed_and_deleted() {
+    let server = common::start(Storage::Sqlite).await.unwrap();
+    let call = Call::new(&server);
+    let org = &server.organization;
+    for (project, stack) in [("web", "dev"), ("web", "prod"), ("db", "dev")] {
+        let (status, made) = call
+            .admin(
+                Method::POST,
+                &format!("/api/stacks/{org}/{project}"),
+                Some(json!({ "stackName": stack, "checkpoint": "e30=" })),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+        assert_eq!(made["stackName"], stack);
+    }
+    let names = |list: &Value| -> Vec<String> {
+        list["stacks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}/{}",
+                    s["projectName"].as_str().unwrap(),
+                    s["stackName"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let (_, all) = call
+        .admin(Method::GET, &format!("/api/stacks/{org}"), None)
+        .await;
+    assert_eq!(names(&all), ["db/dev", "web/dev", "web/prod"]);
+    let (_, web) = call
+        .admin(Method::GET, &format!("/api/stacks/{org}?project=web"), None)
+        .await;
+    assert_eq!(names(&web), ["web/dev", "web/prod"]);
+
+    let rename = format!("/api/stacks/{org}/web/dev/rename");
+    let (status, taken) = call
+        .admin(Method::POST, &rename, Some(json!({ "newName": "prod" })))
+        .await;
+    assert_eq!(
+        (status, taken["code"].clone()),
+        (StatusCode::CONFLICT, json!("stack_exists"))
+    );
+    let (status, renamed) = call
+        .admin(
+            Method::POST,
+            &rename,
+            Some(json!({ "newName": "staging", "newProject": "app" })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{renamed}");
+    let (status, _) = call
+        .admin(Method::GET, &format!("/api/stacks/{org}/web/dev"), None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, got) = call
+        .admin(Method::GET, &format!("/api/stacks/{org}/app/staging"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{got}");
+    let (status, _) = call
+        .admin(
+            Method::POST,
+            &rename.replace("web/dev", "app/staging"),
+            Some(json!({ "newName": "../x" })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // An update started and cancelled (`converge cancel`).
+    let updates = format!("/api/stacks/{org}/app/staging/updates");
+    let info = json!({ "pid": 9, "username": "u", "hostname": "h", "timestamp": "t" });
+    let (status, lease) = call
+        .admin(
+            Method::POST,
+            &updates,
+            Some(json!({ "kind": "update", "lockInfo": info })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{lease}");
+    let (status, refused) = call
+        .admin(
+            Method::POST,
+            &updates,
+            Some(json!({ "kind": "update", "lockInfo": info })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(refused["holder"], info, "the refusal names the holder");
+    assert_eq!(refused["updateID"], lease["updateID"]);
+    let cancel = format!(
+        "/api/stacks/{org}/app/staging/update/{}/cancel",
+        lease["updateID"].as_str().unwrap()
+    );
+    assert_eq!(
+        call.admin(Method::POST, &cancel, None).await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        call.admin(Method::POST, &cancel, None).await.0,
+        StatusCode::NOT_FOUND
+    );
+
+    let (status, _) = call
+        .admin(
+            Method::DELETE,
+            &format!("/api/stacks/{org}/app/staging"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (_, all) = call
+        .admin(Method::GET, &format!("/api/stacks/{org}"), None)
+        .await;
+    assert_eq!(names(&all), ["db/dev", "web/prod"]);
+}

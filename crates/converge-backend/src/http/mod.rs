@@ -407,3 +407,41 @@ impl Backend for HttpBackend {
         self.inner.organization.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn service_urls_are_http_host_and_port_only() {
+        assert_eq!(
+            normalize_service_url("http://127.0.0.1:8080/").unwrap(),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(
+            normalize_service_url("http://state").unwrap(),
+            "http://state"
+        );
+        let err = normalize_service_url("https://state")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no TLS"), "{err}");
+        for bad in ["http://", "http://h/api", "http://h?x", "ftp://h", "h:80"] {
+            assert!(normalize_service_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_token_never_appears_in_debug_output() {
+        let options = HttpBackendOptions {
+            url: "http://h:1".to_owned(),
+            token: "cvg-secret".to_owned(),
+            organization: "acme".to_owned(),
+            retry: RetryPolicy::default(),
+        };
+        assert!(!format!("{options:?}").contains("cvg-secret"));
+        let backend = HttpBackend::new(options).unwrap();
+        assert!(!format!("{backend:?}").contains("cvg-secret"));
+        assert_eq!(backend.default_organization(), "acme");
+    }
+}
