@@ -17,12 +17,15 @@ use common::Storage;
 use converge_backend::conformance::{test_digest, test_entry};
 use converge_backend::{JournalStore, StackRef, StackStore};
 
+/// A request as the proxy remembers it: method, path and body.
+type Seen = (String, String, Vec<u8>);
+
 #[derive(Clone)]
 struct Proxy {
     upstream: String,
     client: reqwest::Client,
     /// Requests (method, path, body) seen once already.
-    seen: Arc<Mutex<HashSet<(String, String, Vec<u8>)>>>,
+    seen: Arc<Mutex<HashSet<Seen>>>,
     injected: Arc<Mutex<Vec<String>>>,
 }
 
