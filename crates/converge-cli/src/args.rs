@@ -51,6 +51,14 @@ pub enum Command {
     },
     /// Run the HTTP state service (stacks, checkpoints, leases, journals).
     Serve(ServeArgs),
+    /// Cancel the update holding a stack (its process is gone): break its lock.
+    Cancel {
+        #[command(flatten)]
+        stack: StackArg,
+        /// Skip the confirmation prompt.
+        #[arg(short, long)]
+        yes: bool,
+    },
     /// Log out of the current backend.
     Logout,
     /// Show the current user and backend.

@@ -49,6 +49,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             commands::login::login(&ctx, url, local, token).await
         }
         Command::Serve(args) => commands::serve::run(&ctx, args).await,
+        Command::Cancel { stack, yes } => commands::cancel::run(&ctx, stack, yes).await,
         Command::Logout => commands::login::logout(&ctx),
         Command::Whoami { verbose } => commands::login::whoami(&ctx, verbose),
         Command::Stack(cmd) => commands::stack::run(&ctx, cmd).await,

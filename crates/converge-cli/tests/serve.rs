@@ -285,3 +285,68 @@ fn the_service_killed_mid_update_restarts_and_the_update_completes() {
     w.ok(&["destroy", "--yes"]);
     assert_eq!(made(), 0);
 }
+
+/// Without a login: `PULUMI_BACKEND_URL` and `PULUMI_ACCESS_TOKEN`; and
+/// `converge cancel` of an update whose process is gone.
+#[test]
+fn the_environment_names_the_service_and_cancel_breaks_a_held_update() {
+    let w = World::new();
+    let data = w.scratch.dir.path().join("service");
+    let service = Service::start(&w.scratch.home, &data, "127.0.0.1:0");
+    let run = |args: &[&str]| {
+        let mut cmd = w.scratch.command("pw");
+        cmd.env("PULUMI_BACKEND_URL", &service.url)
+            .env("PULUMI_ACCESS_TOKEN", &service.token)
+            .args(args);
+        cmd.output().unwrap()
+    };
+    assert!(run(&["stack", "init", "dev"]).status.success());
+    let out = run(&["cancel", "--yes"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no update in progress"));
+
+    // An update whose process died: it took the lease, then its runtime
+    // (and heartbeat) ended without a release.
+    {
+        use converge_backend::http::{HttpBackend, HttpBackendOptions, RetryPolicy};
+        use converge_backend::{LockInfo, StackLocker, StackRef};
+        let backend = HttpBackend::new(HttpBackendOptions {
+            url: service.url.clone(),
+            token: service.token.clone(),
+            organization: "organization".to_owned(),
+            retry: RetryPolicy::default(),
+        })
+        .unwrap();
+        let ghost = LockInfo {
+            pid: 4242,
+            username: "ghost".to_owned(),
+            hostname: "gone".to_owned(),
+            timestamp: "2024-05-01T10:00:00Z".to_owned(),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let stack = StackRef::new("quickstart", "dev").unwrap();
+            std::mem::forget(backend.lock(&stack, ghost).await.unwrap());
+        });
+    }
+    let out = run(&["up", "--yes"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("locked by ghost@gone (pid 4242)"), "{err}");
+    let out = run(&["cancel", "--yes"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("Cancelled 1 update"),
+        "{stdout}"
+    );
+    let out = run(&["up", "--yes"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(run(&["destroy", "--yes"]).status.success());
+}

@@ -1,5 +1,6 @@
 //! One module per command group.
 
+pub mod cancel;
 pub mod config;
 pub mod deploy;
 pub mod login;
