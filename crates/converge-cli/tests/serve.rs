@@ -22,6 +22,11 @@ impl Service {
     /// Starts `converge serve` on `listen` (port 0: a free port) with its
     /// SQLite database in `data_dir` and an admin token in `data_dir/token`.
     pub fn start(home: &Path, data_dir: &Path, listen: &str) -> Service {
+        Service::start_in(home, data_dir, listen, "organization")
+    }
+
+    /// Like [`Service::start`], the token of `organization`.
+    pub fn start_in(home: &Path, data_dir: &Path, listen: &str, organization: &str) -> Service {
         let token_file = data_dir.join("token");
         let mut child = Command::cargo_bin("converge")
             .unwrap()
@@ -31,6 +36,7 @@ impl Service {
             .arg(data_dir)
             .arg("--token-file")
             .arg(&token_file)
+            .args(["--organization", organization])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -349,4 +355,23 @@ fn the_environment_names_the_service_and_cancel_breaks_a_held_update() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(run(&["destroy", "--yes"]).status.success());
+}
+
+/// A token of another organization than the default: stack names typed
+/// without an organization live in the token's.
+#[test]
+fn unqualified_stack_names_live_in_the_tokens_organization() {
+    let w = World::new();
+    let data = w.scratch.dir.path().join("service");
+    let service = Service::start_in(&w.scratch.home, &data, "127.0.0.1:0", "acme");
+    let out = w.ok(&["login", &service.url, "--token", &service.token]);
+    assert!(out.contains("organization acme"), "{out}");
+    w.ok(&["stack", "init", "dev"]);
+    let out = w.ok(&["up", "--yes"]);
+    assert!(out.contains("+ 9 created"), "{out}");
+    let out = w.ok(&["stack", "output", "petName", "-s", "acme/quickstart/dev"]);
+    assert!(!out.trim().is_empty());
+    let err = w.fails(&["stack", "output", "petName", "-s", "other/quickstart/dev"]);
+    assert!(err.contains("403") && err.contains("acme"), "{err}");
+    w.ok(&["destroy", "--yes"]);
 }

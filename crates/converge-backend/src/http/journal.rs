@@ -88,6 +88,7 @@ impl HttpBackend {
 impl JournalStore for HttpBackend {
     async fn open_journal(&self, stack: &StackRef, base_checkpoint_digest: &str) -> Result<()> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         check_digest(stack, base_checkpoint_digest)?;
         let inner = &self.inner;
         let request = inner
@@ -108,6 +109,7 @@ impl JournalStore for HttpBackend {
 
     async fn append_journal(&self, stack: &StackRef, entries: &[Vec<u8>]) -> Result<()> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         check_entries(stack, entries)?;
         let texts = entries
             .iter()
@@ -155,6 +157,7 @@ impl JournalStore for HttpBackend {
 
     async fn load_journal(&self, stack: &StackRef) -> Result<Option<StoredJournal>> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         Ok(self.fetch_journal(stack).await?.map(|j| StoredJournal {
             base_digest: j.base_digest,
             entries: j.entries.into_iter().map(String::into_bytes).collect(),
@@ -163,6 +166,7 @@ impl JournalStore for HttpBackend {
 
     async fn close_journal(&self, stack: &StackRef) -> Result<()> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         lock_map(&inner.journals).remove(stack);
         let reply = inner

@@ -58,6 +58,7 @@ fn heartbeat_period(expires_at: &str) -> Duration {
 impl StackLocker for HttpBackend {
     async fn lock(&self, stack: &StackRef, info: LockInfo) -> Result<LockGuard> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         let request = Request::new(
             Method::POST,
@@ -101,6 +102,7 @@ impl StackLocker for HttpBackend {
 
     async fn list_locks(&self, stack: &StackRef) -> Result<Vec<HeldLock>> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         let reply = inner
             .send(inner.stack_request(Method::GET, stack, "/locks", Idempotence::Idempotent))
@@ -125,6 +127,7 @@ impl StackLocker for HttpBackend {
 
     async fn break_locks(&self, stack: &StackRef) -> Result<usize> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         let reply = inner
             .send(inner.stack_request(Method::DELETE, stack, "/locks", Idempotence::Idempotent))

@@ -175,6 +175,21 @@ impl HttpBackend {
 }
 
 impl Inner {
+    /// The stack in this backend's organization when it names the DIY
+    /// placeholder organization, which is what the CLI gives a stack name
+    /// typed without one: unqualified names live in the token's
+    /// organization, as on Pulumi Cloud.
+    fn qualify(&self, stack: &StackRef) -> StackRef {
+        if stack.organization == crate::name::DIY_ORGANIZATION {
+            StackRef {
+                organization: self.organization.clone(),
+                ..stack.clone()
+            }
+        } else {
+            stack.clone()
+        }
+    }
+
     fn lease_of(&self, stack: &StackRef) -> Option<LeaseCredential> {
         lock_map(&self.leases).get(stack).cloned()
     }
@@ -197,6 +212,7 @@ impl Inner {
 
     async fn load(&self, stack: &StackRef, suffix: &str) -> Result<Option<Vec<u8>>> {
         stack.validate()?;
+        let stack = &self.qualify(stack);
         let reply = self
             .send(self.stack_request(Method::GET, stack, suffix, Idempotence::Idempotent))
             .await?;
@@ -248,6 +264,7 @@ struct HistoryJson {
 impl StackStore for HttpBackend {
     async fn create_stack(&self, stack: &StackRef, initial_checkpoint: &[u8]) -> Result<()> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         let body = json!({
             "stackName": stack.stack,
@@ -296,6 +313,7 @@ impl StackStore for HttpBackend {
 
     async fn stack_exists(&self, stack: &StackRef) -> Result<bool> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         let reply = inner
             .send(inner.stack_request(Method::GET, stack, "", Idempotence::Idempotent))
@@ -309,6 +327,7 @@ impl StackStore for HttpBackend {
 
     async fn remove_stack(&self, stack: &StackRef, _options: &RemoveOptions) -> Result<()> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         let reply = inner
             .send(inner.stack_request(Method::DELETE, stack, "", Idempotence::Once))
@@ -333,6 +352,7 @@ impl StackStore for HttpBackend {
         options: &SaveOptions,
     ) -> Result<()> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         // Idempotent: the service ignores a save of the bytes it already has.
         let request = inner
@@ -358,6 +378,7 @@ impl Inner {
 impl HistoryStore for HttpBackend {
     async fn add_history(&self, stack: &StackRef, kind: UpdateKind, record: &[u8]) -> Result<()> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         let record =
             std::str::from_utf8(record).map_err(|_| BackendError::InvalidHistoryRecord {
@@ -377,6 +398,7 @@ impl HistoryStore for HttpBackend {
         options: &ListHistoryOptions,
     ) -> Result<Vec<HistoryEntry>> {
         stack.validate()?;
+        let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
         let mut request =
             inner.stack_request(Method::GET, stack, "/history", Idempotence::Idempotent);
