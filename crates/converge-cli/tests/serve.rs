@@ -244,8 +244,11 @@ fn the_service_killed_mid_update_restarts_and_the_update_completes() {
         .args(["up", "--yes", "--skip-preview", "--parallel", "2"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let up = up.spawn().unwrap();
+    let mut up = up.spawn().unwrap();
     while made() < 2 {
+        if let Some(status) = up.try_wait().unwrap() {
+            panic!("converge up ended before the service was killed: {status}");
+        }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     service.kill(); // SIGKILL
