@@ -135,6 +135,18 @@ pub fn sqlite_url(path: &std::path::Path) -> String {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn a_sqlite_database_is_created_in_any_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("with space#and%percent");
+        std::fs::create_dir_all(&data).unwrap();
+        let path = data.join("converge.db");
+        Db::open(&sqlite_url(&path)).await.unwrap();
+        assert!(path.exists(), "the file is where it was asked to be");
+        // Opening again finds the schema in place.
+        Db::open(&sqlite_url(&path)).await.unwrap();
+    }
+
     #[test]
     fn passwords_are_redacted() {
         assert_eq!(
