@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use converge_backend::{Backend, FileBackend, StackRef};
-use converge_engine::persistence::{BackendJournal, Secrets};
+use converge_engine::persistence::{BackendJournal, Completion, Secrets};
 use converge_engine::{DeploymentOptions, EventSink, OperationContext, OperationResult, Program};
 use converge_model::PropertyValue;
 use converge_state::checkpoint::{self, StackCheckpoint};
@@ -178,10 +178,14 @@ impl World {
         // A preview persists nothing (its journal stays in memory).
         let mut written = if op == "preview" { 0 } else { journal_bytes };
         if op != "preview" {
-            written += journal
+            written += match journal
                 .complete(None, result.snapshot.clone())
                 .await
-                .expect("compact");
+                .expect("compact")
+            {
+                Completion::Uploaded { bytes } => bytes,
+                Completion::CompactedByStore => 0,
+            };
             self.snapshot = result.snapshot.clone();
             self.checkpoint_bytes = self
                 .backend

@@ -164,6 +164,32 @@ impl JournalStore for HttpBackend {
         }))
     }
 
+    fn compacts_journals(&self) -> bool {
+        true
+    }
+
+    async fn commit_journal(&self, stack: &StackRef) -> Result<()> {
+        stack.validate()?;
+        let stack = &self.inner.qualify(stack);
+        let inner = &self.inner;
+        // Idempotence: a retried commit whose first attempt went through
+        // finds no journal; that is success only if it was a retry.
+        let request = inner.stack_request(
+            Method::POST,
+            stack,
+            "/journal/commit",
+            Idempotence::Idempotent,
+        );
+        let reply = inner.send(request).await?;
+        if reply.retried && reply.failure().code == "no_journal" {
+            lock_map(&inner.journals).remove(stack);
+            return Ok(());
+        }
+        inner.error_unless_ok(stack, &reply)?;
+        lock_map(&inner.journals).remove(stack);
+        Ok(())
+    }
+
     async fn close_journal(&self, stack: &StackRef) -> Result<()> {
         stack.validate()?;
         let stack = &self.inner.qualify(stack);

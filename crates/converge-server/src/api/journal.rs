@@ -111,3 +111,18 @@ pub(crate) async fn append(
         .await?;
     Ok(Json(json!({ "stored": stored })).into_response())
 }
+
+/// `POST …/journal/commit`: the service compacts the open journal itself.
+pub(crate) async fn commit(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    state
+        .store
+        .commit_journal(&stack, lease(&headers)?.as_ref())
+        .await?;
+    Ok(no_content())
+}

@@ -68,6 +68,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/api/stacks/{org}/{project}/{stack}/journal"),
     ("post", "/api/stacks/{org}/{project}/{stack}/journal"),
     ("delete", "/api/stacks/{org}/{project}/{stack}/journal"),
+    ("post", "/api/stacks/{org}/{project}/{stack}/journal/commit"),
 ];
 
 /// What every handler shares.
@@ -115,6 +116,7 @@ pub(crate) fn router(state: AppState, max_body_bytes: usize) -> Router {
                 .post(journal::open)
                 .delete(journal::close),
         )
+        .route(&format!("{STACK}/journal/commit"), post(journal::commit))
         .fallback(|| async { ApiError::not_found("no_route", "no such API route") })
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)

@@ -9,6 +9,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::leases::insert_update;
 use super::{check_writer, stack_id, LeaseCredential, Store};
+use crate::compaction::{compact, Compaction};
 use crate::error::ApiError;
 
 /// A stack's open journal.
@@ -173,6 +174,41 @@ impl Store {
         Ok(stored)
     }
 
+    /// Compacts the stack's open journal now, for its writer: its entries
+    /// replayed onto the checkpoint it started from, saved (the base kept
+    /// as the previous checkpoint) and the journal closed, in one
+    /// transaction. 409 `no_journal` without a journal, `base_changed` if
+    /// the checkpoint is no longer the journal's base, `compaction_failed`
+    /// if the journal cannot be replayed; the journal then stays open.
+    pub async fn commit_journal(
+        &self,
+        stack: &StackRef,
+        lease: Option<&LeaseCredential>,
+    ) -> Result<(), ApiError> {
+        let mut tx = self.db.pool.begin().await?;
+        let id = stack_id(&mut tx, stack).await?;
+        check_writer(&mut tx, stack, lease).await?;
+        match compact_open(&mut tx, &id).await? {
+            None => Err(ApiError::conflict(
+                "no_journal",
+                format!("stack {stack} has no open journal"),
+            )),
+            Some(Ok(Compaction::Replayed(bytes))) => {
+                super::stacks::write_checkpoint(&mut tx, &id, &bytes, true).await?;
+                close(&mut tx, &id).await?;
+                tx.commit().await?;
+                Ok(())
+            }
+            Some(Ok(Compaction::AlreadyCompacted)) => Err(ApiError::conflict(
+                "base_changed",
+                format!(
+                    "the checkpoint of stack {stack} is no longer the one its journal started from"
+                ),
+            )),
+            Some(Err(reason)) => Err(ApiError::conflict("compaction_failed", reason)),
+        }
+    }
+
     /// Removes the stack's journal; succeeds if there is none.
     pub async fn close_journal(
         &self,
@@ -186,6 +222,45 @@ impl Store {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// What compacting the stack's open journal gives (None: no journal is
+/// open): its entries replayed onto the current checkpoint if that is the
+/// journal's base ([`compact`]).
+pub(super) async fn compact_open(
+    conn: &mut AnyConnection,
+    stack_id: &str,
+) -> Result<Option<Result<Compaction, String>>, ApiError> {
+    let Some(journal) =
+        sqlx::query("SELECT update_id, base_digest FROM journals WHERE stack_id = $1")
+            .bind(stack_id)
+            .fetch_optional(&mut *conn)
+            .await?
+    else {
+        return Ok(None);
+    };
+    let update_id: String = journal.try_get(0)?;
+    let base_digest: String = journal.try_get(1)?;
+    let entries: Vec<String> =
+        sqlx::query("SELECT entry FROM journal_entries WHERE update_id = $1 ORDER BY seq")
+            .bind(&update_id)
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()?;
+    let current: Option<Vec<u8>> = sqlx::query("SELECT checkpoint FROM stacks WHERE id = $1")
+        .bind(stack_id)
+        .fetch_one(&mut *conn)
+        .await?
+        .try_get(0)?;
+    let now = converge_backend::now_rfc3339();
+    Ok(Some(compact(
+        current.as_deref().unwrap_or_default(),
+        &base_digest,
+        &entries,
+        &now,
+    )))
 }
 
 /// Deletes a stack's journal and its entries.

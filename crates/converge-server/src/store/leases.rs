@@ -13,7 +13,7 @@ use super::{
     lease_lost, lease_row, new_secret, now_secs, parse_lock_info, rfc3339, sha256_hex, stacks,
     Store,
 };
-use crate::compaction::{compact, Compaction};
+use crate::compaction::Compaction;
 use crate::error::ApiError;
 
 /// A granted lease, with its secret token (shown once).
@@ -289,12 +289,11 @@ async fn end_update(
         .execute(&mut *conn)
         .await?;
     let journal = sqlx::query(
-        "SELECT j.stack_id, j.base_digest FROM journals j JOIN stacks s ON s.id = j.stack_id
+        "SELECT j.stack_id FROM journals j JOIN stacks s ON s.id = j.stack_id
          WHERE j.update_id = $1 AND s.org || '/' || s.project || '/' || s.name = $2",
     )
     .bind(update_id)
     .bind(stack_key)
-    .bind(update_id)
     .fetch_optional(&mut *conn)
     .await?;
     let Some(journal) = journal else {
@@ -302,32 +301,12 @@ async fn end_update(
     };
     let stack_id: String = journal.try_get(0)?;
     let stack_id = stack_id.as_str();
-    let base_digest: String = journal.try_get(1)?;
-    let entries: Vec<String> =
-        sqlx::query("SELECT entry FROM journal_entries WHERE update_id = $1 ORDER BY seq")
-            .bind(update_id)
-            .fetch_all(&mut *conn)
-            .await?
-            .iter()
-            .map(|r| r.try_get(0))
-            .collect::<Result<_, _>>()?;
-    let current: Option<Vec<u8>> = sqlx::query("SELECT checkpoint FROM stacks WHERE id = $1")
-        .bind(stack_id)
-        .fetch_one(&mut *conn)
-        .await?
-        .try_get(0)?;
-    let now = converge_backend::now_rfc3339();
-    match compact(
-        current.as_deref().unwrap_or_default(),
-        &base_digest,
-        &entries,
-        &now,
-    ) {
-        Ok(Compaction::Replayed(bytes)) => {
+    match super::journal::compact_open(conn, stack_id).await? {
+        Some(Ok(Compaction::Replayed(bytes))) => {
             stacks::write_checkpoint(conn, stack_id, &bytes, true).await?;
         }
-        Ok(Compaction::AlreadyCompacted) => {}
-        Err(reason) => {
+        Some(Ok(Compaction::AlreadyCompacted)) => {}
+        Some(Err(reason)) => {
             sqlx::query("UPDATE updates SET status = $1 WHERE id = $2")
                 .bind(format!("{status}; journal left open: {reason}"))
                 .bind(update_id)
@@ -335,6 +314,7 @@ async fn end_update(
                 .await?;
             return Ok(());
         }
+        None => return Ok(()),
     }
     super::journal::close(conn, stack_id).await
 }
