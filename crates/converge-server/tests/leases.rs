@@ -155,8 +155,19 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_broken_update_has_its_journal_compacted_by_the_service() {
-    let server = common::start(Storage::Sqlite).await.unwrap();
+async fn a_broken_update_has_its_journal_compacted_by_the_service_on_sqlite() {
+    broken_update_compacted(Storage::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_update_has_its_journal_compacted_by_the_service_on_postgres() {
+    broken_update_compacted(Storage::Postgres).await;
+}
+
+async fn broken_update_compacted(storage: Storage) {
+    let Some(server) = common::start(storage).await else {
+        return;
+    };
     let stack = StackRef::with_organization(server.organization.clone(), "p", "dev").unwrap();
     let (base, entries) = checkpoint_and_journal();
     let crashed = server.backend();
