@@ -5,7 +5,7 @@
 s3_port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$venv/bin/moto_server" -H 127.0.0.1 -p "$s3_port" > "$cache/moto.log" 2>&1 &
 s3_pid=$!
-trap 'kill $s3_pid 2>/dev/null || true' EXIT
+on_exit "kill $s3_pid 2>/dev/null || true"
 export AWS_ACCESS_KEY_ID=converge-test AWS_SECRET_ACCESS_KEY=converge-test AWS_REGION=us-east-1
 export CONVERGE_TEST_S3_ENDPOINT="127.0.0.1:$s3_port" CONVERGE_TEST_S3_BUCKET=converge-test
 "$venv/bin/python" - <<PY

@@ -137,6 +137,21 @@ pub enum BackendError {
         message: String,
     },
 
+    /// A state service could not be reached (connection refused, timed
+    /// out), even after retries.
+    #[error("cannot reach the state service {backend}: {reason}")]
+    Unreachable { backend: String, reason: String },
+
+    /// A state service refused or failed a request.
+    #[error("the state service {backend} answered {status} ({code}): {message}")]
+    Service {
+        backend: String,
+        status: u16,
+        /// The service's machine-readable reason (`lease_lost`, …).
+        code: String,
+        message: String,
+    },
+
     /// A background task running the operation was cancelled (runtime shutting down).
     #[error("backend operation was cancelled: {0}")]
     Cancelled(String),

@@ -22,7 +22,13 @@
 //!    commit: one sync for the whole batch.
 //! 4. At the end, replay the journal onto the base checkpoint, save the
 //!    result ([`crate::StackStore::save_checkpoint`]), then
-//!    [`close_journal`](JournalStore::close_journal).
+//!    [`close_journal`](JournalStore::close_journal). A store whose
+//!    [`compacts_journals`](JournalStore::compacts_journals) is true (a
+//!    state service) can do this step itself:
+//!    [`commit_journal`](JournalStore::commit_journal) replays, saves and
+//!    closes in one step, and the full checkpoint is never uploaded. The
+//!    caller uses it only when the store's replay gives the snapshot it
+//!    would save (`converge_engine::persistence` checks this).
 //!
 //! # Recovery rule
 //!
@@ -92,6 +98,26 @@ pub trait JournalStore: Send + Sync + fmt::Debug {
     /// Removes the journal, after the caller saved the compacted checkpoint.
     /// Durable when it returns; succeeds if there is no journal.
     async fn close_journal(&self, stack: &StackRef) -> Result<()>;
+
+    /// Whether the store compacts journals itself
+    /// ([`commit_journal`](JournalStore::commit_journal)). False by default.
+    fn compacts_journals(&self) -> bool {
+        false
+    }
+
+    /// For a store that [`compacts_journals`](JournalStore::compacts_journals):
+    /// replays the open journal onto the checkpoint it started from (secrets
+    /// kept as ciphertext), saves the result keeping the base as the
+    /// previous checkpoint, and closes the journal — atomically, durable
+    /// when it returns. Fails, leaving the journal open, when no journal is
+    /// open, when the checkpoint is no longer the journal's base, or when
+    /// the journal cannot be replayed; then compact as step 4 says. Other
+    /// stores fail with `Unsupported`.
+    async fn commit_journal(&self, stack: &StackRef) -> Result<()> {
+        Err(BackendError::Unsupported(format!(
+            "this backend does not compact journals itself (stack {stack})"
+        )))
+    }
 }
 
 /// Checks a base digest: 64 lowercase hexadecimal digits.

@@ -9,6 +9,8 @@
 //!   Pulumi and able to read what Pulumi wrote.
 //! - [`ObjectBackend`]: the same layout in an object store (`s3://`,
 //!   `gs://`, `azblob://`), with leases for locks.
+//! - [`http::HttpBackend`]: stacks on a Converge state service
+//!   (`converge serve`); locks are update leases.
 //! - [`journal_store`]: the update journal (O(1) bytes per step), its
 //!   protocol and the recovery rule after a crash.
 //! - [`conformance`]: the checks every backend must pass.
@@ -30,6 +32,7 @@ mod error;
 pub mod file;
 mod file_url;
 mod history_record;
+pub mod http;
 pub mod journal_store;
 mod lock;
 mod name;

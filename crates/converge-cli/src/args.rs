@@ -38,14 +38,20 @@ pub struct StackArg {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Log in to a backend: `file://DIR`, `s3://BUCKET/PREFIX`, `gs://…`,
-    /// `azblob://…`, or `--local` for `file://~`.
+    /// `azblob://…`, `http://HOST:PORT` (a state service), or `--local` for
+    /// `file://~`.
     Login {
         /// Backend URL.
         url: Option<String>,
         /// Use the local backend in the home directory (`file://~`).
         #[arg(long)]
         local: bool,
+        /// The access token of a state service (default: PULUMI_ACCESS_TOKEN).
+        #[arg(long, value_name = "TOKEN")]
+        token: Option<String>,
     },
+    /// Run the HTTP state service (stacks, checkpoints, leases, journals).
+    Serve(ServeArgs),
     /// Log out of the current backend.
     Logout,
     /// Show the current user and backend.
@@ -77,6 +83,32 @@ pub enum Command {
         #[arg(short, long)]
         yes: bool,
     },
+}
+
+/// `converge serve`.
+#[derive(Debug, Args, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on; port 0 picks a free port (the address is printed).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    pub listen: String,
+    /// `postgres://…` or `sqlite://FILE?mode=rwc` (default: SQLite in --data-dir).
+    #[arg(long, env = "CONVERGE_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
+    /// Directory of the default SQLite database (default: $CONVERGE_HOME/server).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Write an admin token to this file (mode 0600), unless it already holds one.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The organization of the --token-file token.
+    #[arg(long, default_value = converge_backend::DIY_ORGANIZATION, value_name = "ORG")]
+    pub organization: String,
+    /// How long an update's lease lasts without a heartbeat, in seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub lease_seconds: Option<u64>,
+    /// Refuse request bodies larger than this many MiB (413).
+    #[arg(long, value_name = "MIB")]
+    pub max_body_mib: Option<usize>,
 }
 
 /// Flags shared by preview, up, refresh and destroy (Pulumi's names).

@@ -8,6 +8,22 @@ use anyhow::{Context, Result};
 /// Writes `bytes` to `path` so that a reader sees the old file or the new
 /// one, never a mix: a temporary file in the same directory, fsync, rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_with(path, bytes, Visibility::Default)
+}
+
+/// Like [`write_atomically`], for secrets: the file is readable and
+/// writable by its owner only (mode 0600 on Unix) from its creation on.
+pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_with(path, bytes, Visibility::OwnerOnly)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visibility {
+    Default,
+    OwnerOnly,
+}
+
+fn write_with(path: &Path, bytes: &[u8], visibility: Visibility) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -19,7 +35,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        if visibility == Visibility::OwnerOnly {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        #[cfg(not(unix))]
+        let _ = visibility;
+        let mut f = options.open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;

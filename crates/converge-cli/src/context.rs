@@ -125,10 +125,13 @@ pub fn open_backend(url: &str, cwd: &std::path::Path) -> Result<Box<dyn Backend>
     if is_object_store_url(url) {
         return Ok(Box::new(ObjectBackend::open(url)?));
     }
+    if crate::remote::is_service_url(url) {
+        return crate::remote::open_service_backend(url);
+    }
     let scheme = url.split("://").next().unwrap_or(url);
     bail!(
         "backend {url}: the {scheme:?} backend is not supported yet; \
-         use file://DIR (or `converge login --local`), s3://, gs:// or azblob://"
+         use file://DIR (or `converge login --local`), s3://, gs://, azblob:// or http://HOST:PORT"
     )
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::atomic_write::write_atomically;
+use crate::atomic_write::{write_atomically, write_private_atomically};
 
 /// The user's Converge home directory.
 #[derive(Debug, Clone)]
@@ -34,6 +34,23 @@ struct Account {
         skip_serializing_if = "Option::is_none"
     )]
     last_validated_at: Option<String>,
+    /// The access token of a state service (`http://…` backends).
+    #[serde(
+        rename = "accessToken",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    access_token: Option<String>,
+    /// The token's organization, as the service said at login.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    organization: Option<String>,
+}
+
+/// What `converge login` stored for a state service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceAccount {
+    pub token: String,
+    pub organization: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -51,6 +68,11 @@ impl Home {
         Ok(Home {
             dir: home.join(".converge"),
         })
+    }
+
+    /// The directory itself.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     fn credentials_path(&self) -> PathBuf {
@@ -74,7 +96,8 @@ impl Home {
     fn write_credentials(&self, creds: &Credentials) -> Result<()> {
         let mut bytes = serde_json::to_vec_pretty(creds)?;
         bytes.push(b'\n');
-        write_atomically(&self.credentials_path(), &bytes)
+        // The file may hold access tokens: owner-only.
+        write_private_atomically(&self.credentials_path(), &bytes)
     }
 
     /// The backend URL of the last `converge login`, if any.
@@ -83,15 +106,41 @@ impl Home {
     }
 
     pub fn login(&self, url: &str, now: &str) -> Result<()> {
+        self.login_account(url, now, None)
+    }
+
+    /// Logs in to a state service with its access token.
+    pub fn login_service(&self, url: &str, now: &str, account: ServiceAccount) -> Result<()> {
+        self.login_account(url, now, Some(account))
+    }
+
+    fn login_account(&self, url: &str, now: &str, service: Option<ServiceAccount>) -> Result<()> {
         let mut creds = self.read_credentials()?;
         creds.current = Some(url.to_owned());
+        let (access_token, organization) = match service {
+            Some(s) => (Some(s.token), s.organization),
+            None => (None, None),
+        };
         creds.accounts.insert(
             url.to_owned(),
             Account {
                 last_validated_at: Some(now.to_owned()),
+                access_token,
+                organization,
             },
         );
         self.write_credentials(&creds)
+    }
+
+    /// The token stored for the state service at `url`, if any.
+    pub fn service_account(&self, url: &str) -> Result<Option<ServiceAccount>> {
+        let creds = self.read_credentials()?;
+        Ok(creds.accounts.get(url).and_then(|a| {
+            a.access_token.clone().map(|token| ServiceAccount {
+                token,
+                organization: a.organization.clone(),
+            })
+        }))
     }
 
     /// Forgets the current backend; returns the URL that was current.

@@ -10,6 +10,7 @@ mod passphrase;
 mod program;
 mod project;
 mod providers;
+mod remote;
 mod stack_settings;
 
 use std::process::ExitCode;
@@ -44,7 +45,10 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let ctx = Context::new(&cli.global)?;
     match cli.command {
-        Command::Login { url, local } => commands::login::login(&ctx, url, local).await,
+        Command::Login { url, local, token } => {
+            commands::login::login(&ctx, url, local, token).await
+        }
+        Command::Serve(args) => commands::serve::run(&ctx, args).await,
         Command::Logout => commands::login::logout(&ctx),
         Command::Whoami { verbose } => commands::login::whoami(&ctx, verbose),
         Command::Stack(cmd) => commands::stack::run(&ctx, cmd).await,

@@ -6,15 +6,18 @@
 //!   file backend: wall time and bytes written (journal + checkpoint).
 //! - `dag_latency`: a DAG of chains with a 50 ms provider, against the
 //!   lower bound max(critical path × latency, N × latency / parallel).
-//! - `backend_up`: a 1,000-resource create on each backend there is — the
-//!   file backend, and an S3 server when `CONVERGE_BENCH_S3_URL` names one
-//!   (scripts/bench starts one on 127.0.0.1): wall time and bytes sent.
+//! - `backend_up`: a 1,000-resource create, then an update of 1 % of it, on
+//!   each backend there is — the file backend, an S3 server when
+//!   `CONVERGE_BENCH_S3_URL` names one, a `converge serve` state service
+//!   when `CONVERGE_BENCH_HTTP_URL` (and `_TOKEN`) name one (scripts/bench
+//!   starts both on 127.0.0.1): wall time and bytes sent.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use converge_backend::http::{HttpBackend, HttpBackendOptions, RetryPolicy};
 use converge_backend::{Backend, FileBackend, ObjectBackend, StackRef};
-use converge_engine::persistence::{BackendJournal, Secrets};
+use converge_engine::persistence::{BackendJournal, Completion, Secrets};
 use converge_engine::{DeploymentOptions, EventSink, OperationContext, OperationResult, Program};
 use converge_model::PropertyValue;
 use converge_state::checkpoint::{self, StackCheckpoint};
@@ -185,10 +188,14 @@ impl World {
         // A preview persists nothing (its journal stays in memory).
         let mut written = if op == "preview" { 0 } else { journal_bytes };
         if op != "preview" {
-            written += journal
+            written += match journal
                 .complete(None, result.snapshot.clone())
                 .await
-                .expect("compact");
+                .expect("compact")
+            {
+                Completion::Uploaded { bytes } => bytes,
+                Completion::CompactedByStore => 0,
+            };
             self.snapshot = result.snapshot.clone();
             self.checkpoint_bytes = self
                 .backend
@@ -269,13 +276,28 @@ async fn backends(n: usize) {
         let url = url.replace("{run}", &format!("{}", std::process::id()));
         available.push(("s3", Arc::new(ObjectBackend::open(&url).expect("S3 URL"))));
     }
+    if let Ok(url) = std::env::var("CONVERGE_BENCH_HTTP_URL") {
+        let service = HttpBackend::new(HttpBackendOptions {
+            url,
+            token: std::env::var("CONVERGE_BENCH_HTTP_TOKEN").unwrap_or_default(),
+            organization: "organization".to_owned(),
+            retry: RetryPolicy::default(),
+        })
+        .expect("service URL");
+        available.push(("service", Arc::new(service)));
+    }
     for (name, backend) in available {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut w = World::on(backend, dir, Duration::ZERO).await;
         let (_, bytes, ms) = w.run("update", Some(&flat(n, None)), 16).await;
         line(
-            serde_json::json!({"bench": "backend_up", "backend": name, "n": n, "wall_ms": ms,
-            "bytes_sent": bytes, "snapshot_bytes": w.checkpoint_bytes.len()}),
+            serde_json::json!({"bench": "backend_up", "op": "create", "backend": name, "n": n,
+            "wall_ms": ms, "bytes_sent": bytes, "snapshot_bytes": w.checkpoint_bytes.len()}),
+        );
+        let (_, bytes, ms) = w.run("update", Some(&flat(n, Some(100))), 16).await;
+        line(
+            serde_json::json!({"bench": "backend_up", "op": "update_1pct", "backend": name, "n": n,
+            "wall_ms": ms, "bytes_sent": bytes, "snapshot_bytes": w.checkpoint_bytes.len()}),
         );
     }
 }

@@ -6,6 +6,16 @@
 //! the end writes the compacted checkpoint and closes the journal. After a
 //! crash, [`recover`] replays a journal onto its base checkpoint — or drops
 //! it, when the checkpoint already holds its compaction.
+//!
+//! On a store that compacts journals itself (a state service,
+//! [`converge_backend::JournalStore::compacts_journals`]), [`BackendJournal::complete`] lets
+//! it — O(1) bytes at the end too — when replaying the persisted entries
+//! onto the stored base gives exactly the snapshot the update produced
+//! (the caller may have changed the base in memory without journaling it,
+//! the secrets provider of a new stack for example); otherwise it uploads
+//! the snapshot as on every other store.
+
+use std::sync::Mutex;
 
 use std::sync::Arc;
 
@@ -61,6 +71,26 @@ pub struct BackendJournal {
     backend: Arc<dyn Backend>,
     stack: StackRef,
     secrets: Secrets,
+    /// When the store compacts journals itself.
+    store_compaction: Option<StoreCompaction>,
+}
+
+/// What [`BackendJournal::complete`] needs to decide whether the store's
+/// compaction gives the update's snapshot: the stored base and every
+/// entry persisted.
+#[derive(Debug)]
+struct StoreCompaction {
+    base: StackCheckpoint,
+    persisted: Mutex<Vec<JournalEntry>>,
+}
+
+/// How [`BackendJournal::complete`] compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// The snapshot was uploaded: `bytes` long.
+    Uploaded { bytes: usize },
+    /// The store replayed the journal itself; nothing was uploaded.
+    CompactedByStore,
 }
 
 impl BackendJournal {
@@ -76,20 +106,39 @@ impl BackendJournal {
             .open_journal(&stack, &digest(base))
             .await
             .map_err(backend_err)?;
+        // A base that cannot be read is compacted by the caller, as always.
+        let store_compaction = backend
+            .compacts_journals()
+            .then(|| checkpoint::read_checkpoint(base, secrets.mode()).ok())
+            .flatten()
+            .map(|base| StoreCompaction {
+                base,
+                persisted: Mutex::new(Vec::new()),
+            });
         Ok(BackendJournal {
             backend,
             stack,
             secrets,
+            store_compaction,
         })
     }
 
-    /// Writes the compacted checkpoint, then closes the journal. Returns
-    /// the size of the checkpoint written.
+    /// Compacts: the store replays the journal itself when that gives
+    /// `snapshot` (see the module docs), else the snapshot is written as the
+    /// checkpoint and the journal closed.
     pub async fn complete(
         &self,
         config: Option<String>,
         snapshot: Snapshot,
-    ) -> Result<usize, PersistenceError> {
+    ) -> Result<Completion, PersistenceError> {
+        if self.store_replay_matches(&config, &snapshot)
+            && self.backend.commit_journal(&self.stack).await.is_ok()
+        {
+            return Ok(Completion::CompactedByStore);
+        }
+        // The store declined or failed: its journal is still open (or was
+        // committed by a request whose answer was lost, which the upload
+        // below overwrites with the same content).
         let written = save_snapshot(
             self.backend.as_ref(),
             &self.stack,
@@ -102,7 +151,32 @@ impl BackendJournal {
             .close_journal(&self.stack)
             .await
             .map_err(backend_err)?;
-        Ok(written)
+        Ok(Completion::Uploaded { bytes: written })
+    }
+
+    /// Whether the store's replay of the persisted entries onto the stored
+    /// base is `snapshot` with `config` (manifests aside: each writer
+    /// stamps its own).
+    fn store_replay_matches(&self, config: &Option<String>, snapshot: &Snapshot) -> bool {
+        let Some(sc) = &self.store_compaction else {
+            return false;
+        };
+        if sc.base.config != *config || sc.base.stack != self.stack.to_string() {
+            return false;
+        }
+        let persisted = sc.persisted.lock().unwrap_or_else(|p| p.into_inner());
+        let base = sc
+            .base
+            .latest
+            .clone()
+            .unwrap_or_else(|| Snapshot::empty(converge_backend::now_rfc3339()));
+        match replay(&base, &persisted) {
+            Ok(mut replayed) => {
+                replayed.manifest = snapshot.manifest.clone();
+                replayed == *snapshot
+            }
+            Err(_) => false,
+        }
     }
 }
 
@@ -117,7 +191,14 @@ impl JournalSink for BackendJournal {
         self.backend
             .append_journal(&self.stack, &lines)
             .await
-            .map_err(|e| JournalError(e.to_string()))
+            .map_err(|e| JournalError(e.to_string()))?;
+        if let Some(sc) = &self.store_compaction {
+            sc.persisted
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(batch.iter().cloned());
+        }
+        Ok(())
     }
 }
 

@@ -1,10 +1,11 @@
 //! `converge cancel`: show who holds a stack's lock and break it.
 //!
 //! Pulumi's `cancel` stops a running update on its service. On Converge's
-//! backends an update is its lock (a lock file, or a lease in an object
-//! store): cancelling breaks it, so the next update can start. The holder,
-//! if it is still alive, loses its lease and fails at its next write; the
-//! update journal it left is recovered by the next update as after a crash.
+//! backends an update is its lock (a lock file, a lease in an object store,
+//! an update lease on a state service): cancelling breaks it, so the next
+//! update can start. The holder, if it is still alive, loses its lease and
+//! fails at its next write; the update journal it left is recovered by the
+//! next update as after a crash (a state service compacts it at once).
 
 use std::io::{IsTerminal, Write};
 

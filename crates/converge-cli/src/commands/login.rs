@@ -4,7 +4,12 @@ use anyhow::Result;
 
 use crate::context::{now_rfc3339, open_backend, username, Context, DEFAULT_BACKEND_URL};
 
-pub async fn login(ctx: &Context, url: Option<String>, local: bool) -> Result<()> {
+pub async fn login(
+    ctx: &Context,
+    url: Option<String>,
+    local: bool,
+    token: Option<String>,
+) -> Result<()> {
     let url = match (url, local) {
         (Some(_), true) => anyhow::bail!("pass either a backend URL or --local, not both"),
         (Some(u), false) => u,
@@ -16,6 +21,12 @@ pub async fn login(ctx: &Context, url: Option<String>, local: bool) -> Result<()
             ),
         },
     };
+    if crate::remote::is_service_url(&url) {
+        return crate::remote::login(ctx, &url, token).await;
+    }
+    if token.is_some() {
+        anyhow::bail!("--token is for state services (http://HOST:PORT), not {url}");
+    }
     // Opening checks that the URL is one Converge understands.
     let backend = open_backend(&url, &ctx.cwd)?;
     ctx.home.login(&url, &now_rfc3339())?;

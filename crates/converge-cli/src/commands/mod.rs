@@ -4,4 +4,5 @@ pub mod cancel;
 pub mod config;
 pub mod deploy;
 pub mod login;
+pub mod serve;
 pub mod stack;

@@ -1,0 +1,265 @@
+//! Stacks, checkpoints and history.
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use base64::Engine as _;
+use converge_backend::{validate_project_name, StackRef};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{body, json_body, lease, no_content, organization, stack_ref, St, StackPath};
+use crate::error::ApiError;
+use crate::store::{Caller, StackInfo};
+
+#[derive(Serialize)]
+struct StackJson {
+    #[serde(rename = "orgName")]
+    org: String,
+    #[serde(rename = "projectName")]
+    project: String,
+    #[serde(rename = "stackName")]
+    stack: String,
+    #[serde(rename = "lastUpdate")]
+    last_update: i64,
+    #[serde(rename = "lastUpdateTime")]
+    last_update_time: String,
+}
+
+fn stack_json(info: &StackInfo) -> StackJson {
+    StackJson {
+        org: info.stack.organization.clone(),
+        project: info.stack.project.clone(),
+        stack: info.stack.stack.clone(),
+        last_update: info.updated_at,
+        last_update_time: info.updated_at_rfc3339(),
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ListQuery {
+    project: Option<String>,
+}
+
+pub(crate) async fn list(
+    state: St,
+    caller: Caller,
+    Path(org): Path<String>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    organization(&caller, &org)?;
+    if let Some(p) = &query.project {
+        validate_project_name(p)?;
+    }
+    let stacks = state
+        .store
+        .list_stacks(&org, query.project.as_deref())
+        .await?;
+    let stacks: Vec<StackJson> = stacks.iter().map(stack_json).collect();
+    Ok(Json(json!({ "stacks": stacks })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateBody {
+    #[serde(rename = "stackName")]
+    stack_name: String,
+    /// The first checkpoint, base64.
+    #[serde(default)]
+    checkpoint: Option<String>,
+}
+
+pub(crate) async fn create(
+    state: St,
+    caller: Caller,
+    Path((org, project)): Path<(String, String)>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    organization(&caller, &org)?;
+    let req: CreateBody = json_body(&body(bytes)?)?;
+    let stack = StackRef::with_organization(org, project, req.stack_name)?;
+    let checkpoint = req
+        .checkpoint
+        .map(|c| {
+            base64::engine::general_purpose::STANDARD
+                .decode(c)
+                .map_err(|e| {
+                    ApiError::bad_request(
+                        "malformed_body",
+                        format!("checkpoint is not base64: {e}"),
+                    )
+                })
+        })
+        .transpose()?;
+    let info = state
+        .store
+        .create_stack(&stack, checkpoint.as_deref())
+        .await?;
+    Ok((StatusCode::CREATED, Json(stack_json(&info))).into_response())
+}
+
+pub(crate) async fn get(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    let info = state.store.get_stack(&stack).await?;
+    Ok(Json(stack_json(&info)).into_response())
+}
+
+pub(crate) async fn delete(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    state
+        .store
+        .delete_stack(&stack, lease(&headers)?.as_ref())
+        .await?;
+    Ok(no_content())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RenameBody {
+    #[serde(rename = "newName")]
+    new_name: String,
+    #[serde(rename = "newProject", default)]
+    new_project: Option<String>,
+}
+
+pub(crate) async fn rename(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+    headers: HeaderMap,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    let req: RenameBody = json_body(&body(bytes)?)?;
+    let to = StackRef::with_organization(
+        stack.organization.clone(),
+        req.new_project.unwrap_or_else(|| stack.project.clone()),
+        req.new_name,
+    )?;
+    let info = state
+        .store
+        .rename_stack(&stack, &to, lease(&headers)?.as_ref())
+        .await?;
+    Ok(Json(stack_json(&info)).into_response())
+}
+
+fn checkpoint_response(bytes: Option<Vec<u8>>) -> Response {
+    match bytes {
+        Some(bytes) => {
+            ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response()
+        }
+        None => no_content(),
+    }
+}
+
+pub(crate) async fn load_checkpoint(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    Ok(checkpoint_response(
+        state.store.load_checkpoint(&stack, false).await?,
+    ))
+}
+
+pub(crate) async fn load_previous_checkpoint(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    Ok(checkpoint_response(
+        state.store.load_checkpoint(&stack, true).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct SaveQuery {
+    #[serde(rename = "keepBackup", default)]
+    keep_backup: Option<bool>,
+}
+
+pub(crate) async fn save_checkpoint(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+    Query(query): Query<SaveQuery>,
+    headers: HeaderMap,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    let bytes = body(bytes)?;
+    state
+        .store
+        .save_checkpoint(
+            &stack,
+            &bytes,
+            query.keep_backup.unwrap_or(true),
+            lease(&headers)?.as_ref(),
+        )
+        .await?;
+    Ok(no_content())
+}
+
+#[derive(Deserialize)]
+pub(crate) struct HistoryQuery {
+    limit: Option<i64>,
+}
+
+pub(crate) async fn list_history(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+    Query(query): Query<HistoryQuery>,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    if query.limit.is_some_and(|l| l < 0) {
+        return Err(ApiError::bad_request(
+            "bad_query",
+            "limit must not be negative",
+        ));
+    }
+    let records = state.store.list_history(&stack, query.limit).await?;
+    let updates: Vec<serde_json::Value> = records
+        .iter()
+        .map(|r| json!({ "kind": r.kind, "recordedAt": r.recorded_at, "record": r.record }))
+        .collect();
+    Ok(Json(json!({ "updates": updates })).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryBody {
+    kind: String,
+    /// The update record's JSON text.
+    record: String,
+}
+
+pub(crate) async fn add_history(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+    headers: HeaderMap,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    let req: HistoryBody = json_body(&body(bytes)?)?;
+    state
+        .store
+        .add_history(&stack, &req.kind, &req.record, lease(&headers)?.as_ref())
+        .await?;
+    Ok(StatusCode::CREATED.into_response())
+}

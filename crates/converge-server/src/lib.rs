@@ -1,0 +1,175 @@
+//! `converge serve`: the HTTP state service.
+//!
+//! Stacks, their checkpoints (opaque bytes, the current one and the one it
+//! replaced), update history, update leases (the stack lock: one update per
+//! stack at a time, renewed by the holder, broken by cancel or expiry),
+//! the journal entries API of seed 002, and access tokens scoped to an
+//! organization. Storage is SQLite by default and PostgreSQL with a
+//! `postgres://` URL, through one code path ([`db`]).
+//!
+//! # Architecture invariants
+//!
+//! - Every request is authenticated (`Authorization: token <t>`) and sees
+//!   only its token's organization; every organization, project and stack
+//!   name is validated with `converge-backend`'s validators.
+//! - Every race between requests is decided by the database schema (one
+//!   lease row and one open journal per stack, one entry per sequence ID),
+//!   so several service processes can share one PostgreSQL.
+//! - A request is answered only after its writes are committed: a
+//!   journal append acknowledged is durable.
+//! - The service never decrypts: compaction replays journals with secrets
+//!   opaque. It does not depend on the engine.
+
+mod api;
+mod compaction;
+mod db;
+mod error;
+mod store;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+pub use api::{LEASE_HEADER, ROUTES, UPDATE_HEADER};
+pub use compaction::{compact, Compaction};
+pub use db::sqlite_url;
+pub use error::{ApiError, ServerError};
+pub use store::{Caller, NewToken};
+
+use crate::api::AppState;
+use crate::db::Db;
+use crate::store::{Store, StoreOptions};
+
+/// The OpenAPI 3 document of the API, served at `GET /api/openapi.json`.
+pub const OPENAPI_JSON: &str = include_str!("openapi.json");
+
+/// The organization of a fresh service's first token.
+pub const DEFAULT_ORGANIZATION: &str = converge_backend::DIY_ORGANIZATION;
+
+/// How to run the service.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// `sqlite://FILE?mode=rwc` or `postgres://…`.
+    pub database_url: String,
+    /// Larger request bodies are refused with 413.
+    pub max_body_bytes: usize,
+    /// How long an update's lease lasts without a renewal.
+    pub lease_duration: Duration,
+    /// How often expired leases are broken (and their journals compacted).
+    pub sweep_interval: Duration,
+}
+
+impl ServerOptions {
+    /// Defaults with the given database.
+    pub fn new(database_url: impl Into<String>) -> ServerOptions {
+        ServerOptions {
+            database_url: database_url.into(),
+            max_body_bytes: 256 << 20,
+            lease_duration: Duration::from_secs(300),
+            sweep_interval: Duration::from_secs(30),
+        }
+    }
+
+    /// Defaults with a SQLite database in `data_dir` (created if missing).
+    pub fn sqlite_in(data_dir: &Path) -> Result<ServerOptions, ServerError> {
+        std::fs::create_dir_all(data_dir).map_err(|source| ServerError::Io {
+            action: format!("cannot create {}", data_dir.display()),
+            source,
+        })?;
+        Ok(ServerOptions::new(sqlite_url(
+            &data_dir.join("converge.db"),
+        )))
+    }
+}
+
+/// An opened service: the database is connected and its schema created.
+#[derive(Debug, Clone)]
+pub struct Server {
+    store: Store,
+    options: ServerOptions,
+}
+
+impl Server {
+    pub async fn open(options: ServerOptions) -> Result<Server, ServerError> {
+        let db = Db::open(&options.database_url).await?;
+        let store = Store::new(
+            db,
+            StoreOptions {
+                lease_duration: options.lease_duration,
+            },
+        );
+        Ok(Server { store, options })
+    }
+
+    /// Creates an admin token of `organization`.
+    pub async fn create_admin_token(
+        &self,
+        organization: &str,
+        name: &str,
+    ) -> Result<NewToken, ServerError> {
+        converge_backend::validate_organization_name(organization).map_err(ApiError::from)?;
+        Ok(self.store.create_token(organization, name, true).await?)
+    }
+
+    /// The caller `token` stands for, if it is valid.
+    pub async fn authenticate(&self, token: &str) -> Result<Caller, ServerError> {
+        Ok(self.store.authenticate(token).await?)
+    }
+
+    /// The HTTP routes, for embedding.
+    pub fn router(&self) -> axum::Router {
+        api::router(
+            AppState {
+                store: self.store.clone(),
+            },
+            self.options.max_body_bytes,
+        )
+    }
+
+    /// Serves on `listener` until the future is dropped, breaking expired
+    /// leases every `sweep_interval`.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let store = self.store.clone();
+        let interval = self.options.sweep_interval;
+        let sweeper = tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(interval);
+            loop {
+                ticks.tick().await;
+                // A failed sweep is retried at the next tick.
+                let _ = store.sweep_expired().await;
+            }
+        });
+        let result = axum::serve(listener, self.router()).await;
+        sweeper.abort();
+        result
+    }
+
+    /// Binds `addr` (port 0: any free port) and serves in a background
+    /// task; returns the address bound.
+    pub async fn spawn(self, addr: SocketAddr) -> std::io::Result<RunningServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let task = tokio::spawn(self.serve(listener));
+        Ok(RunningServer { addr, task })
+    }
+}
+
+/// A service serving in a background task; stopped when dropped.
+#[derive(Debug)]
+pub struct RunningServer {
+    pub addr: SocketAddr,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
