@@ -1,7 +1,8 @@
-//! SIGKILL of `converge up` mid-deployment, on the file backend and on an
-//! object store (S3): the state verifies, every object created is in the
-//! state or in its pending operations, the next run reports the
-//! interrupted operations, and a documented command resolves them.
+//! SIGKILL of `converge up` mid-deployment, on each backend (file, an
+//! object store, the state service): the state verifies, every object
+//! created is in the state or in its pending operations, the next run
+//! reports the interrupted operations, and a documented command resolves
+//! them.
 
 mod common;
 
@@ -12,12 +13,11 @@ use std::time::{Duration, Instant};
 struct World {
     scratch: common::Scratch,
     project: PathBuf,
-    /// The backend, if not the scratch world's file backend.
-    backend_url: Option<String>,
+    backend: common::Backend,
 }
 
 impl World {
-    fn new(resources: usize, backend_url: Option<String>) -> World {
+    fn new(resources: usize, backend: common::Backend) -> World {
         // Each resource is a real object: a file made by a slow command.
         let mut program = String::from("name: crash\nruntime: yaml\nresources:\n");
         for i in 0..resources {
@@ -31,7 +31,7 @@ impl World {
         let w = World {
             scratch,
             project,
-            backend_url,
+            backend,
         };
         assert!(w.cmd(&["stack", "init", "dev"]).status().unwrap().success());
         w
@@ -39,9 +39,7 @@ impl World {
 
     fn cmd(&self, args: &[&str]) -> Process {
         let mut c = self.scratch.command("pw");
-        if let Some(url) = &self.backend_url {
-            c.env("PULUMI_BACKEND_URL", url);
-        }
+        self.backend.apply(&mut c);
         c.args(args);
         c
     }
@@ -89,9 +87,11 @@ fn tracked(state: &serde_json::Value) -> (Vec<String>, Vec<String>) {
     (resources, pending)
 }
 
+/// On the file backend the killed process's lock file is stale (its pid is
+/// gone) and removed; the next operation replays its journal.
 #[test]
 fn sigkill_mid_update_loses_track_of_nothing() {
-    sigkill_mid_update(World::new(40, None));
+    sigkill_mid_update(World::new(40, common::Backend::File), Recovery::NextRun);
 }
 
 /// The same on an object store: the lease of the killed process (of this
@@ -101,10 +101,32 @@ fn sigkill_mid_update_on_s3_loses_track_of_nothing() {
     let Some(url) = converge_backend::conformance::test_s3_url("crash") else {
         return;
     };
-    sigkill_mid_update(World::new(40, Some(url)));
+    sigkill_mid_update(World::new(40, common::Backend::Url(url)), Recovery::NextRun);
 }
 
-fn sigkill_mid_update(w: World) {
+/// On the state service the killed update's lease stays until it expires
+/// or `converge cancel` breaks it; the service then compacts its journal.
+#[test]
+fn sigkill_mid_update_on_the_service_loses_track_of_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let service =
+        common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
+    sigkill_mid_update(
+        World::new(40, common::Backend::Service(service)),
+        Recovery::Cancel,
+    );
+}
+
+/// How the interrupted update is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    /// The next operation recovers it by itself.
+    NextRun,
+    /// `converge cancel --yes` first (the backend holds the lease).
+    Cancel,
+}
+
+fn sigkill_mid_update(w: World, recovery: Recovery) {
     let mut up = w
         .cmd(&["up", "--yes", "--skip-preview", "--parallel", "4"])
         .stdout(Stdio::null())
@@ -123,13 +145,27 @@ fn sigkill_mid_update(w: World) {
 
     // The next operation recovers the journal; its state verifies (it is
     // refused otherwise) and reports what was in flight.
+    if recovery == Recovery::Cancel {
+        let out = w.cmd(&["refresh", "--yes"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "the dead update's lease was ignored");
+        assert!(stderr.contains("converge cancel"), "{stderr}");
+        let out = w.cmd(&["cancel", "--yes"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let out = w.cmd(&["refresh", "--yes"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains("recovered an interrupted update"),
-        "{stderr}"
-    );
+    if recovery == Recovery::NextRun {
+        assert!(
+            stderr.contains("recovered an interrupted update"),
+            "{stderr}"
+        );
+    }
     let (resources, pending) = tracked(&w.state());
     for object in &made {
         assert!(

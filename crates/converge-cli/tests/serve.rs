@@ -4,73 +4,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use common::service::Service;
 
-use assert_cmd::cargo::CommandCargoExt;
-
-/// A `converge serve` process, killed when dropped.
-#[derive(Debug)]
-pub struct Service {
-    child: Child,
-    pub url: String,
-    pub token: String,
-}
-
-impl Service {
-    /// Starts `converge serve` on `listen` (port 0: a free port) with its
-    /// SQLite database in `data_dir` and an admin token in `data_dir/token`.
-    pub fn start(home: &Path, data_dir: &Path, listen: &str) -> Service {
-        Service::start_in(home, data_dir, listen, "organization")
-    }
-
-    /// Like [`Service::start`], the token of `organization`.
-    pub fn start_in(home: &Path, data_dir: &Path, listen: &str, organization: &str) -> Service {
-        let token_file = data_dir.join("token");
-        let mut child = Command::cargo_bin("converge")
-            .unwrap()
-            .env("CONVERGE_HOME", home)
-            .env_remove("CONVERGE_DATABASE_URL")
-            .args(["serve", "--listen", listen, "--data-dir"])
-            .arg(data_dir)
-            .arg("--token-file")
-            .arg(&token_file)
-            .args(["--organization", organization])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let url = loop {
-            let line = lines
-                .next()
-                .expect("converge serve exited before listening")
-                .unwrap();
-            if let Some(url) = line.strip_prefix("Converge state service listening on ") {
-                break url.to_owned();
-            }
-        };
-        // Keep draining stdout so the service never blocks on it.
-        std::thread::spawn(move || for _ in lines {});
-        let token = std::fs::read_to_string(&token_file)
-            .unwrap()
-            .trim()
-            .to_owned();
-        Service { child, url, token }
-    }
-
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
+use std::path::PathBuf;
+use std::process::Stdio;
 
 fn quickstart() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart/Pulumi.yaml")

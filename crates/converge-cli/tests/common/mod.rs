@@ -52,6 +52,33 @@ impl Scratch {
     }
 }
 
+/// Where a test's stacks live.
+#[derive(Debug)]
+pub enum Backend {
+    /// The scratch world's file backend.
+    File,
+    /// Another backend URL (an object store).
+    Url(String),
+    /// A `converge serve` process, with its admin token.
+    Service(service::Service),
+}
+
+impl Backend {
+    /// Points `cmd` at this backend.
+    pub fn apply(&self, cmd: &mut Command) {
+        match self {
+            Backend::File => {}
+            Backend::Url(url) => {
+                cmd.env("PULUMI_BACKEND_URL", url);
+            }
+            Backend::Service(s) => {
+                cmd.env("PULUMI_BACKEND_URL", &s.url)
+                    .env("PULUMI_ACCESS_TOKEN", &s.token);
+            }
+        }
+    }
+}
+
 /// Runs `cmd` (`converge args…`), which must succeed; its stdout.
 pub fn stdout_of(mut cmd: Command, args: &[&str]) -> String {
     let out = cmd.args(args).output().unwrap();
@@ -65,6 +92,7 @@ pub fn stdout_of(mut cmd: Command, args: &[&str]) -> String {
 }
 
 pub mod python;
+pub mod service;
 /// A directory (under `root`) holding `pulumi-resource-convergetest`, the
 /// test plugin, for PATH. Cargo builds it into the directory of the
 /// `converge` binary under test (a workspace test run has it already;

@@ -1,5 +1,6 @@
-//! The `converge` binary on an object-store backend: a real S3-compatible
-//! server on 127.0.0.1 (started by scripts/test).
+//! The `converge` binary on each backend: the file backend, an object store
+//! (a real S3-compatible server on 127.0.0.1, started by scripts/test) and
+//! the state service (`converge serve`).
 
 mod common;
 
@@ -20,7 +21,7 @@ resources:
   slow:
     type: command:local:Command
     properties:
-      create: sleep ${wait}
+      create: touch started && sleep ${wait}
 config:
   wait:
     type: string
@@ -31,22 +32,27 @@ outputs:
 
 struct World {
     scratch: common::Scratch,
-    url: String,
+    backend: common::Backend,
 }
 
 impl World {
-    fn new(url: String) -> World {
+    fn new(backend: common::Backend) -> World {
         let w = World {
             scratch: common::Scratch::new(PROGRAM),
-            url,
+            backend,
         };
         w.run(&["stack", "init", "dev"]);
         w
     }
 
+    fn s3(url: &str) -> World {
+        World::new(common::Backend::Url(url.to_owned()))
+    }
+
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = self.scratch.command("pw");
-        c.env("PULUMI_BACKEND_URL", &self.url).args(args);
+        self.backend.apply(&mut c);
+        c.args(args);
         c
     }
 
@@ -54,8 +60,12 @@ impl World {
         common::stdout_of(self.cmd(&[]), args)
     }
 
-    fn backend(&self) -> ObjectBackend {
-        ObjectBackend::open(&self.url).unwrap()
+    /// The object store this world's stacks are in.
+    fn bucket(&self) -> ObjectBackend {
+        match &self.backend {
+            common::Backend::Url(url) => ObjectBackend::open(url).unwrap(),
+            other => panic!("not an object store: {other:?}"),
+        }
     }
 }
 
@@ -68,7 +78,7 @@ fn login_deploy_and_destroy_on_s3() {
     let Some(url) = converge_backend::conformance::test_s3_url("e2e") else {
         return;
     };
-    let w = World::new(url.clone());
+    let w = World::s3(&url);
     // `login` remembers an s3:// URL like any other.
     let mut login = w.scratch.command("pw");
     login.env_remove("PULUMI_BACKEND_URL").args(["login", &url]);
@@ -102,7 +112,7 @@ fn login_deploy_and_destroy_on_s3() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let b = w.backend();
+        let b = w.bucket();
         let cp = b.load_checkpoint(&dev()).await.unwrap().unwrap();
         let cp: serde_json::Value = serde_json::from_slice(&cp).unwrap();
         assert_eq!(cp["version"], 3);
@@ -122,29 +132,21 @@ fn login_deploy_and_destroy_on_s3() {
 
 /// Two `converge up` on one stack from two processes: exactly one runs;
 /// the other fails at once, naming the holder.
-#[test]
-fn a_second_up_fails_fast_naming_the_holder() {
-    let Some(url) = converge_backend::conformance::test_s3_url("two") else {
-        return;
-    };
-    let w = World::new(url);
+fn a_second_up_fails_fast_naming_the_holder(w: World) {
     w.run(&["config", "set", "wait", "3"]);
+    let started = w.scratch.project.join("started");
     let first = w
         .cmd(&["up", "--yes", "--skip-preview"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let b = w.backend();
+    // The first update holds the stack once its slow command has started.
     let start = Instant::now();
-    while rt.block_on(b.list_locks(&dev())).unwrap().is_empty() {
+    while !started.exists() {
         assert!(
             start.elapsed() < Duration::from_secs(60),
-            "the first up never locked"
+            "the first up never started"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -166,6 +168,27 @@ fn a_second_up_fails_fast_naming_the_holder() {
     assert!(w.run(&["up", "--yes"]).contains("5 unchanged"));
 }
 
+#[test]
+fn a_second_up_fails_fast_on_the_file_backend() {
+    a_second_up_fails_fast_naming_the_holder(World::new(common::Backend::File));
+}
+
+#[test]
+fn a_second_up_fails_fast_on_s3() {
+    let Some(url) = converge_backend::conformance::test_s3_url("two") else {
+        return;
+    };
+    a_second_up_fails_fast_naming_the_holder(World::s3(&url));
+}
+
+#[test]
+fn a_second_up_fails_fast_on_the_service() {
+    let data = tempfile::tempdir().unwrap();
+    let service =
+        common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
+    a_second_up_fails_fast_naming_the_holder(World::new(common::Backend::Service(service)));
+}
+
 /// A lease held by a process elsewhere blocks updates until `converge
 /// cancel` breaks it.
 #[test]
@@ -173,12 +196,12 @@ fn cancel_breaks_a_lease_held_elsewhere() {
     let Some(url) = converge_backend::conformance::test_s3_url("cancel") else {
         return;
     };
-    let w = World::new(url);
+    let w = World::s3(&url);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let b = w.backend();
+    let b = w.bucket();
     let elsewhere = LockInfo {
         pid: 4242,
         username: "alice".into(),
