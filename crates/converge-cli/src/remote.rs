@@ -1,5 +1,5 @@
 //! Backends on a Converge state service (`converge serve`), reached at
-//! `http://host:port` with an access token: from `PULUMI_ACCESS_TOKEN`,
+//! `http(s)://host:port` with an access token: from `PULUMI_ACCESS_TOKEN`,
 //! else the one `converge login` stored in the home's credentials file.
 
 use anyhow::{Context as _, Result};

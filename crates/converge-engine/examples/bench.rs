@@ -196,13 +196,19 @@ impl World {
                 Completion::Uploaded { bytes } => bytes,
                 Completion::CompactedByStore => 0,
             };
-            self.snapshot = result.snapshot.clone();
+            // The next operation starts from the stored checkpoint, as the
+            // CLI's does (a store that compacts the journal itself wrote it).
             self.checkpoint_bytes = self
                 .backend
                 .load_checkpoint(&self.stack)
                 .await
                 .expect("load")
                 .unwrap_or_default();
+            self.snapshot =
+                checkpoint::read_checkpoint(&self.checkpoint_bytes, SecretsMode::Opaque)
+                    .expect("a stored checkpoint reads")
+                    .latest
+                    .unwrap_or_else(|| result.snapshot.clone());
         } else {
             self.backend
                 .close_journal(&self.stack)

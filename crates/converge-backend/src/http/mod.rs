@@ -15,8 +15,9 @@
 //! backoff ([`RetryPolicy`]); requests that are not idempotent are retried
 //! only when the service certainly did not process them.
 //!
-//! TLS is deliberately not built in (it would double the build): `https://`
-//! URLs are refused with an explanation.
+//! `https://` services are reached over TLS (rustls, which the object-store
+//! backends already build; certificates checked against the platform's
+//! roots).
 
 mod client;
 mod journal;
@@ -102,26 +103,26 @@ impl fmt::Debug for Inner {
     }
 }
 
-/// Checks a service URL: `http://host[:port]`, trailing slashes dropped.
+/// Checks a service URL: `http(s)://host[:port]`, trailing slashes dropped.
 pub fn normalize_service_url(url: &str) -> Result<String> {
     let invalid = |reason: &str| BackendError::InvalidUrl {
         url: url.to_owned(),
         reason: reason.to_owned(),
     };
-    if url.starts_with("https://") {
+    let (scheme, rest) = if let Some(rest) = url.strip_prefix("https://") {
+        ("https", rest)
+    } else if let Some(rest) = url.strip_prefix("http://") {
+        ("http", rest)
+    } else {
         return Err(invalid(
-            "this build of converge speaks plain HTTP only (no TLS); reach the service over \
-             http:// on a trusted network or through a local TLS-terminating proxy",
+            "a state service URL starts with http:// or https://",
         ));
-    }
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| invalid("a state service URL starts with http://"))?;
+    };
     let rest = rest.trim_end_matches('/');
     if rest.is_empty() || rest.contains('/') || rest.contains('?') || rest.contains('#') {
-        return Err(invalid("expected http://HOST[:PORT] with no path"));
+        return Err(invalid("expected http(s)://HOST[:PORT] with no path"));
     }
-    Ok(format!("http://{rest}"))
+    Ok(format!("{scheme}://{rest}"))
 }
 
 impl HttpBackend {
@@ -444,10 +445,10 @@ mod tests {
             normalize_service_url("http://state").unwrap(),
             "http://state"
         );
-        let err = normalize_service_url("https://state")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("no TLS"), "{err}");
+        assert_eq!(
+            normalize_service_url("https://state.example:8443/").unwrap(),
+            "https://state.example:8443"
+        );
         for bad in ["http://", "http://h/api", "http://h?x", "ftp://h", "h:80"] {
             assert!(normalize_service_url(bad).is_err(), "{bad}");
         }
