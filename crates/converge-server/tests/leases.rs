@@ -220,7 +220,9 @@ async fn broken_update_compacted(storage: Storage) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_lease_is_taken_over_and_its_holder_can_no_longer_write() {
     let (mut options, dir) = common::options(Storage::Sqlite).unwrap();
-    options.lease_duration = Duration::from_secs(1);
+    // Long enough for the holder's first writes on a loaded machine; the
+    // taker below waits for it to pass (up to 20 s).
+    options.lease_duration = Duration::from_secs(5);
     options.sweep_interval = Duration::from_secs(3600);
     let server = common::start_with(options, dir).await;
     let stack = StackRef::with_organization(server.organization.clone(), "p", "dev").unwrap();

@@ -3,7 +3,7 @@
 use converge_backend::StackRef;
 use sqlx::Row;
 
-use super::{check_writer, stack_id, LeaseCredential, Store};
+use super::{stack_id, LeaseCredential, Store};
 use crate::error::ApiError;
 
 /// One recorded update.
@@ -26,9 +26,7 @@ impl Store {
         lease: Option<&LeaseCredential>,
     ) -> Result<(), ApiError> {
         check_record(stack, kind, record)?;
-        let mut tx = self.db.pool.begin().await?;
-        let id = stack_id(&mut tx, stack).await?;
-        check_writer(&mut tx, stack, lease).await?;
+        let (mut tx, id) = self.begin_write(stack, lease).await?;
         let last: Option<i64> =
             sqlx::query("SELECT MAX(recorded_at) FROM history WHERE stack_id = $1")
                 .bind(&id)

@@ -8,7 +8,7 @@ use converge_backend::StackRef;
 use sqlx::{AnyConnection, Row};
 
 use super::leases::insert_update;
-use super::{check_writer, stack_id, LeaseCredential, Store};
+use super::{stack_id, LeaseCredential, Store};
 use crate::compaction::{compact, Compaction};
 use crate::error::ApiError;
 
@@ -41,9 +41,7 @@ impl Store {
         lease: Option<&LeaseCredential>,
     ) -> Result<String, ApiError> {
         check_digest(base_digest)?;
-        let mut tx = self.db.pool.begin().await?;
-        let id = stack_id(&mut tx, stack).await?;
-        check_writer(&mut tx, stack, lease).await?;
+        let (mut tx, id) = self.begin_write(stack, lease).await?;
         let update_id = match lease {
             Some(cred) => cred.update_id.clone(),
             None => uuid::Uuid::new_v4().to_string(),
@@ -123,9 +121,7 @@ impl Store {
         for (i, e) in batch.iter().enumerate() {
             check_entry(i, e)?;
         }
-        let mut tx = self.db.pool.begin().await?;
-        let id = stack_id(&mut tx, stack).await?;
-        check_writer(&mut tx, stack, lease).await?;
+        let (mut tx, id) = self.begin_write(stack, lease).await?;
         let open = sqlx::query("SELECT update_id FROM journals WHERE stack_id = $1")
             .bind(&id)
             .fetch_optional(&mut *tx)
@@ -185,9 +181,7 @@ impl Store {
         stack: &StackRef,
         lease: Option<&LeaseCredential>,
     ) -> Result<(), ApiError> {
-        let mut tx = self.db.pool.begin().await?;
-        let id = stack_id(&mut tx, stack).await?;
-        check_writer(&mut tx, stack, lease).await?;
+        let (mut tx, id) = self.begin_write(stack, lease).await?;
         match compact_open(&mut tx, &id).await? {
             None => Err(ApiError::conflict(
                 "no_journal",
@@ -215,9 +209,7 @@ impl Store {
         stack: &StackRef,
         lease: Option<&LeaseCredential>,
     ) -> Result<(), ApiError> {
-        let mut tx = self.db.pool.begin().await?;
-        let id = stack_id(&mut tx, stack).await?;
-        check_writer(&mut tx, stack, lease).await?;
+        let (mut tx, id) = self.begin_write(stack, lease).await?;
         close(&mut tx, &id).await?;
         tx.commit().await?;
         Ok(())

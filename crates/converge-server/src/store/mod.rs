@@ -50,6 +50,20 @@ impl Store {
     pub fn new(db: Db, options: StoreOptions) -> Store {
         Store { db, options }
     }
+
+    /// A transaction for a write to `stack`, and the stack's id: 404 if
+    /// the stack does not exist, 409 if the caller may not write to it
+    /// (see [`check_writer`]).
+    async fn begin_write(
+        &self,
+        stack: &StackRef,
+        lease: Option<&LeaseCredential>,
+    ) -> Result<(sqlx::Transaction<'static, sqlx::Any>, String), ApiError> {
+        let mut tx = self.db.pool.begin().await?;
+        let id = stack_id(&mut tx, stack).await?;
+        check_writer(&mut tx, stack, lease).await?;
+        Ok((tx, id))
+    }
 }
 
 pub(crate) fn now_secs() -> i64 {

@@ -3,7 +3,7 @@
 use converge_backend::StackRef;
 use sqlx::Row;
 
-use super::{check_writer, not_found, rfc3339, stack_id, LeaseCredential, Store};
+use super::{not_found, rfc3339, LeaseCredential, Store};
 use crate::error::ApiError;
 
 /// One stack, as the API shows it.
@@ -103,9 +103,7 @@ impl Store {
         stack: &StackRef,
         lease: Option<&LeaseCredential>,
     ) -> Result<(), ApiError> {
-        let mut tx = self.db.pool.begin().await?;
-        let id = stack_id(&mut tx, stack).await?;
-        check_writer(&mut tx, stack, lease).await?;
+        let (mut tx, id) = self.begin_write(stack, lease).await?;
         for statement in [
             "DELETE FROM journal_entries WHERE update_id IN (SELECT update_id FROM journals WHERE stack_id = $1)",
             "DELETE FROM journals WHERE stack_id = $1",
@@ -126,9 +124,7 @@ impl Store {
         to: &StackRef,
         lease: Option<&LeaseCredential>,
     ) -> Result<StackInfo, ApiError> {
-        let mut tx = self.db.pool.begin().await?;
-        let id = stack_id(&mut tx, stack).await?;
-        check_writer(&mut tx, stack, lease).await?;
+        let (mut tx, id) = self.begin_write(stack, lease).await?;
         let taken =
             sqlx::query("SELECT id FROM stacks WHERE org = $1 AND project = $2 AND name = $3")
                 .bind(&to.organization)
@@ -184,9 +180,7 @@ impl Store {
         keep_backup: bool,
         lease: Option<&LeaseCredential>,
     ) -> Result<(), ApiError> {
-        let mut tx = self.db.pool.begin().await?;
-        let id = stack_id(&mut tx, stack).await?;
-        check_writer(&mut tx, stack, lease).await?;
+        let (mut tx, id) = self.begin_write(stack, lease).await?;
         // Saving the bytes already there changes nothing (a retried save
         // must not replace the previous checkpoint with the current one).
         let current: Option<Vec<u8>> = sqlx::query("SELECT checkpoint FROM stacks WHERE id = $1")
