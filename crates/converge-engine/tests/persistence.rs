@@ -7,28 +7,10 @@ use std::sync::Arc;
 use converge_backend::{Backend, FileBackend, StackRef};
 use converge_engine::persistence::{self, BackendJournal, Recovery, Secrets};
 use converge_engine::{DeploymentOptions, EventSink, OperationContext};
-use converge_model::PropertyValue;
 use converge_state::checkpoint::{self, StackCheckpoint};
 use converge_state::integrity;
 use converge_state::secrets::SecretsMode;
-use converge_testkit::{
-    check_cloud_tracked, custom, program, register_stack, MockCloud, MockLoader, MockProvider,
-    TestProgram,
-};
-
-fn many(n: usize) -> TestProgram {
-    program(move |m| async move {
-        let stack = register_stack(&m).await?;
-        for i in 0..n {
-            let mut g = custom("pkg:index:Thing", &format!("r{i}"), Default::default());
-            g.inputs
-                .insert("i".to_owned(), PropertyValue::Number(i as f64));
-            g.parent = Some(stack.clone());
-            m.register_resource(g).await.map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    })
-}
+use converge_testkit::{check_cloud_tracked, numbered_things, MockCloud, MockLoader, MockProvider};
 
 async fn setup() -> (tempfile::TempDir, Arc<dyn Backend>, StackRef, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
@@ -70,7 +52,8 @@ async fn an_update_journals_then_compacts() {
             .await
             .unwrap(),
     );
-    let result = converge_engine::update(context(journal.clone(), &cloud), &many(20)).await;
+    let result =
+        converge_engine::update(context(journal.clone(), &cloud), &numbered_things(20)).await;
     assert!(result.error.is_none(), "{:?}", result.error);
     // Before compaction, the journal on disk replays to the same snapshot.
     let stored = backend.load_journal(&stack).await.unwrap().unwrap();
@@ -103,7 +86,7 @@ async fn an_interrupted_update_is_recovered_from_its_journal() {
             .unwrap(),
     );
     // The process "dies" after the update but before compaction.
-    let result = converge_engine::update(context(journal, &cloud), &many(10)).await;
+    let result = converge_engine::update(context(journal, &cloud), &numbered_things(10)).await;
     assert!(result.error.is_none());
     let recovered = persistence::recover(backend.as_ref(), &stack, &Secrets::Opaque)
         .await
@@ -146,7 +129,8 @@ async fn an_aborted_update_leaves_pending_operations_that_track_every_object() {
         .latency(std::time::Duration::from_millis(5));
     let mut ctx = context(journal, &cloud);
     ctx.loader = Arc::new(MockLoader::single(slow));
-    let task = tokio::spawn(async move { converge_engine::update(ctx, &many(1000)).await });
+    let task =
+        tokio::spawn(async move { converge_engine::update(ctx, &numbered_things(1000)).await });
     // Abort mid-deployment, once some objects exist.
     while cloud.len() < 5 {
         tokio::time::sleep(std::time::Duration::from_millis(2)).await;

@@ -8,28 +8,11 @@ use converge_backend::http::{HttpBackend, HttpBackendOptions, RetryPolicy};
 use converge_backend::{Backend, StackRef};
 use converge_engine::persistence::{self, BackendJournal, Completion, Recovery, Secrets};
 use converge_engine::{DeploymentOptions, EventSink, OperationContext};
-use converge_model::PropertyValue;
 use converge_server::{RunningServer, Server, ServerOptions};
 use converge_state::checkpoint::{self, StackCheckpoint};
 use converge_state::secrets::SecretsMode;
 use converge_state::{integrity, SecretsProviders, Snapshot};
-use converge_testkit::{
-    custom, program, register_stack, MockCloud, MockLoader, MockProvider, TestProgram,
-};
-
-fn many(n: usize) -> TestProgram {
-    program(move |m| async move {
-        let stack = register_stack(&m).await?;
-        for i in 0..n {
-            let mut g = custom("pkg:index:Thing", &format!("r{i}"), Default::default());
-            g.inputs
-                .insert("i".to_owned(), PropertyValue::Number(i as f64));
-            g.parent = Some(stack.clone());
-            m.register_resource(g).await.map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    })
-}
+use converge_testkit::{numbered_things, MockCloud, MockLoader, MockProvider};
 
 struct World {
     _dir: tempfile::TempDir,
@@ -104,7 +87,7 @@ impl World {
             events: EventSink::discard(),
             options: DeploymentOptions::new("test", "proj"),
         };
-        let result = converge_engine::update(context, &many(n)).await;
+        let result = converge_engine::update(context, &numbered_things(n)).await;
         assert!(result.error.is_none(), "{:?}", result.error);
         journal.complete(None, result.snapshot).await.unwrap()
     }

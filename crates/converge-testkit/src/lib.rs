@@ -36,8 +36,8 @@ mod provider;
 
 pub use cloud::{CallCounts, CloudObject, CloudOp, MockCloud};
 pub use lifecycle::{
-    check_cloud_tracked, check_journal, component, custom, program, props, register_stack,
-    Lifecycle, MemorySink, TestProgram,
+    check_cloud_tracked, check_journal, component, custom, numbered_things, program, props,
+    register_stack, Lifecycle, MemorySink, TestProgram,
 };
 pub use loader::{is_compatible, MockLoader, ProviderFactory};
 pub use provider::{AsyncHandler, Handler, HandlerFuture, MockProvider, Rpc};

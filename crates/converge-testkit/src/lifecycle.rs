@@ -48,6 +48,22 @@ impl Program for TestProgram {
     }
 }
 
+/// A program of `n` resources `pkg:index:Thing` named `r0`…, each with
+/// input `i` = its number, registered one after another under the stack.
+pub fn numbered_things(n: usize) -> TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        for i in 0..n {
+            let mut g = custom("pkg:index:Thing", &format!("r{i}"), Default::default());
+            g.inputs
+                .insert("i".to_owned(), PropertyValue::Number(i as f64));
+            g.parent = Some(stack.clone());
+            m.register_resource(g).await.map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })
+}
+
 /// A goal for a custom resource of `type_token` named `name`.
 pub fn custom(type_token: &str, name: &str, inputs: PropertyMap) -> ResourceGoal {
     ResourceGoal {
