@@ -16,14 +16,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use converge_backend::http::{HttpBackend, HttpBackendOptions, RetryPolicy};
-use converge_backend::{Backend, FileBackend, ObjectBackend, StackRef};
-use converge_engine::persistence::{BackendJournal, Completion, Secrets};
-use converge_engine::{DeploymentOptions, EventSink, OperationContext, OperationResult, Program};
+use converge_backend::{Backend, FileBackend, LockInfo, ObjectBackend, StackRef};
+use converge_engine::stack_state::{Completion, StackState};
+use converge_engine::{
+    DeploymentOptions, DiscardSink, EventSink, JournalSink, OperationContext, OperationResult,
+    Program,
+};
 use converge_model::PropertyValue;
 use converge_state::checkpoint::{self, StackCheckpoint};
 use converge_state::journal::entry_to_json;
 use converge_state::secrets::SecretsMode;
-use converge_state::Snapshot;
 use converge_testkit::{custom, program, register_stack, MockCloud, MockLoader, MockProvider};
 
 const T: &str = "pkg:index:Thing";
@@ -96,11 +98,8 @@ fn dag(chains: usize, length: usize) -> impl Program {
 
 struct World {
     _dir: tempfile::TempDir,
-    backend: Arc<dyn Backend>,
-    stack: StackRef,
+    state: StackState,
     loader: Arc<MockLoader>,
-    snapshot: Snapshot,
-    checkpoint_bytes: Vec<u8>,
 }
 
 impl World {
@@ -130,11 +129,8 @@ impl World {
             .latency(latency);
         World {
             _dir: dir,
-            backend,
-            stack,
+            state: StackState::new(backend, stack),
             loader: Arc::new(MockLoader::single(provider)),
-            snapshot: Snapshot::empty("2026-01-01T00:00:00Z"),
-            checkpoint_bytes: empty,
         }
     }
 
@@ -144,31 +140,48 @@ impl World {
         o
     }
 
-    /// Runs an operation with journaled persistence and compaction; returns
-    /// the result and the bytes written (journal entries + checkpoint).
+    /// The stored checkpoint's size.
+    async fn snapshot_bytes(&self) -> usize {
+        self.state
+            .backend()
+            .load_checkpoint(self.state.stack())
+            .await
+            .expect("load")
+            .map_or(0, |b| b.len())
+    }
+
+    /// Runs an operation as the CLI does, through the stack's owner (lock,
+    /// recovery, journal, compaction); returns the result and the bytes
+    /// written (journal entries + checkpoint).
     async fn run(
         &mut self,
         op: &str,
         program: Option<&dyn Program>,
         parallel: usize,
     ) -> (OperationResult, usize, u128) {
-        let journal = Arc::new(
-            BackendJournal::open(
-                self.backend.clone(),
-                self.stack.clone(),
-                &self.checkpoint_bytes,
-                Secrets::Opaque,
-            )
+        let mut locked = self
+            .state
+            .lock(LockInfo::current())
             .await
-            .expect("open journal"),
-        );
+            .expect("lock the stack");
+        let journal = if op == "preview" {
+            None
+        } else {
+            Some(locked.start().await.expect("open journal"))
+        };
+        let sink: Arc<dyn JournalSink> = match &journal {
+            Some(j) => j.clone(),
+            None => Arc::new(DiscardSink),
+        };
         let ctx = OperationContext {
-            base: self.snapshot.clone(),
+            base: locked.base().clone(),
             loader: self.loader.clone(),
-            sink: journal.clone(),
+            sink,
             events: EventSink::discard(),
             options: self.options(parallel),
         };
+        // Timed from the operation's start to its compaction, as before the
+        // owner type existed, so the figures stay comparable.
         let start = Instant::now();
         let result = match (op, program) {
             ("preview", Some(p)) => converge_engine::preview(ctx, p).await,
@@ -186,39 +199,25 @@ impl World {
             })
             .sum();
         // A preview persists nothing (its journal stays in memory).
-        let mut written = if op == "preview" { 0 } else { journal_bytes };
-        if op != "preview" {
-            written += match journal
-                .complete(None, result.snapshot.clone())
+        let mut written = 0;
+        if let Some(journal) = journal {
+            written += journal_bytes;
+            written += match locked
+                .finish(journal, &result, None)
                 .await
                 .expect("compact")
+                .completion
             {
                 Completion::Uploaded { bytes } => bytes,
                 Completion::CompactedByStore => 0,
             };
-            // The next operation starts from the stored checkpoint, as the
-            // CLI's does (a store that compacts the journal itself wrote it).
-            self.checkpoint_bytes = self
-                .backend
-                .load_checkpoint(&self.stack)
-                .await
-                .expect("load")
-                .unwrap_or_default();
-            self.snapshot =
-                checkpoint::read_checkpoint(&self.checkpoint_bytes, SecretsMode::Opaque)
-                    .expect("a stored checkpoint reads")
-                    .latest
-                    .unwrap_or_else(|| result.snapshot.clone());
-        } else {
-            self.backend
-                .close_journal(&self.stack)
-                .await
-                .expect("close");
         }
+        let ms = start.elapsed().as_millis();
+        locked.release().await.expect("release");
         if let Some(e) = &result.error {
             panic!("{op} failed: {e}");
         }
-        (result, written, start.elapsed().as_millis())
+        (result, written, ms)
     }
 }
 
@@ -229,7 +228,7 @@ fn line(fields: serde_json::Value) {
 async fn zero_latency(n: usize) {
     let mut w = World::new(Duration::ZERO).await;
     let (_, bytes, ms) = w.run("update", Some(&flat(n, None)), 16).await;
-    let snapshot_bytes = w.checkpoint_bytes.len();
+    let snapshot_bytes = w.snapshot_bytes().await;
     line(
         serde_json::json!({"bench": "up_create", "n": n, "wall_ms": ms, "bytes_written": bytes,
         "snapshot_bytes": snapshot_bytes, "bytes_per_snapshot_byte": bytes as f64 / snapshot_bytes as f64}),
@@ -247,7 +246,7 @@ async fn zero_latency(n: usize) {
     let (_, bytes, ms) = w.run("update", Some(&flat(n, Some(100))), 16).await;
     line(
         serde_json::json!({"bench": "up_1pct", "n": n, "wall_ms": ms, "bytes_written": bytes,
-        "snapshot_bytes": w.checkpoint_bytes.len()}),
+        "snapshot_bytes": w.snapshot_bytes().await}),
     );
     let (_, bytes, ms) = w.run("destroy", None, 16).await;
     line(serde_json::json!({"bench": "destroy", "n": n, "wall_ms": ms, "bytes_written": bytes}));
@@ -298,12 +297,12 @@ async fn backends(n: usize) {
         let (_, bytes, ms) = w.run("update", Some(&flat(n, None)), 16).await;
         line(
             serde_json::json!({"bench": "backend_up", "op": "create", "backend": name, "n": n,
-            "wall_ms": ms, "bytes_sent": bytes, "snapshot_bytes": w.checkpoint_bytes.len()}),
+            "wall_ms": ms, "bytes_sent": bytes, "snapshot_bytes": w.snapshot_bytes().await}),
         );
         let (_, bytes, ms) = w.run("update", Some(&flat(n, Some(100))), 16).await;
         line(
             serde_json::json!({"bench": "backend_up", "op": "update_1pct", "backend": name, "n": n,
-            "wall_ms": ms, "bytes_sent": bytes, "snapshot_bytes": w.checkpoint_bytes.len()}),
+            "wall_ms": ms, "bytes_sent": bytes, "snapshot_bytes": w.snapshot_bytes().await}),
         );
     }
 }

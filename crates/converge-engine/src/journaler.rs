@@ -10,19 +10,57 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use converge_backend::BackendError;
+use converge_state::checkpoint::CheckpointError;
 use converge_state::journal::JournalEntry;
 use tokio::sync::{mpsc, oneshot};
 
-/// Why entries could not be persisted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot persist the journal: {0}")]
-pub struct JournalError(pub String);
+/// Why entries could not be persisted. Each kind keeps its cause, so a
+/// caller can tell a lost lease or a full disk ([`JournalError::Backend`])
+/// from an entry that cannot be encoded.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum JournalError {
+    /// The journaler task is gone (the runtime is shutting down).
+    #[error("cannot persist the journal: the journaler has stopped")]
+    Stopped,
+    /// An entry cannot be serialized.
+    #[error("cannot persist the journal: an entry cannot be encoded: {0}")]
+    Encode(#[source] Arc<CheckpointError>),
+    /// The backend refused or failed the append.
+    #[error("cannot persist the journal: {0}")]
+    Backend(#[source] Arc<BackendError>),
+    /// Any other sink's failure.
+    #[error("cannot persist the journal: {0}")]
+    Sink(#[source] Arc<dyn std::error::Error + Send + Sync>),
+}
+
+impl JournalError {
+    /// Wraps another sink's error.
+    pub fn sink(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        JournalError::Sink(Arc::new(e))
+    }
+}
+
+/// Errors compare by kind and message (their causes are not comparable).
+impl PartialEq for JournalError {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
 
 /// Where the journaler persists batches of entries. Returning `Ok` means
 /// every entry of the batch is durable.
 #[async_trait]
 pub trait JournalSink: Send + Sync + std::fmt::Debug {
     async fn persist(&self, batch: &[JournalEntry]) -> Result<(), JournalError>;
+
+    /// The sequence ID the journaler gives its first entry: 1, unless the
+    /// journal already holds entries (the base changes a stack's owner
+    /// journals before the operation).
+    fn first_sequence_id(&self) -> u64 {
+        1
+    }
 }
 
 /// A sink that keeps nothing (previews).
@@ -64,7 +102,7 @@ impl Journaler {
         let persisted = Arc::new(Mutex::new(Vec::new()));
         let record = Arc::clone(&persisted);
         tokio::spawn(async move {
-            let mut next_sequence = 1u64;
+            let mut next_sequence = sink.first_sequence_id();
             let mut broken: Option<JournalError> = None;
             while let Some(first) = rx.recv().await {
                 let mut batch = vec![first];
@@ -113,9 +151,8 @@ impl Journaler {
         let (done, wait) = oneshot::channel();
         self.tx
             .send(Request { entry, done })
-            .map_err(|_| JournalError("the journaler has stopped".to_owned()))?;
-        wait.await
-            .map_err(|_| JournalError("the journaler has stopped".to_owned()))?
+            .map_err(|_| JournalError::Stopped)?;
+        wait.await.map_err(|_| JournalError::Stopped)?
     }
 
     /// Every entry persisted so far, in sequence order.

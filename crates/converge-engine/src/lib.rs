@@ -12,8 +12,9 @@
 //!   dependencies.
 //! - [`journaler`]: the one task that orders and persists journal entries.
 //! - [`operations`]: preview, update, refresh, destroy.
-//! - [`persistence`]: journaled persistence on a backend, and recovery
-//!   after a crash.
+//! - [`stack_state`]: the one owner of a stack's state: what every reader
+//!   sees (the checkpoint with the journal replayed), recovery after a
+//!   crash, journaled base changes, an operation's journal and compaction.
 //! - [`events`], [`plan`]: what the CLI renders.
 
 mod deletions;
@@ -25,8 +26,8 @@ pub mod grpc;
 pub mod journaler;
 pub mod monitor;
 pub mod operations;
-pub mod persistence;
 pub mod plan;
+pub mod stack_state;
 mod step_generator;
 mod steps;
 
@@ -38,3 +39,4 @@ pub use journaler::{DiscardSink, JournalError, JournalSink, Journaler};
 pub use monitor::{EmptyProgram, Monitor, Program};
 pub use operations::{destroy, preview, refresh, update, OperationContext, OperationResult};
 pub use plan::{Plan, PlannedStep};
+pub use stack_state::{LockedStack, StackState, StackStateError};

@@ -1,18 +1,29 @@
-//! Journaled persistence on the file backend: an update journals each
-//! step durably and compacts at the end; an interrupted update is recovered
-//! on the next open by replaying its journal.
+//! The stack's state owner on the file backend: an update journals each
+//! step durably and compacts at the end; base changes are journal entries;
+//! every reader sees the journal replayed; an interrupted update is
+//! recovered by the first reader or writer that can prove its writer gone.
 
 use std::sync::Arc;
 
-use converge_backend::{Backend, FileBackend, StackRef};
-use converge_engine::persistence::{self, BackendJournal, Recovery, Secrets};
-use converge_engine::{DeploymentOptions, EventSink, OperationContext};
+use converge_backend::{Backend, FileBackend, LockInfo, StackRef};
+use converge_engine::stack_state::{
+    JournalStatus, ReadOptions, Recovery, StackState, UpdateJournal,
+};
+use converge_engine::{DeploymentOptions, EventSink, LockedStack, OperationContext};
 use converge_state::checkpoint::{self, StackCheckpoint};
-use converge_state::integrity;
+use converge_state::journal::base_digest;
 use converge_state::secrets::SecretsMode;
+use converge_state::{integrity, OperationType, SecretsProviders, Snapshot};
 use converge_testkit::{check_cloud_tracked, numbered_things, MockCloud, MockLoader, MockProvider};
 
-async fn setup() -> (tempfile::TempDir, Arc<dyn Backend>, StackRef, Vec<u8>) {
+struct World {
+    _dir: tempfile::TempDir,
+    backend: Arc<dyn Backend>,
+    state: StackState,
+    cloud: Arc<MockCloud>,
+}
+
+async fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
     let backend: Arc<dyn Backend> = Arc::new(FileBackend::new(dir.path(), ""));
     let stack = StackRef::new("proj", "test").unwrap();
@@ -26,125 +37,275 @@ async fn setup() -> (tempfile::TempDir, Arc<dyn Backend>, StackRef, Vec<u8>) {
     )
     .unwrap();
     backend.create_stack(&stack, &empty).await.unwrap();
-    (dir, backend, stack, empty)
+    World {
+        _dir: dir,
+        state: StackState::new(backend.clone(), stack),
+        backend,
+        cloud: MockCloud::new(),
+    }
 }
 
-fn context(
-    sink: Arc<dyn converge_engine::JournalSink>,
-    cloud: &Arc<MockCloud>,
-) -> OperationContext {
-    let provider = MockProvider::new("pkg").with_cloud(cloud.clone());
-    OperationContext {
-        base: converge_state::Snapshot::empty("2026-01-01T00:00:00Z"),
-        loader: Arc::new(MockLoader::single(provider)),
-        sink,
-        events: EventSink::discard(),
-        options: DeploymentOptions::new("test", "proj"),
+fn me() -> LockInfo {
+    LockInfo::current()
+}
+
+/// A live holder on another host: its lock can never be proved stale here.
+fn other_host() -> LockInfo {
+    LockInfo {
+        hostname: "elsewhere.example".to_owned(),
+        pid: 1,
+        ..LockInfo::current()
+    }
+}
+
+impl World {
+    fn context(&self, base: &Snapshot, sink: Arc<UpdateJournal>) -> OperationContext {
+        let provider = MockProvider::new("pkg").with_cloud(self.cloud.clone());
+        OperationContext {
+            base: base.clone(),
+            loader: Arc::new(MockLoader::single(provider)),
+            sink,
+            events: EventSink::discard(),
+            options: DeploymentOptions::new("test", "proj"),
+        }
+    }
+
+    /// Runs an update of `n` things to its end without compacting it, as a
+    /// process killed right after its last step would leave it.
+    async fn update_then_die(&self, locked: &mut LockedStack, n: usize) {
+        let journal = locked.start().await.unwrap();
+        let result =
+            converge_engine::update(self.context(locked.base(), journal), &numbered_things(n))
+                .await;
+        assert!(result.error.is_none(), "{:?}", result.error);
+    }
+
+    async fn stored(&self) -> Option<Snapshot> {
+        let bytes = self
+            .backend
+            .load_checkpoint(self.state.stack())
+            .await
+            .unwrap()?;
+        checkpoint::read_checkpoint(&bytes, SecretsMode::Opaque)
+            .unwrap()
+            .latest
+    }
+
+    async fn read_only(&self) -> (Snapshot, JournalStatus) {
+        let current = self.state.read(&ReadOptions::default()).await.unwrap();
+        (current.checkpoint.latest.unwrap(), current.journal)
     }
 }
 
 #[tokio::test]
 async fn an_update_journals_then_compacts() {
-    let (_dir, backend, stack, base) = setup().await;
-    let cloud = MockCloud::new();
-    let journal = Arc::new(
-        BackendJournal::open(backend.clone(), stack.clone(), &base, Secrets::Opaque)
-            .await
-            .unwrap(),
-    );
-    let result =
-        converge_engine::update(context(journal.clone(), &cloud), &numbered_things(20)).await;
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    assert_eq!(locked.recovery(), &Recovery::Clean);
+    let journal = locked.start().await.unwrap();
+    let result = converge_engine::update(
+        w.context(locked.base(), journal.clone()),
+        &numbered_things(20),
+    )
+    .await;
     assert!(result.error.is_none(), "{:?}", result.error);
-    // Before compaction, the journal on disk replays to the same snapshot.
-    let stored = backend.load_journal(&stack).await.unwrap().unwrap();
-    assert_eq!(stored.entries.len(), result.journal.len());
-    journal
-        .complete(None, result.snapshot.clone())
+    // Before compaction, the journal on disk holds every entry.
+    let stored = w
+        .backend
+        .load_journal(w.state.stack())
         .await
+        .unwrap()
         .unwrap();
-    assert!(backend.load_journal(&stack).await.unwrap().is_none());
-    let saved = backend.load_checkpoint(&stack).await.unwrap().unwrap();
-    let cp = checkpoint::read_checkpoint(&saved, SecretsMode::Opaque).unwrap();
-    let snapshot = cp.latest.unwrap();
+    assert_eq!(stored.entries.len(), result.journal.len());
+    locked.finish(journal, &result, None).await.unwrap();
+    assert!(w
+        .backend
+        .load_journal(w.state.stack())
+        .await
+        .unwrap()
+        .is_none());
+    let snapshot = w.stored().await.unwrap();
     assert_eq!(snapshot.resources.len(), 22);
     integrity::verify(&snapshot).unwrap();
-    assert_eq!(
-        persistence::recover(backend.as_ref(), &stack, &Secrets::Opaque)
-            .await
-            .unwrap(),
-        Recovery::Clean
-    );
+    assert_eq!(locked.base().resources.len(), 22);
+    locked.release().await.unwrap();
+    let again = w.state.lock(me()).await.unwrap();
+    assert_eq!(again.recovery(), &Recovery::Clean);
+    again.release().await.unwrap();
 }
 
 #[tokio::test]
-async fn an_interrupted_update_is_recovered_from_its_journal() {
-    let (_dir, backend, stack, base) = setup().await;
-    let cloud = MockCloud::new();
-    let journal = Arc::new(
-        BackendJournal::open(backend.clone(), stack.clone(), &base, Secrets::Opaque)
-            .await
-            .unwrap(),
-    );
-    // The process "dies" after the update but before compaction.
-    let result = converge_engine::update(context(journal, &cloud), &numbered_things(10)).await;
-    assert!(result.error.is_none());
-    let recovered = persistence::recover(backend.as_ref(), &stack, &Secrets::Opaque)
-        .await
-        .unwrap();
+async fn a_reader_sees_an_interrupted_update_and_compacts_it_once_its_writer_is_gone() {
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    w.update_then_die(&mut locked, 10).await;
+    // While the writer holds the lock, a reader sees its progress and
+    // writes nothing.
+    let (seen, status) = w.read_only().await;
+    assert_eq!(seen.resources.len(), 12);
+    assert!(matches!(status, JournalStatus::Live { .. }), "{status:?}");
+    let compacting = ReadOptions {
+        compact_as: Some(me()),
+    };
+    let current = w.state.read(&compacting).await.unwrap();
+    assert!(matches!(current.journal, JournalStatus::Live { .. }));
+    assert!(w.stored().await.is_none(), "a reader wrote a live journal");
+    // The writer is gone (its lock released without compaction): the next
+    // reader compacts, so the checkpoint itself holds the update.
+    locked.release().await.unwrap();
+    let current = w.state.read(&compacting).await.unwrap();
     assert!(
-        matches!(recovered, Recovery::Replayed { pending: 0, .. }),
-        "{recovered:?}"
+        matches!(
+            current.journal,
+            JournalStatus::Recovered(Recovery::Replayed { pending: 0, .. })
+        ),
+        "{:?}",
+        current.journal
     );
-    let saved = backend.load_checkpoint(&stack).await.unwrap().unwrap();
-    let snapshot = checkpoint::read_checkpoint(&saved, SecretsMode::Opaque)
+    assert!(w
+        .backend
+        .load_journal(w.state.stack())
+        .await
         .unwrap()
-        .latest
-        .unwrap();
-    assert_eq!(snapshot.resources.len(), 12);
-    check_cloud_tracked(&cloud, &snapshot, &[]);
-    // A journal whose base is no longer the checkpoint was compacted.
-    backend
-        .open_journal(&stack, &persistence::digest(&base))
+        .is_none());
+    let stored = w.stored().await.unwrap();
+    assert_eq!(stored.resources.len(), 12);
+    check_cloud_tracked(&w.cloud, &stored, &[]);
+    let locked = w.state.lock(me()).await.unwrap();
+    assert_eq!(locked.recovery(), &Recovery::Clean);
+    locked.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_reader_that_cannot_prove_the_writer_gone_changes_nothing() {
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    w.update_then_die(&mut locked, 3).await;
+    locked.release().await.unwrap();
+    // Another host now holds the stack (its lock is never stale here).
+    let theirs = w.backend.lock(w.state.stack(), other_host()).await.unwrap();
+    let current = w
+        .state
+        .read(&ReadOptions {
+            compact_as: Some(me()),
+        })
         .await
         .unwrap();
-    assert_eq!(
-        persistence::recover(backend.as_ref(), &stack, &Secrets::Opaque)
-            .await
-            .unwrap(),
-        Recovery::AlreadyCompacted
-    );
+    assert_eq!(current.checkpoint.latest.unwrap().resources.len(), 5);
+    assert!(matches!(current.journal, JournalStatus::Live { .. }));
+    assert!(w
+        .backend
+        .load_journal(w.state.stack())
+        .await
+        .unwrap()
+        .is_some());
+    assert!(w.stored().await.is_none());
+    theirs.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_journal_whose_base_is_no_longer_the_checkpoint_is_dropped() {
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    let journal = locked.start().await.unwrap();
+    let result = converge_engine::update(
+        w.context(locked.base(), journal.clone()),
+        &numbered_things(2),
+    )
+    .await;
+    locked.finish(journal, &result, None).await.unwrap();
+    locked.release().await.unwrap();
+    // A process that died between saving the checkpoint and closing the
+    // journal leaves one whose base is an older checkpoint.
+    w.backend
+        .open_journal(w.state.stack(), &base_digest(b"an older checkpoint"))
+        .await
+        .unwrap();
+    let (seen, _) = w.read_only().await;
+    assert_eq!(seen.resources.len(), 4);
+    let locked = w.state.lock(me()).await.unwrap();
+    assert_eq!(locked.recovery(), &Recovery::AlreadyCompacted);
+    assert_eq!(locked.base().resources.len(), 4);
+    locked.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn base_changes_are_journal_entries() {
+    let w = world().await;
+    let provider = SecretsProviders {
+        kind: "passphrase".to_owned(),
+        state: Some(r#"{"salt":"v1:abc"}"#.to_owned()),
+    };
+    let mut locked = w.state.lock(me()).await.unwrap();
+    locked.set_secrets_providers(provider.clone());
+    // Setting the same provider again journals nothing more.
+    locked.set_secrets_providers(provider.clone());
+    w.update_then_die(&mut locked, 1).await;
+    let stored = w
+        .backend
+        .load_journal(w.state.stack())
+        .await
+        .unwrap()
+        .unwrap();
+    let first: serde_json::Value = serde_json::from_slice(&stored.entries[0]).unwrap();
+    assert_eq!(first["kind"], 6, "a SecretsManager entry first: {first}");
+    assert!(stored
+        .entries
+        .iter()
+        .skip(1)
+        .all(|e| { serde_json::from_slice::<serde_json::Value>(e).unwrap()["kind"] != 6 }));
+    // A reader sees the provider before any compaction.
+    let (seen, _) = w.read_only().await;
+    assert_eq!(seen.secrets_providers.as_ref(), Some(&provider));
+    locked.release().await.unwrap();
+
+    // Cleared pending operations: a Write entry, seen by the next reader.
+    let mut locked = w.state.lock(me()).await.unwrap();
+    assert!(matches!(locked.recovery(), Recovery::Replayed { .. }));
+    let mut with_pending = locked.base().clone();
+    with_pending
+        .pending_operations
+        .push(converge_state::PendingOperation {
+            resource: with_pending.resources[1].clone(),
+            kind: OperationType::Creating,
+        });
+    locked.replace_base(with_pending);
+    locked.commit_changes().await.unwrap();
+    assert_eq!(w.stored().await.unwrap().pending_operations.len(), 1);
+    let cleared = locked.clear_pending_operations(|_| false);
+    assert_eq!(cleared, 1);
+    let journal = locked.start().await.unwrap();
+    drop(journal);
+    let (seen, _) = w.read_only().await;
+    assert!(seen.pending_operations.is_empty());
+    assert_eq!(seen.secrets_providers.as_ref(), Some(&provider));
+    locked.release().await.unwrap();
 }
 
 #[tokio::test]
 async fn an_aborted_update_leaves_pending_operations_that_track_every_object() {
-    let (_dir, backend, stack, base) = setup().await;
-    let cloud = MockCloud::new();
-    let journal = Arc::new(
-        BackendJournal::open(backend.clone(), stack.clone(), &base, Secrets::Opaque)
-            .await
-            .unwrap(),
-    );
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    let journal = locked.start().await.unwrap();
     let slow = MockProvider::new("pkg")
-        .with_cloud(cloud.clone())
+        .with_cloud(w.cloud.clone())
         .latency(std::time::Duration::from_millis(5));
-    let mut ctx = context(journal, &cloud);
+    let mut ctx = w.context(locked.base(), journal);
     ctx.loader = Arc::new(MockLoader::single(slow));
     let task =
         tokio::spawn(async move { converge_engine::update(ctx, &numbered_things(1000)).await });
-    // Abort mid-deployment, once some objects exist.
-    while cloud.len() < 5 {
+    // Abort mid-deployment, once some objects exist; a reader meanwhile
+    // sees a prefix of the update that verifies.
+    while w.cloud.len() < 5 {
         tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     }
+    let (live, _) = w.read_only().await;
+    integrity::verify(&live).unwrap();
     task.abort();
     let _ = task.await;
-    persistence::recover(backend.as_ref(), &stack, &Secrets::Opaque)
-        .await
-        .unwrap();
-    let saved = backend.load_checkpoint(&stack).await.unwrap().unwrap();
-    let snapshot = checkpoint::read_checkpoint(&saved, SecretsMode::Opaque)
-        .unwrap()
-        .latest
-        .unwrap();
-    integrity::verify(&snapshot).unwrap();
-    check_cloud_tracked(&cloud, &snapshot, &[]);
+    locked.release().await.unwrap();
+    let (seen, _) = w.read_only().await;
+    integrity::verify(&seen).unwrap();
+    check_cloud_tracked(&w.cloud, &seen, &[]);
+    assert!(seen.resources.len() >= live.resources.len());
 }

@@ -1,13 +1,14 @@
 //! Journaled persistence on a state service (`converge serve`, in-process
-//! on 127.0.0.1): the service compacts the journal itself when its replay
-//! is the update's snapshot, and the snapshot is uploaded when it is not.
+//! on 127.0.0.1): every change is a journal entry, so the service's replay
+//! of the journal is the update's snapshot and it compacts every update
+//! itself, base changes included.
 
 use std::sync::Arc;
 
 use converge_backend::http::{HttpBackend, HttpBackendOptions, RetryPolicy};
-use converge_backend::{Backend, StackRef};
-use converge_engine::persistence::{self, BackendJournal, Completion, Recovery, Secrets};
-use converge_engine::{DeploymentOptions, EventSink, OperationContext};
+use converge_backend::{Backend, LockInfo, StackRef};
+use converge_engine::stack_state::{Completion, StackState};
+use converge_engine::{DeploymentOptions, EventSink, LockedStack, OperationContext};
 use converge_server::{RunningServer, Server, ServerOptions};
 use converge_state::checkpoint::{self, StackCheckpoint};
 use converge_state::secrets::SecretsMode;
@@ -60,28 +61,16 @@ async fn world() -> World {
 }
 
 impl World {
-    /// Runs an update of `n` resources from the stored checkpoint, whose
-    /// in-memory base is `base`; returns how it was compacted.
-    async fn update(&self, n: usize, base: Snapshot) -> Completion {
-        let stored = self
-            .backend
-            .load_checkpoint(&self.stack)
-            .await
-            .unwrap()
-            .unwrap();
-        let journal = Arc::new(
-            BackendJournal::open(
-                self.backend.clone(),
-                self.stack.clone(),
-                &stored,
-                Secrets::Opaque,
-            )
-            .await
-            .unwrap(),
-        );
+    /// Runs an update of `n` resources with the stack's owner, after the
+    /// base changes `change` makes; returns how it was compacted.
+    async fn update(&self, n: usize, change: impl FnOnce(&mut LockedStack)) -> Completion {
+        let state = StackState::new(self.backend.clone(), self.stack.clone());
+        let mut locked = state.lock(LockInfo::current()).await.unwrap();
+        change(&mut locked);
+        let journal = locked.start().await.unwrap();
         let provider = MockProvider::new("pkg").with_cloud(self.cloud.clone());
         let context = OperationContext {
-            base,
+            base: locked.base().clone(),
             loader: Arc::new(MockLoader::single(provider)),
             sink: journal.clone(),
             events: EventSink::discard(),
@@ -89,7 +78,10 @@ impl World {
         };
         let result = converge_engine::update(context, &numbered_things(n)).await;
         assert!(result.error.is_none(), "{:?}", result.error);
-        journal.complete(None, result.snapshot).await.unwrap()
+        let finished = locked.finish(journal, &result, None).await.unwrap();
+        assert_eq!(locked.base(), &result.snapshot);
+        locked.release().await.unwrap();
+        finished.completion
     }
 
     async fn stored(&self) -> Snapshot {
@@ -107,45 +99,36 @@ impl World {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_service_compacts_when_its_replay_is_the_snapshot() {
+async fn the_service_compacts_every_update_itself() {
     let w = world().await;
-    let completion = w.update(20, Snapshot::empty("2026-01-01T00:00:00Z")).await;
+    let completion = w.update(20, |_| {}).await;
     assert_eq!(completion, Completion::CompactedByStore);
     let snapshot = w.stored().await;
     assert_eq!(snapshot.resources.len(), 22);
     integrity::verify(&snapshot).unwrap();
     assert!(w.backend.load_journal(&w.stack).await.unwrap().is_none());
-    assert_eq!(
-        persistence::recover(w.backend.as_ref(), &w.stack, &Secrets::Opaque)
-            .await
-            .unwrap(),
-        Recovery::Clean
-    );
     // A second update from that checkpoint: compacted by the service too,
     // the unchanged resources kept, the new ones added.
-    let completion = w.update(25, w.stored().await).await;
+    let completion = w.update(25, |_| {}).await;
     assert_eq!(completion, Completion::CompactedByStore);
     assert_eq!(w.stored().await.resources.len(), 27);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_base_changed_in_memory_is_uploaded_not_lost() {
+async fn a_base_change_is_journaled_so_the_service_compacts_it_too() {
     let w = world().await;
-    // The caller set the secrets provider on the base without journaling
-    // it (as the CLI does for a new stack): the service's replay would
-    // lose it, so the snapshot is uploaded.
-    let mut base = Snapshot::empty("2026-01-01T00:00:00Z");
-    base.secrets_providers = Some(SecretsProviders {
+    // The secrets provider of a new stack is a SecretsManager entry: the
+    // service's replay holds it, nothing is uploaded.
+    let provider = SecretsProviders {
         kind: "passphrase".to_owned(),
         state: Some(r#"{"salt":"v1:abc"}"#.to_owned()),
-    });
-    let completion = w.update(3, base).await;
-    assert!(
-        matches!(completion, Completion::Uploaded { .. }),
-        "{completion:?}"
-    );
+    };
+    let completion = w
+        .update(3, |locked| locked.set_secrets_providers(provider.clone()))
+        .await;
+    assert_eq!(completion, Completion::CompactedByStore);
     let snapshot = w.stored().await;
     assert_eq!(snapshot.resources.len(), 5);
-    assert_eq!(snapshot.secrets_providers.unwrap().kind, "passphrase");
+    assert_eq!(snapshot.secrets_providers, Some(provider));
     assert!(w.backend.load_journal(&w.stack).await.unwrap().is_none());
 }

@@ -8,7 +8,7 @@ use converge_state::journal::{entry_from_json, replay};
 use converge_state::secrets::SecretsMode;
 use converge_state::{Manifest, Snapshot};
 
-use crate::store::sha256_hex;
+use converge_state::journal::base_digest;
 
 /// What compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,11 +25,11 @@ pub enum Compaction {
 /// reason when the checkpoint or an entry cannot be read or replayed.
 pub fn compact(
     current: &[u8],
-    base_digest: &str,
+    journal_base: &str,
     entries: &[String],
     now: &str,
 ) -> Result<Compaction, String> {
-    if sha256_hex(current) != base_digest {
+    if base_digest(current) != journal_base {
         return Ok(Compaction::AlreadyCompacted);
     }
     let mut cp = read_checkpoint(current, SecretsMode::Opaque)
@@ -53,6 +53,7 @@ pub fn compact(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::sha256_hex;
     use converge_state::checkpoint::StackCheckpoint;
 
     fn empty_checkpoint() -> Vec<u8> {

@@ -4,8 +4,8 @@
 //! backends an update is its lock (a lock file, a lease in an object store,
 //! an update lease on a state service): cancelling breaks it, so the next
 //! update can start. The holder, if it is still alive, loses its lease and
-//! fails at its next write; the update journal it left is recovered by the
-//! next update as after a crash (a state service compacts it at once).
+//! fails at its next write; the update journal it left is compacted into
+//! the checkpoint at once, as after a crash.
 
 use std::io::{IsTerminal, Write};
 
@@ -16,7 +16,8 @@ use crate::context::Context;
 
 pub async fn run(ctx: &Context, stack: StackArg, yes: bool) -> Result<()> {
     let project = ctx.project()?;
-    let backend = ctx.backend(Some(&project))?;
+    let backend: std::sync::Arc<dyn converge_backend::Backend> =
+        std::sync::Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, stack.stack.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
     let held = backend.list_locks(&stack).await?;
@@ -51,9 +52,11 @@ pub async fn run(ctx: &Context, stack: StackArg, yes: bool) -> Result<()> {
     }
     let broken = backend.break_locks(&stack).await?;
     println!(
-        "Cancelled: broke {broken} lock(s) on stack {}. The next update recovers what the \
-         cancelled one left in its journal.",
+        "Cancelled: broke {broken} lock(s) on stack {}.",
         stack.stack
     );
+    // The cancelled update's journal, if it left one, is compacted into
+    // the checkpoint now that its writer is provably gone.
+    crate::commands::stack::current_checkpoint(ctx, &backend, &stack).await?;
     Ok(())
 }

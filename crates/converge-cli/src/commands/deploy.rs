@@ -6,15 +6,15 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef, UpdateKind};
-use converge_engine::persistence::{self, BackendJournal, Recovery, Secrets};
+use converge_engine::stack_state::{Recovery, UpdateRecord};
 use converge_engine::{
-    DeploymentOptions, EngineEvent, EventSink, OperationContext, OperationResult, Program,
+    DeploymentOptions, EngineEvent, EventSink, LockedStack, OperationContext, OperationResult,
+    Program, StackState,
 };
 use converge_language::yaml::ConfigValue;
 use converge_model::{PropertyMap, PropertyValue, Urn};
-use converge_state::checkpoint;
-use converge_state::secrets::{Crypter, SecretsMode};
-use converge_state::{integrity, OperationType, Snapshot};
+use converge_state::secrets::Crypter;
+use converge_state::{OperationType, Snapshot};
 
 use crate::args::OperationArgs;
 use crate::commands::stack::output::{display_json, stack_outputs};
@@ -73,29 +73,36 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     if matches!(op, Operation::Preview | Operation::Up) {
         check_runtime(&project)?;
     }
-    let lock = backend.lock(&stack, ctx.lock_info()).await?;
+    let mut locked = StackState::new(backend, stack)
+        .lock(ctx.lock_info())
+        .await?;
     let providers = Providers::new(&project);
-    let result = locked(ctx, op, &args, &project, &backend, &stack, &providers).await;
+    let result = run_locked(ctx, op, &args, &project, &mut locked, &providers).await;
     providers.shutdown().await;
-    lock.release().await?;
+    locked.release().await?;
     result
 }
 
-/// Everything under the stack lock.
-async fn locked(
+/// Everything under the stack lock: arguments → the stack's owner →
+/// display and confirmation.
+async fn run_locked(
     ctx: &Context,
     op: Operation,
     args: &OperationArgs,
     project: &Project,
-    backend: &Arc<dyn Backend>,
-    stack: &StackRef,
+    locked: &mut LockedStack,
     providers: &Providers,
 ) -> Result<()> {
-    let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-    let current = backend.load_checkpoint(stack).await?.unwrap_or_default();
-    let opaque = checkpoint::read_checkpoint(&current, SecretsMode::Opaque)
-        .with_context(|| format!("the state of stack {} cannot be read", stack.stack))?;
-    let salt = opaque.latest.as_ref().and_then(snapshot_salt);
+    let stack_name = locked.stack().stack.clone();
+    match locked.recovery() {
+        Recovery::Clean | Recovery::AlreadyCompacted => {}
+        Recovery::Replayed { entries, pending } => eprintln!(
+            "note: recovered an interrupted update of stack {stack_name}: {entries} journal \
+             entries replayed, {pending} operation(s) were in flight"
+        ),
+    }
+    let mut settings = StackSettings::load(&project.stack_config_file(&stack_name))?;
+    let salt = snapshot_salt(locked.base());
     let crypter = stack_crypter(
         &mut settings,
         salt.as_deref(),
@@ -104,110 +111,67 @@ async fn locked(
     )?;
     let salt = crypter.encryption_salt().to_owned();
     let crypter: Arc<dyn Crypter> = Arc::new(crypter);
-    let secrets = Secrets::Crypter(crypter.clone());
+    locked.decrypt(crypter.clone())?;
+    locked.verify()?;
+    locked.set_secrets_providers(crate::commands::stack::passphrase_provider(&salt));
 
-    match persistence::recover(backend.as_ref(), stack, &secrets).await? {
-        Recovery::Clean | Recovery::AlreadyCompacted => {}
-        Recovery::Replayed { entries, pending } => eprintln!(
-            "note: recovered an interrupted update of stack {}: {entries} journal entries replayed, \
-             {pending} operation(s) were in flight",
-            stack.stack
-        ),
-    }
-    let mut current = backend.load_checkpoint(stack).await?.unwrap_or_default();
-    let cp = checkpoint::read_checkpoint(&current, SecretsMode::Crypter(crypter.as_ref()))
-        .with_context(|| format!("the state of stack {} cannot be read", stack.stack))?;
-    let mut base = cp
-        .latest
-        .clone()
-        .unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
-    base.secrets_providers = Some(crate::commands::stack::passphrase_provider(&salt));
-    integrity::verify(&base).map_err(|e| {
-        anyhow::anyhow!(
-            "the state of stack {} fails integrity verification: {e}; \
-             repair it with `converge stack export` and `converge stack import`",
-            stack.stack
-        )
-    })?;
-
-    if op == Operation::Refresh && !base.pending_operations.is_empty() {
-        let before = base.pending_operations.len();
-        base.pending_operations
-            .retain(|p| p.kind == OperationType::Creating && !args.clear_pending_creates);
-        if base.pending_operations.len() != before {
-            persistence::save_snapshot(
-                backend.as_ref(),
-                stack,
-                cp.config.clone(),
-                base.clone(),
-                &secrets,
-            )
-            .await?;
-            current = backend.load_checkpoint(stack).await?.unwrap_or_default();
-            eprintln!(
-                "note: cleared {} interrupted operation(s) from the state",
-                before - base.pending_operations.len()
-            );
+    if op == Operation::Refresh {
+        let keep_creates = !args.clear_pending_creates;
+        let cleared =
+            locked.clear_pending_operations(|p| p.kind == OperationType::Creating && keep_creates);
+        if cleared > 0 {
+            eprintln!("note: {cleared} interrupted operation(s) will be cleared from the state");
         }
     }
-    report_pending(&base);
+    report_pending(locked.base());
 
     // The stack's configuration, decrypted once: the program's, and the
     // default providers' (`<package>:<key>`).
     let config = program_config(&settings, crypter.as_ref())?;
-    let options = deployment_options(project, stack, args, &config)?;
+    let options = deployment_options(project, locked.stack(), args, &config)?;
+    let display_options = DisplayOptions {
+        diff: args.diff,
+        preview: false,
+    };
 
     // --refresh: read every resource first, as its own journaled run.
     if args.refresh && op != Operation::Refresh {
         if !args.json {
-            println!("Refreshing ({}):", stack.stack);
+            println!("Refreshing ({stack_name}):");
         }
-        let journal = Arc::new(
-            BackendJournal::open(backend.clone(), stack.clone(), &current, secrets.clone()).await?,
-        );
+        let journal = locked.start().await?;
         let refreshed = execute(
             Operation::Refresh,
             ExecuteParams {
-                base: base.clone(),
+                base: locked.base().clone(),
                 providers,
                 options: options.clone(),
                 program: None,
                 sink: journal.clone(),
-                display: DisplayOptions {
-                    diff: args.diff,
-                    preview: false,
-                },
+                display: display_options,
                 json: args.json,
             },
         )
         .await;
-        journal
-            .complete(cp.config.clone(), refreshed.snapshot.clone())
-            .await?;
+        locked.finish(journal, &refreshed, None).await?;
         if let Some(e) = refreshed.error {
             bail!(
                 "the refresh before the {} failed: {e}",
                 op.history_kind().as_str()
             );
         }
-        base = refreshed.snapshot;
-        current = backend.load_checkpoint(stack).await?.unwrap_or_default();
     }
 
     let program: Option<Box<dyn Program>> = match op {
         Operation::Preview | Operation::Up => Some(load_program(
             project,
-            &stack.stack,
+            &stack_name,
             config,
             providers.loader(),
         )?),
         Operation::Refresh | Operation::Destroy => None,
     };
     let program = program.as_deref();
-    let display_options = DisplayOptions {
-        diff: args.diff,
-        preview: false,
-    };
     let interactive =
         !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
 
@@ -222,15 +186,15 @@ async fn locked(
     if op == Operation::Preview || !args.skip_preview {
         if !args.json {
             if op == Operation::Preview {
-                println!("{} ({}):", op.verb(), stack.stack);
+                println!("{} ({stack_name}):", op.verb());
             } else {
-                println!("{} (preview) ({}):", op.verb(), stack.stack);
+                println!("{} (preview) ({stack_name}):", op.verb());
             }
         }
         let preview = execute(
             op,
             ExecuteParams {
-                base: base.clone(),
+                base: locked.base().clone(),
                 providers,
                 options: DeploymentOptions {
                     preview: true,
@@ -270,16 +234,18 @@ async fn locked(
     }
 
     if !args.json {
-        println!("{} ({}):", op.verb(), stack.stack);
+        println!("{} ({stack_name}):", op.verb());
     }
-    let started = now_rfc3339();
-    let journal = Arc::new(
-        BackendJournal::open(backend.clone(), stack.clone(), &current, secrets.clone()).await?,
-    );
+    let record = UpdateRecord {
+        kind: op.history_kind(),
+        start_time: now_rfc3339(),
+        message: args.message.clone().unwrap_or_default(),
+    };
+    let journal = locked.start().await?;
     let result = execute(
         op,
         ExecuteParams {
-            base,
+            base: locked.base().clone(),
             providers,
             options,
             program,
@@ -289,11 +255,13 @@ async fn locked(
         },
     )
     .await;
-    journal
-        .complete(cp.config.clone(), result.snapshot.clone())
+    let finished = locked
+        .finish(journal, &result, Some(record))
         .await
         .context("the update ran, but its final state could not be saved; it will be recovered from the journal on the next run")?;
-    record_history(backend.as_ref(), stack, op, args, &started, &result).await;
+    if let Some(e) = finished.history_error {
+        eprintln!("warning: the update history could not be recorded: {e}");
+    }
     if args.json {
         print_json(&result, args.show_secrets)?;
     } else if op == Operation::Up {
@@ -427,36 +395,6 @@ fn provider_config(
             .insert(name.to_owned(), v);
     }
     out
-}
-
-async fn record_history(
-    backend: &dyn Backend,
-    stack: &StackRef,
-    op: Operation,
-    args: &OperationArgs,
-    started: &str,
-    result: &OperationResult,
-) {
-    let changes: serde_json::Map<String, serde_json::Value> = result
-        .plan
-        .counts()
-        .into_iter()
-        .map(|(k, v)| (k.as_str().to_owned(), v.into()))
-        .collect();
-    let record = serde_json::json!({
-        "kind": op.history_kind().as_str(),
-        "startTime": started,
-        "endTime": now_rfc3339(),
-        "message": args.message.clone().unwrap_or_default(),
-        "result": if result.error.is_none() { "succeeded" } else { "failed" },
-        "resourceChanges": changes,
-    });
-    if let Err(e) = backend
-        .add_history(stack, op.history_kind(), record.to_string().as_bytes())
-        .await
-    {
-        eprintln!("warning: the update history could not be recorded: {e}");
-    }
 }
 
 fn print_outputs(snapshot: &Snapshot, reveal: bool) {

@@ -18,6 +18,14 @@ mod replay;
 pub use json::{entry_from_json, entry_to_json, JournalJsonError};
 pub use replay::{rebuild_dependencies, replay, ReplayError, Replayer};
 
+/// How a journal names the checkpoint it started from: the lowercase hex
+/// SHA-256 of the checkpoint's bytes as stored. A journal replays onto the
+/// stored checkpoint only while that checkpoint's digest is its base digest;
+/// any other checkpoint already holds the journal's compaction.
+pub fn base_digest(checkpoint: &[u8]) -> String {
+    converge_model::sha256_hex(checkpoint)
+}
+
 use std::fmt;
 
 use converge_model::ResourceState;

@@ -55,7 +55,7 @@ impl JournalSink for FaultySink {
         let k = self.batches.fetch_add(1, Ordering::SeqCst);
         let failing = self.fail_at == Some(k);
         if self.failed() && !failing {
-            return Err(JournalError("injected: the journal is broken".to_owned()));
+            return Err(JournalError::sink(InjectedFault::Broken));
         }
         if !failing || self.keep_failed_batch {
             self.entries
@@ -65,8 +65,17 @@ impl JournalSink for FaultySink {
         }
         if failing {
             self.failed.store(true, Ordering::SeqCst);
-            return Err(JournalError(format!("injected: batch {k} failed")));
+            return Err(JournalError::sink(InjectedFault::Batch(k)));
         }
         Ok(())
     }
+}
+
+/// The failures [`FaultySink`] injects.
+#[derive(Debug, thiserror::Error)]
+pub enum InjectedFault {
+    #[error("injected: the journal is broken")]
+    Broken,
+    #[error("injected: batch {0} failed")]
+    Batch(usize),
 }

@@ -3,7 +3,11 @@
 use std::io::{IsTerminal, Read, Write};
 
 use anyhow::{bail, Context as _, Result};
-use converge_backend::{Backend, ListStacksOptions, RemoveOptions, SaveOptions, StackRef};
+use std::sync::Arc;
+
+use converge_backend::{Backend, ListStacksOptions, RemoveOptions, StackRef};
+use converge_engine::stack_state::{JournalStatus, ReadOptions, Recovery};
+use converge_engine::StackState;
 use converge_state::checkpoint::{self, StackCheckpoint};
 use converge_state::secrets::{Crypter, PassphraseCrypter, SecretsMode};
 use converge_state::{integrity, SecretsProviders, Snapshot};
@@ -66,17 +70,28 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
     }
 }
 
-/// The stack's checkpoint as stored, secrets kept as ciphertext.
-pub async fn load_checkpoint(
-    backend: &dyn Backend,
+/// The stack's current state, secrets kept as ciphertext: the checkpoint
+/// with any update's journal replayed. A journal whose writer is provably
+/// gone is compacted into the checkpoint on the way.
+pub async fn current_checkpoint(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
     stack: &StackRef,
-) -> Result<Option<StackCheckpoint>> {
-    let Some(bytes) = backend.load_checkpoint(stack).await? else {
-        return Ok(None);
-    };
-    let cp = checkpoint::read_checkpoint(&bytes, SecretsMode::Opaque)
-        .with_context(|| format!("the state of stack {} cannot be read", stack.stack))?;
-    Ok(Some(cp))
+) -> Result<StackCheckpoint> {
+    let state = StackState::new(backend.clone(), stack.clone());
+    let current = state
+        .read(&ReadOptions {
+            compact_as: Some(ctx.lock_info()),
+        })
+        .await?;
+    if let JournalStatus::Recovered(Recovery::Replayed { entries, pending }) = current.journal {
+        eprintln!(
+            "note: recovered an interrupted update of stack {}: {entries} journal entries \
+             replayed, {pending} operation(s) were in flight",
+            stack.stack
+        );
+    }
+    Ok(current.checkpoint)
 }
 
 /// Creates a stack with an empty first checkpoint, as Pulumi does.
@@ -136,7 +151,7 @@ async fn ls(ctx: &Context, all: bool, json: bool) -> Result<()> {
     if project.is_none() && !all {
         bail!("not in a project directory: pass --all to list every stack in the backend");
     }
-    let backend = ctx.backend(project.as_ref())?;
+    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(project.as_ref())?);
     let filter = if all {
         None
     } else {
@@ -152,8 +167,10 @@ async fn ls(ctx: &Context, all: bool, json: bool) -> Result<()> {
     };
     for summary in backend.list_stacks(&options).await? {
         let sr = &summary.stack_ref;
-        let cp = load_checkpoint(backend.as_ref(), sr).await.ok().flatten();
-        let latest = cp.and_then(|c| c.latest);
+        let latest = current_checkpoint(ctx, &backend, sr)
+            .await
+            .ok()
+            .and_then(|c| c.latest);
         let count = latest.as_ref().map(|s| s.resources.len());
         let updated = latest.as_ref().map(|s| s.manifest.time.clone());
         let is_current = project.as_ref().is_some_and(|p| p.name == sr.project)
@@ -252,10 +269,12 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
             );
         }
     }
-    let lock = backend.lock(&stack, ctx.lock_info()).await?;
+    let backend: Arc<dyn Backend> = Arc::from(backend);
+    let locked = StackState::new(backend.clone(), stack.clone())
+        .lock(ctx.lock_info())
+        .await?;
     let result = async {
-        let cp = load_checkpoint(backend.as_ref(), &stack).await?;
-        let count = cp.and_then(|c| c.latest).map_or(0, |s| s.resources.len());
+        let count = locked.base().resources.len();
         if count > 0 && !opts.force {
             bail!(
                 "stack {} still has {count} resource(s): destroy them first, \
@@ -269,7 +288,7 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
         Ok(())
     }
     .await;
-    lock.release().await?;
+    locked.release().await?;
     result?;
     if !opts.preserve_config {
         let file = project.stack_config_file(&stack.stack);
@@ -297,13 +316,10 @@ async fn export(
     file: Option<std::path::PathBuf>,
 ) -> Result<()> {
     let project = ctx.project()?;
-    let backend = ctx.backend(Some(&project))?;
+    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, name.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
-    let snapshot = match load_checkpoint(backend.as_ref(), &stack)
-        .await?
-        .and_then(|c| c.latest)
-    {
+    let snapshot = match current_checkpoint(ctx, &backend, &stack).await?.latest {
         Some(s) => s,
         None => {
             let mut s = Snapshot::empty(now_rfc3339());
@@ -368,24 +384,12 @@ async fn import(
         );
     }
 
-    let lock = backend.lock(&stack, ctx.lock_info()).await?;
-    let result = async {
-        let config = load_checkpoint(backend.as_ref(), &stack)
-            .await?
-            .and_then(|c| c.config);
-        let cp = StackCheckpoint {
-            stack: stack.to_string(),
-            config,
-            latest: Some(snapshot),
-        };
-        let out = checkpoint::write_checkpoint(&cp, SecretsMode::Opaque)?;
-        backend
-            .save_checkpoint(&stack, &out, &SaveOptions::default())
-            .await?;
-        Ok::<_, anyhow::Error>(())
-    }
-    .await;
-    lock.release().await?;
+    let mut locked = StackState::new(Arc::from(backend), stack.clone())
+        .lock(ctx.lock_info())
+        .await?;
+    locked.replace_base(snapshot);
+    let result = locked.commit_changes().await;
+    locked.release().await?;
     result?;
     println!("Import complete.");
     Ok(())

@@ -21,14 +21,11 @@ pub struct OutputOptions {
 
 pub async fn run(ctx: &Context, stack: Option<String>, opts: OutputOptions) -> Result<()> {
     let project = ctx.project()?;
-    let backend = ctx.backend(Some(&project))?;
+    let backend: std::sync::Arc<dyn converge_backend::Backend> =
+        std::sync::Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, stack.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
-    let Some(bytes) = backend.load_checkpoint(&stack).await? else {
-        return print_outputs(&PropertyMap::new(), &opts);
-    };
-    let opaque = checkpoint::read_checkpoint(&bytes, SecretsMode::Opaque)
-        .with_context(|| format!("the state of stack {} cannot be read", stack.stack))?;
+    let opaque = super::current_checkpoint(ctx, &backend, &stack).await?;
     let outputs = stack_outputs(opaque.latest.as_ref());
     let any_secret = outputs.values().any(PropertyValue::contains_secrets);
     let outputs = if opts.show_secrets && any_secret {
@@ -40,6 +37,7 @@ pub async fn run(ctx: &Context, stack: Option<String>, opts: OutputOptions) -> R
             ctx.passphrase_options(),
             false,
         )?;
+        let bytes = checkpoint::write_checkpoint(&opaque, SecretsMode::Opaque)?;
         let cp = checkpoint::read_checkpoint(&bytes, SecretsMode::Crypter(&crypter))
             .with_context(|| format!("cannot decrypt the secrets of stack {}", stack.stack))?;
         stack_outputs(cp.latest.as_ref())

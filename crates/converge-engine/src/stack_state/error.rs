@@ -1,0 +1,60 @@
+//! Why a stack's state could not be read, recovered or written.
+
+use converge_backend::BackendError;
+use converge_state::checkpoint::CheckpointError;
+use converge_state::integrity::IntegrityError;
+use converge_state::journal::{JournalJsonError, ReplayError};
+
+use crate::journaler::JournalError;
+
+/// An error of [`super::StackState`] or [`super::LockedStack`]. Each
+/// variant keeps its cause's type, so a caller can tell a held lock or a
+/// lost lease ([`StackStateError::Backend`]) from a malformed checkpoint or
+/// a journal that does not replay.
+#[derive(Debug, thiserror::Error)]
+pub enum StackStateError {
+    /// The backend failed or refused (held lock, lost lease, disk, network).
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The stored checkpoint cannot be read (or the snapshot written).
+    #[error("the state of stack {stack} cannot be read: {source}")]
+    Checkpoint {
+        stack: String,
+        #[source]
+        source: Box<CheckpointError>,
+    },
+    /// An entry of the stored journal cannot be read.
+    #[error("the journal of stack {stack} cannot be read: {source}")]
+    JournalEntry {
+        stack: String,
+        #[source]
+        source: Box<JournalJsonError>,
+    },
+    /// The stored journal does not replay onto its base.
+    #[error("the journal of stack {stack} cannot be replayed: {source}")]
+    Replay {
+        stack: String,
+        #[source]
+        source: Box<ReplayError>,
+    },
+    /// The stack's state breaks an integrity rule.
+    #[error(
+        "the state of stack {stack} fails integrity verification: {source}; \
+         repair it with `converge stack export` and `converge stack import`"
+    )]
+    Integrity {
+        stack: String,
+        #[source]
+        source: Box<IntegrityError>,
+    },
+    /// A base change or the end of an update could not be journaled.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+impl StackStateError {
+    /// True when someone else holds the stack.
+    pub fn is_locked(&self) -> bool {
+        matches!(self, StackStateError::Backend(e) if e.is_locked())
+    }
+}

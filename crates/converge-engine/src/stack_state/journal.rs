@@ -1,0 +1,59 @@
+//! The journal of one update on a backend: the [`JournalSink`] the engine
+//! persists through, and its compaction at the end.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use converge_backend::{Backend, StackRef};
+use converge_state::journal::{entry_to_json, JournalEntry};
+
+use super::Secrets;
+use crate::journaler::{JournalError, JournalSink};
+
+/// A journal sink on a backend's journal store, opened by
+/// [`super::LockedStack::start`]. The journal already holds the base
+/// changes made before the operation (secrets provider, cleared pending
+/// operations) as its first entries, so the engine's entries are numbered
+/// after them ([`JournalSink::first_sequence_id`]).
+#[derive(Debug)]
+pub struct UpdateJournal {
+    pub(super) backend: Arc<dyn Backend>,
+    pub(super) stack: StackRef,
+    pub(super) secrets: Secrets,
+    /// The sequence ID of the first entry the engine persists.
+    pub(super) first_sequence_id: u64,
+}
+
+/// How [`super::LockedStack::finish`] compacted an update's journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// The snapshot was uploaded: `bytes` long.
+    Uploaded { bytes: usize },
+    /// The store replayed the journal itself; nothing was uploaded.
+    CompactedByStore,
+}
+
+impl UpdateJournal {
+    pub(super) async fn persist_entries(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
+        let lines = batch
+            .iter()
+            .map(|e| entry_to_json(e, self.secrets.mode()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| JournalError::Encode(Arc::new(e)))?;
+        self.backend
+            .append_journal(&self.stack, &lines)
+            .await
+            .map_err(|e| JournalError::Backend(Arc::new(e)))
+    }
+}
+
+#[async_trait]
+impl JournalSink for UpdateJournal {
+    async fn persist(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
+        self.persist_entries(batch).await
+    }
+
+    fn first_sequence_id(&self) -> u64 {
+        self.first_sequence_id
+    }
+}

@@ -1,0 +1,335 @@
+//! A stack held by its lock: the one writer of its state.
+
+use std::sync::Arc;
+
+use converge_backend::{Backend, BackendError, LockGuard, StackRef, UpdateKind};
+use converge_state::checkpoint::StackCheckpoint;
+use converge_state::integrity;
+use converge_state::journal::JournalEntry;
+use converge_state::secrets::Crypter;
+use converge_state::{PendingOperation, SecretsProviders, Snapshot};
+
+use super::journal::{Completion, UpdateJournal};
+use super::recovery::{self, Recovery};
+use super::{Secrets, StackStateError};
+use crate::operations::OperationResult;
+use converge_backend::now_rfc3339;
+
+/// A stack whose lock this process holds (from [`super::StackState::lock`]).
+/// Its base is the stored checkpoint, recovered; changes to it are journal
+/// entries, persisted at the head of the next operation's journal (or by
+/// [`LockedStack::commit_changes`]).
+#[derive(Debug)]
+pub struct LockedStack {
+    backend: Arc<dyn Backend>,
+    stack: StackRef,
+    guard: Option<LockGuard>,
+    /// The checkpoint as stored now: the base of the next journal.
+    bytes: Option<Vec<u8>>,
+    /// Whether the stored checkpoint has a snapshot (a new stack has none).
+    deployed: bool,
+    /// The stored checkpoint, read with `secrets`; `latest` is always set
+    /// (an empty snapshot for a new stack) and holds the base changes.
+    checkpoint: StackCheckpoint,
+    secrets: Secrets,
+    recovery: Recovery,
+    /// Base changes not yet persisted, in order.
+    changes: Vec<JournalEntry>,
+}
+
+/// What the history records of a finished operation.
+#[derive(Debug, Clone)]
+pub struct UpdateRecord {
+    pub kind: UpdateKind,
+    /// When the operation started (RFC 3339).
+    pub start_time: String,
+    pub message: String,
+}
+
+/// What [`LockedStack::finish`] did.
+#[derive(Debug)]
+pub struct Finished {
+    pub completion: Completion,
+    /// The history record could not be added (the state itself is saved).
+    pub history_error: Option<BackendError>,
+}
+
+impl LockedStack {
+    pub(super) async fn open(
+        backend: Arc<dyn Backend>,
+        stack: StackRef,
+        guard: LockGuard,
+    ) -> Result<LockedStack, StackStateError> {
+        match Self::load(&backend, &stack).await {
+            Ok((bytes, recovery)) => {
+                let mut locked = LockedStack {
+                    backend,
+                    stack,
+                    guard: Some(guard),
+                    bytes,
+                    deployed: false,
+                    checkpoint: StackCheckpoint {
+                        stack: String::new(),
+                        config: None,
+                        latest: None,
+                    },
+                    secrets: Secrets::Opaque,
+                    recovery,
+                    changes: Vec::new(),
+                };
+                if let Err(e) = locked.read_base(Secrets::Opaque) {
+                    locked.release().await?;
+                    return Err(e);
+                }
+                Ok(locked)
+            }
+            Err(e) => {
+                guard.release().await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// The stored checkpoint after recovering any journal left behind.
+    async fn load(
+        backend: &Arc<dyn Backend>,
+        stack: &StackRef,
+    ) -> Result<(Option<Vec<u8>>, Recovery), StackStateError> {
+        let bytes = backend.load_checkpoint(stack).await?;
+        match backend.load_journal(stack).await? {
+            None => Ok((bytes, Recovery::Clean)),
+            Some(journal) => {
+                let (recovery, bytes) =
+                    recovery::recover(backend.as_ref(), stack, bytes, journal).await?;
+                Ok((bytes, recovery))
+            }
+        }
+    }
+
+    fn read_base(&mut self, secrets: Secrets) -> Result<(), StackStateError> {
+        let mut cp = recovery::parse(&self.stack, self.bytes.as_deref(), secrets.mode())?;
+        self.deployed = cp.latest.is_some();
+        if cp.latest.is_none() {
+            cp.latest = Some(Snapshot::empty(now_rfc3339()));
+        }
+        self.checkpoint = cp;
+        self.secrets = secrets;
+        self.changes.clear();
+        Ok(())
+    }
+
+    pub fn stack(&self) -> &StackRef {
+        &self.stack
+    }
+
+    /// What opening found of an interrupted update.
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
+    }
+
+    /// The checkpoint as stored (after recovery), secrets as read.
+    pub(super) fn stored_checkpoint(&self) -> Result<StackCheckpoint, StackStateError> {
+        let mut cp = self.checkpoint.clone();
+        if !self.deployed {
+            cp.latest = None;
+        }
+        Ok(cp)
+    }
+
+    /// The base an operation starts from: the stored snapshot with the base
+    /// changes made so far.
+    pub fn base(&self) -> &Snapshot {
+        self.checkpoint
+            .latest
+            .as_ref()
+            .expect("read_base always sets a snapshot")
+    }
+
+    fn base_mut(&mut self) -> &mut Snapshot {
+        self.checkpoint
+            .latest
+            .as_mut()
+            .expect("read_base always sets a snapshot")
+    }
+
+    /// The stored checkpoint's `config` (raw JSON), kept as it was.
+    pub fn config(&self) -> Option<&str> {
+        self.checkpoint.config.as_deref()
+    }
+
+    /// Reads the base again with `crypter`, so that secrets are plaintext in
+    /// memory and encrypted by it in every entry and checkpoint written.
+    /// Discards base changes not yet persisted.
+    pub fn decrypt(&mut self, crypter: Arc<dyn Crypter>) -> Result<(), StackStateError> {
+        self.read_base(Secrets::Crypter(crypter))
+    }
+
+    /// Checks every integrity rule on the base.
+    pub fn verify(&self) -> Result<(), StackStateError> {
+        integrity::verify(self.base()).map_err(|source| StackStateError::Integrity {
+            stack: self.stack.to_string(),
+            source: Box::new(source),
+        })
+    }
+
+    /// Sets the secrets provider the state is encrypted with: a
+    /// SecretsManager entry when it differs from the base's.
+    pub fn set_secrets_providers(&mut self, providers: SecretsProviders) {
+        if self.base().secrets_providers.as_ref() == Some(&providers) {
+            return;
+        }
+        self.base_mut().secrets_providers = Some(providers.clone());
+        self.changes
+            .push(JournalEntry::secrets_manager(0, providers));
+    }
+
+    /// Forgets the pending operations `keep` rejects: a Write entry of the
+    /// new base when any is dropped. Returns how many were dropped.
+    pub fn clear_pending_operations(
+        &mut self,
+        mut keep: impl FnMut(&PendingOperation) -> bool,
+    ) -> usize {
+        let base = self.base_mut();
+        let before = base.pending_operations.len();
+        base.pending_operations.retain(|p| keep(p));
+        let dropped = before - base.pending_operations.len();
+        if dropped > 0 {
+            let snapshot = self.base().clone();
+            self.changes.push(JournalEntry::write(0, snapshot));
+        }
+        dropped
+    }
+
+    /// Replaces the whole base (`stack import`): a Write entry.
+    pub fn replace_base(&mut self, snapshot: Snapshot) {
+        *self.base_mut() = snapshot.clone();
+        self.changes.push(JournalEntry::write(0, snapshot));
+    }
+
+    /// Opens the journal an operation persists through, its base the stored
+    /// checkpoint, and persists the base changes made so far as its first
+    /// entries. The operation runs on [`LockedStack::base`].
+    pub async fn start(&mut self) -> Result<Arc<UpdateJournal>, StackStateError> {
+        self.backend
+            .open_journal(&self.stack, &recovery::digest_of(self.bytes.as_deref()))
+            .await?;
+        let mut changes = std::mem::take(&mut self.changes);
+        for (i, entry) in changes.iter_mut().enumerate() {
+            entry.sequence_id = i as u64 + 1;
+        }
+        let journal = UpdateJournal {
+            backend: self.backend.clone(),
+            stack: self.stack.clone(),
+            secrets: self.secrets.clone(),
+            first_sequence_id: changes.len() as u64 + 1,
+        };
+        if !changes.is_empty() {
+            journal.persist_entries(&changes).await?;
+        }
+        Ok(Arc::new(journal))
+    }
+
+    /// Ends an operation started with [`LockedStack::start`]: compacts its
+    /// journal (the store replays it itself when it can, else the result is
+    /// uploaded and the journal closed), makes the result the new base, and
+    /// adds `record` to the history.
+    pub async fn finish(
+        &mut self,
+        journal: Arc<UpdateJournal>,
+        result: &OperationResult,
+        record: Option<UpdateRecord>,
+    ) -> Result<Finished, StackStateError> {
+        let completion = self.compact(journal, result.snapshot.clone()).await?;
+        let history_error = match record {
+            Some(r) => self.add_history(&r, result).await.err(),
+            None => None,
+        };
+        Ok(Finished {
+            completion,
+            history_error,
+        })
+    }
+
+    /// Persists the base changes made so far on their own (a journal of
+    /// only them, compacted at once); does nothing when there are none.
+    pub async fn commit_changes(&mut self) -> Result<(), StackStateError> {
+        if self.changes.is_empty() {
+            return Ok(());
+        }
+        let journal = self.start().await?;
+        let base = self.base().clone();
+        self.compact(journal, base).await?;
+        Ok(())
+    }
+
+    async fn compact(
+        &mut self,
+        journal: Arc<UpdateJournal>,
+        snapshot: Snapshot,
+    ) -> Result<Completion, StackStateError> {
+        drop(journal);
+        // The stored journal replayed onto the stored base is `snapshot` by
+        // construction, so a store that compacts journals itself can.
+        let completion = if self.backend.compacts_journals()
+            && self.backend.commit_journal(&self.stack).await.is_ok()
+        {
+            self.bytes = self.backend.load_checkpoint(&self.stack).await?;
+            Completion::CompactedByStore
+        } else {
+            // The store declined or failed: its journal is still open (or
+            // was committed by a request whose answer was lost, which this
+            // upload overwrites with the same content).
+            let written = recovery::save_snapshot(
+                self.backend.as_ref(),
+                &self.stack,
+                self.checkpoint.config.clone(),
+                snapshot.clone(),
+                &self.secrets,
+            )
+            .await?;
+            self.backend.close_journal(&self.stack).await?;
+            let bytes = written.len();
+            self.bytes = Some(written);
+            Completion::Uploaded { bytes }
+        };
+        self.deployed = true;
+        *self.base_mut() = snapshot;
+        Ok(completion)
+    }
+
+    async fn add_history(
+        &self,
+        record: &UpdateRecord,
+        result: &OperationResult,
+    ) -> Result<(), BackendError> {
+        let changes: serde_json::Map<String, serde_json::Value> = result
+            .plan
+            .counts()
+            .into_iter()
+            .map(|(k, v)| (k.as_str().to_owned(), v.into()))
+            .collect();
+        let json = serde_json::json!({
+            "kind": record.kind.as_str(),
+            "startTime": record.start_time,
+            "endTime": now_rfc3339(),
+            "message": record.message,
+            "result": if result.error.is_none() { "succeeded" } else { "failed" },
+            "resourceChanges": changes,
+        });
+        self.backend
+            .add_history(
+                &self.stack,
+                record.kind.clone(),
+                json.to_string().as_bytes(),
+            )
+            .await
+    }
+
+    /// Releases the stack's lock.
+    pub async fn release(mut self) -> Result<(), StackStateError> {
+        if let Some(guard) = self.guard.take() {
+            guard.release().await?;
+        }
+        Ok(())
+    }
+}

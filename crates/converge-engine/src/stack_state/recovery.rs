@@ -1,0 +1,144 @@
+//! Reading a stored checkpoint, replaying a stored journal onto it, and
+//! compacting: the rules every reader and writer of a stack share.
+
+use converge_backend::{Backend, SaveOptions, StackRef, StoredJournal};
+use converge_state::checkpoint::{self, StackCheckpoint};
+use converge_state::journal::{base_digest, entry_from_json, replay};
+use converge_state::secrets::SecretsMode;
+use converge_state::{Manifest, Snapshot};
+
+use super::{Secrets, StackStateError};
+use converge_backend::now_rfc3339;
+
+/// What opening a stack found of an earlier update's journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovery {
+    /// No journal: the checkpoint was current.
+    Clean,
+    /// The journal of an interrupted update was replayed onto its base and
+    /// compacted into the checkpoint; `pending` operations were in flight
+    /// when it stopped.
+    Replayed { entries: usize, pending: usize },
+    /// The journal's update had already been compacted into the checkpoint
+    /// (its process stopped between the two); the journal was dropped.
+    AlreadyCompacted,
+}
+
+/// Reads stored checkpoint bytes; a stack without any reads as empty.
+pub(super) fn parse(
+    stack: &StackRef,
+    bytes: Option<&[u8]>,
+    mode: SecretsMode<'_>,
+) -> Result<StackCheckpoint, StackStateError> {
+    match bytes {
+        None => Ok(StackCheckpoint {
+            stack: stack.to_string(),
+            config: None,
+            latest: None,
+        }),
+        Some(b) => {
+            checkpoint::read_checkpoint(b, mode).map_err(|source| StackStateError::Checkpoint {
+                stack: stack.to_string(),
+                source: Box::new(source),
+            })
+        }
+    }
+}
+
+/// The digest a journal started on these stored bytes names as its base.
+pub(super) fn digest_of(bytes: Option<&[u8]>) -> String {
+    base_digest(bytes.unwrap_or_default())
+}
+
+/// The checkpoint `bytes` with `journal` replayed onto it; `None` when the
+/// checkpoint is not the journal's base (it already holds the journal's
+/// compaction).
+pub(super) fn replay_stored(
+    stack: &StackRef,
+    bytes: Option<&[u8]>,
+    journal: &StoredJournal,
+    mode: SecretsMode<'_>,
+) -> Result<Option<(StackCheckpoint, usize)>, StackStateError> {
+    if digest_of(bytes) != journal.base_digest {
+        return Ok(None);
+    }
+    let mut cp = parse(stack, bytes, mode)?;
+    let base = cp
+        .latest
+        .take()
+        .unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
+    let entries = journal
+        .entries
+        .iter()
+        .map(|line| entry_from_json(line, mode))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| StackStateError::JournalEntry {
+            stack: stack.to_string(),
+            source: Box::new(source),
+        })?;
+    let snapshot = replay(&base, &entries).map_err(|source| StackStateError::Replay {
+        stack: stack.to_string(),
+        source: Box::new(source),
+    })?;
+    cp.latest = Some(snapshot);
+    Ok(Some((cp, entries.len())))
+}
+
+/// Writes `snapshot` as the stack's checkpoint, stamped with a new
+/// manifest; returns the bytes written.
+pub(super) async fn save_snapshot(
+    backend: &dyn Backend,
+    stack: &StackRef,
+    config: Option<String>,
+    mut snapshot: Snapshot,
+    secrets: &Secrets,
+) -> Result<Vec<u8>, StackStateError> {
+    // The manifest says who wrote the checkpoint, and when.
+    let plugins = snapshot.manifest.plugins.take();
+    snapshot.manifest = Manifest::converge(now_rfc3339());
+    snapshot.manifest.plugins = plugins;
+    let cp = StackCheckpoint {
+        stack: stack.to_string(),
+        config,
+        latest: Some(snapshot),
+    };
+    let bytes = checkpoint::write_checkpoint(&cp, secrets.mode()).map_err(|source| {
+        StackStateError::Checkpoint {
+            stack: stack.to_string(),
+            source: Box::new(source),
+        }
+    })?;
+    backend
+        .save_checkpoint(stack, &bytes, &SaveOptions::default())
+        .await?;
+    Ok(bytes)
+}
+
+/// Compacts the journal an interrupted update left, whose writer is gone
+/// (the caller holds the stack's lock): replays it onto its base and saves
+/// the result, secrets kept as ciphertext, or drops it when the checkpoint
+/// already holds it. Returns what it did and the checkpoint bytes now
+/// stored.
+pub(super) async fn recover(
+    backend: &dyn Backend,
+    stack: &StackRef,
+    bytes: Option<Vec<u8>>,
+    journal: StoredJournal,
+) -> Result<(Recovery, Option<Vec<u8>>), StackStateError> {
+    let Some((cp, entries)) =
+        replay_stored(stack, bytes.as_deref(), &journal, SecretsMode::Opaque)?
+    else {
+        backend.close_journal(stack).await?;
+        return Ok((Recovery::AlreadyCompacted, bytes));
+    };
+    let pending = cp.latest.as_ref().map_or(0, |s| s.pending_operations.len());
+    let recovery = Recovery::Replayed { entries, pending };
+    // A store that compacts journals itself does it without an upload.
+    if backend.compacts_journals() && backend.commit_journal(stack).await.is_ok() {
+        return Ok((recovery, backend.load_checkpoint(stack).await?));
+    }
+    let snapshot = cp.latest.unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
+    let written = save_snapshot(backend, stack, cp.config, snapshot, &Secrets::Opaque).await?;
+    backend.close_journal(stack).await?;
+    Ok((recovery, Some(written)))
+}
