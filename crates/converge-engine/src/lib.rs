@@ -10,6 +10,8 @@
 //!   with durable journal entries.
 //! - `deletions`: the end-of-program deletions, scheduled by real
 //!   dependencies.
+//! - `ledger`: what the deployment did with each old resource, and which
+//!   registrations hold which URNs and old resources.
 //! - [`journaler`]: the one task that orders and persists journal entries.
 //! - [`operations`]: preview, update, refresh, destroy.
 //! - [`persistence`]: journaled persistence on a backend, and recovery
@@ -23,6 +25,7 @@ pub mod events;
 pub mod goal;
 pub mod grpc;
 pub mod journaler;
+mod ledger;
 pub mod monitor;
 pub mod operations;
 pub mod persistence;
