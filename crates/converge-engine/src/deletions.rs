@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
+use crate::ledger::Disposition;
 use crate::steps::delete::{self, DeleteMode, ObjectAction};
 use crate::steps::failed;
 
@@ -28,17 +29,18 @@ struct Candidate {
 /// Which base resources this operation deletes, and how.
 fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineError> {
     let p = d.progress();
-    let replaced: HashSet<usize> = p.replaced.iter().copied().collect();
     let mut out = Vec::new();
     for (i, r) in d.base.resources.iter().enumerate() {
-        if p.claimed.contains(&i) {
+        let disposition = p.disposition(i);
+        if let Some(Disposition::Claimed(_)) = disposition {
             continue;
         }
-        let gone = r.pending_replacement || p.deleted.contains(&i);
+        let replaced = matches!(disposition, Some(Disposition::Replaced { .. }));
+        let gone = r.pending_replacement || disposition.is_some_and(Disposition::object_gone);
         // A resource the program still declares is never deleted here,
         // even if its step failed.
-        let seen = p.seen_olds.contains(&i);
-        let op = if replaced.contains(&i) || (r.delete && !gone) {
+        let seen = disposition.and_then(Disposition::holder).is_some();
+        let op = if replaced || (r.delete && !gone) {
             StepOp::DeleteReplaced
         } else if gone && (destroy || !seen) {
             StepOp::RemovePendingReplace
@@ -47,7 +49,7 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
         } else {
             continue;
         };
-        if !replaced.contains(&i) && !d.opts.is_targeted(&r.urn) {
+        if !replaced && !d.opts.is_targeted(&r.urn) {
             continue;
         }
         let action = if gone || r.retain_on_delete || r.external || (!r.custom && !r.is_provider())
@@ -80,7 +82,7 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
             .resources
             .iter()
             .enumerate()
-            .filter(|(i, _)| !p.claimed.contains(i) && !leaving.contains(i))
+            .filter(|(i, _)| !p.is_claimed(*i) && !leaving.contains(i))
             .map(|(_, r)| r)
             .collect();
         let before = out.len();

@@ -1,9 +1,11 @@
 //! One deployment's shared state: the base snapshot, the provider registry,
-//! the journal, and what has happened so far. Registrations run
+//! the journal, and what has happened so far (the ledger of old resources
+//! and registrations, the first failure, the steps). Registrations run
 //! concurrently; each holds the lock only to read or record bookkeeping,
 //! never across a provider call.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -16,6 +18,7 @@ use tokio::sync::Semaphore;
 use crate::error::EngineError;
 use crate::events::{EngineEvent, EventSink, StepOp};
 use crate::journaler::Journaler;
+use crate::ledger::Ledger;
 use crate::plan::PlannedStep;
 
 /// What an operation may do and to which resources.
@@ -71,33 +74,28 @@ pub fn default_parallelism() -> usize {
     16
 }
 
-/// A resource registered in this deployment.
-#[derive(Debug, Clone)]
-pub(crate) struct Registered {
-    /// The operation whose end entry put this state in the new list; `None`
-    /// when nothing was recorded (an untargeted new resource).
-    pub op: Option<u64>,
-    pub state: ResourceState,
-}
-
-#[derive(Debug, Default)]
+/// One deployment's mutable record, under one lock: the [`Ledger`] (old
+/// resources and registrations; `progress().registered` reads through to
+/// it), the first failure, and the steps taken.
+#[derive(Debug)]
 pub(crate) struct Progress {
-    pub registered: HashMap<Urn, Registered>,
-    /// Base indices a registration took over (same, update, replaced).
-    pub claimed: HashSet<usize>,
-    /// Base indices some registration of this deployment matched, whether
-    /// or not its step succeeded.
-    pub seen_olds: HashSet<usize>,
-    /// Old URN → new URN of resources renamed through aliases.
-    pub aliased: HashMap<Urn, Urn>,
-    /// Base resources whose references renames rewrote: their latest state.
-    pub rewritten: HashMap<usize, ResourceState>,
-    /// Base indices marked for deletion by a create-before-delete.
-    pub replaced: Vec<usize>,
-    /// Base indices whose object is gone (delete-before-replace).
-    pub deleted: HashSet<usize>,
+    ledger: Ledger,
     pub failure: Option<EngineError>,
     pub steps: Vec<PlannedStep>,
+}
+
+impl Deref for Progress {
+    type Target = Ledger;
+
+    fn deref(&self) -> &Ledger {
+        &self.ledger
+    }
+}
+
+impl DerefMut for Progress {
+    fn deref_mut(&mut self) -> &mut Ledger {
+        &mut self.ledger
+    }
 }
 
 #[derive(Debug)]
@@ -134,6 +132,11 @@ impl Deployment {
             .map(|(i, r)| (r.urn.clone(), i))
             .collect();
         let pool = Semaphore::new(opts.parallel.max(1));
+        let progress = Progress {
+            ledger: Ledger::new(Arc::clone(&base)),
+            failure: None,
+            steps: Vec::new(),
+        };
         Deployment {
             opts,
             base,
@@ -143,7 +146,7 @@ impl Deployment {
             events,
             pool,
             next_op: AtomicU64::new(1),
-            progress: Mutex::new(Progress::default()),
+            progress: Mutex::new(progress),
             default_providers: tokio::sync::Mutex::new(HashMap::new()),
             renames: tokio::sync::Mutex::new(()),
         }

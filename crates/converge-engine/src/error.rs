@@ -39,6 +39,10 @@ pub enum EngineError {
     Protected { urn: Urn, action: &'static str },
     #[error("duplicate resource URN {0}: a program may register each resource once")]
     DuplicateUrn(Urn),
+    /// Two registrations reach one old resource (by URN or through
+    /// aliases); `holder` reached it first.
+    #[error("resources {holder} and {urn} both take the place of the existing resource {old} (by URN or alias): only one registration may; remove the alias from one of them")]
+    OldResourceClaimed { urn: Urn, holder: Urn, old: Urn },
     #[error("resource {urn} has aliases matching several existing resources: {}", found.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", "))]
     AmbiguousAliases { urn: Urn, found: Vec<Urn> },
     #[error("import of {urn} failed: the existing object differs from the program's inputs in: {}", keys.join(", "))]

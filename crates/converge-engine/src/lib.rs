@@ -10,6 +10,8 @@
 //!   with durable journal entries.
 //! - `deletions`: the end-of-program deletions, scheduled by real
 //!   dependencies.
+//! - `ledger`: what the deployment did with each old resource, and which
+//!   registrations hold which URNs and old resources.
 //! - [`journaler`]: the one task that orders and persists journal entries.
 //! - [`operations`]: preview, update, refresh, destroy.
 //! - [`stack_state`]: the one owner of a stack's state: what every reader
@@ -24,6 +26,7 @@ pub mod events;
 pub mod goal;
 pub mod grpc;
 pub mod journaler;
+mod ledger;
 pub mod monitor;
 pub mod operations;
 pub mod plan;

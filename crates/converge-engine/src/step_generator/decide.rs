@@ -30,7 +30,7 @@ pub(crate) async fn decide(
     new: &ResourceState,
 ) -> Result<Decision, EngineError> {
     // The object is gone (an earlier delete-before-replace): recreate it.
-    if old.pending_replacement || d.progress().deleted.contains(&old_index) {
+    if old.pending_replacement || d.progress().object_gone(old_index) {
         return Ok(Decision::Replace {
             delete_before_replace: false,
             diff: BTreeMap::new(),
@@ -95,7 +95,12 @@ pub(crate) async fn decide(
 fn same_provider(d: &Deployment, old: &ResourceState, new: &ResourceState) -> bool {
     match (&old.provider, &new.provider) {
         (Some(o), Some(n)) => {
-            o.id == n.id && (o.urn == n.urn || d.progress().aliased.get(&o.urn) == Some(&n.urn))
+            let renamed = || {
+                d.olds
+                    .get(&o.urn)
+                    .is_some_and(|&i| d.progress().renamed_to(i) == Some(&n.urn))
+            };
+            o.id == n.id && (o.urn == n.urn || renamed())
         }
         (o, n) => o == n,
     }
@@ -273,8 +278,7 @@ pub(crate) async fn execute(
             delete_before_replace,
             diff,
         } => {
-            if old.protect && !old.pending_replacement && !d.progress().deleted.contains(&old_index)
-            {
+            if old.protect && !old.pending_replacement && !d.progress().object_gone(old_index) {
                 let err = EngineError::Protected {
                     urn: old.urn.clone(),
                     action: "replaced",
@@ -289,7 +293,7 @@ pub(crate) async fn execute(
                 .options
                 .delete_before_replace
                 .unwrap_or(delete_before_replace);
-            let gone = old.pending_replacement || d.progress().deleted.contains(&old_index);
+            let gone = old.pending_replacement || d.progress().object_gone(old_index);
             let (remove_old, delete_old) = if gone {
                 (Some(old_index), None)
             } else if dbr {

@@ -20,6 +20,8 @@ use crate::steps;
 /// inputs comes from the set (property dependencies) and the provider's
 /// `Diff`, with those inputs made unknown, says it must be replaced. A
 /// relationship through `dependsOn` or a parent alone does not replace.
+/// Resources whose object is already gone are skipped, and so are those a
+/// registration has taken over: their object is the registration's now.
 pub(crate) async fn dependent_replacements(
     d: &Deployment,
     root: usize,
@@ -27,7 +29,11 @@ pub(crate) async fn dependent_replacements(
     let mut replaced: HashSet<Urn> = HashSet::from([d.base.resources[root].urn.clone()]);
     let mut order = Vec::new();
     for (i, r) in d.base.resources.iter().enumerate().skip(root + 1) {
-        if r.delete || !r.custom || d.progress().deleted.contains(&i) {
+        let settled = {
+            let p = d.progress();
+            p.object_gone(i) || p.is_claimed(i)
+        };
+        if r.delete || !r.custom || settled {
             continue;
         }
         let provider_replaced = r

@@ -19,6 +19,7 @@ use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::{Severity, StepOp};
 use crate::goal::{ReadGoal, RegisterResult, ResourceGoal};
+use crate::ledger::Registered;
 use crate::steps::{self, create::CreateStep, delete};
 
 pub(crate) use dependents::dependent_replacements;
@@ -122,9 +123,6 @@ pub(crate) async fn register(
 ) -> Result<RegisterResult, EngineError> {
     let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
     d.check_not_failed(&urn)?;
-    if d.progress().registered.contains_key(&urn) {
-        return Err(EngineError::DuplicateUrn(urn));
-    }
     check_references(
         d,
         &urn,
@@ -136,9 +134,9 @@ pub(crate) async fn register(
             .cloned(),
     )?;
     let old_index = find_old(d, &urn, &goal.options.aliases)?;
-    if let Some(i) = old_index {
-        d.progress().seen_olds.insert(i);
-    }
+    // Before any provider call: the URN and the old resource are this
+    // registration's alone, or it stops here.
+    d.progress().reserve(&urn, old_index)?;
     let is_provider = goal.type_token.starts_with(PROVIDER_PREFIX);
     let provider = if goal.custom && !is_provider {
         Some(resolve_provider(d, &goal).await?)
@@ -220,9 +218,9 @@ async fn untargeted(
                         .all(|(_, dep)| p.registered.get(dep).is_some_and(|r| r.op.is_some()))
             };
             if !movable {
-                d.progress().registered.insert(
+                d.progress().record(
                     old.urn.clone(),
-                    crate::deployment::Registered {
+                    Registered {
                         op: None,
                         state: old.clone(),
                     },
@@ -238,9 +236,9 @@ async fn untargeted(
                 Some(&state.urn),
                 "not targeted: this new resource is not created",
             );
-            d.progress().registered.insert(
+            d.progress().record(
                 state.urn.clone(),
-                crate::deployment::Registered {
+                Registered {
                     op: None,
                     state: state.clone(),
                 },
@@ -417,9 +415,8 @@ pub(crate) async fn read(
 ) -> Result<RegisterResult, EngineError> {
     let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
     d.check_not_failed(&urn)?;
-    if d.progress().registered.contains_key(&urn) {
-        return Err(EngineError::DuplicateUrn(urn));
-    }
+    let old_index = d.olds.get(&urn).copied();
+    d.progress().reserve(&urn, old_index)?;
     let resource_goal = ResourceGoal {
         type_token: goal.type_token.clone(),
         name: goal.name.clone(),
@@ -435,9 +432,7 @@ pub(crate) async fn read(
     let mut state = goal_state(urn.clone(), &resource_goal, Some(provider));
     state.external = true;
     state.id = Some(goal.id);
-    let old_index = d.olds.get(&urn).copied();
     if let Some(i) = old_index {
-        d.progress().seen_olds.insert(i);
         if !d.base.resources[i].external {
             // A managed resource becomes external: its object must not be
             // deleted; keep the state management records.
@@ -472,7 +467,7 @@ pub(crate) async fn delete_for_replacement(
                 },
             ));
         }
-        if d.progress().deleted.contains(&i) {
+        if d.progress().object_gone(i) {
             continue;
         }
         let action = if r.retain_on_delete {

@@ -7,7 +7,7 @@ use converge_plugin::{CreateRequest, ProviderError};
 use converge_state::journal::JournalEntry;
 use converge_state::OperationType;
 
-use super::{failed, finish, mark_secret_outputs, provider_of, timeout};
+use super::{claim, failed, finish, mark_secret_outputs, provider_of, timeout};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
@@ -116,13 +116,14 @@ async fn record(d: &Deployment, t: Takeover, state: &ResourceState) -> Result<()
     }
     d.end(entry).await.map_err(|e| failed(d, t.op, urn, e))?;
     if let Some(i) = t.remove_old {
-        d.progress().claimed.insert(i);
+        claim(d, t.op, i, urn)?;
         super::rename::finish(d, i, state)
             .await
             .map_err(|e| failed(d, t.op, urn, e))?;
     }
     if let Some(i) = t.delete_old {
-        d.progress().replaced.push(i);
+        let replaced = d.progress().replace(i, urn);
+        replaced.map_err(|e| failed(d, t.op, urn, e))?;
     }
     Ok(())
 }

@@ -61,7 +61,7 @@ pub(crate) async fn run(
     };
     d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
     if mode == DeleteMode::PendingReplacement {
-        d.progress().deleted.insert(old_index);
+        d.progress().object_deleted(old_index);
     }
     report(d, op, Some(&old), None, Default::default());
     Ok(())

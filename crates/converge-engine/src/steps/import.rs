@@ -7,7 +7,7 @@ use converge_plugin::{CheckRequest, DiffChanges, DiffRequest, ReadRequest};
 use converge_state::journal::JournalEntry;
 use converge_state::OperationType;
 
-use super::{failed, finish, mark_secret_outputs, provider_of};
+use super::{claim, failed, finish, mark_secret_outputs, provider_of};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
@@ -36,7 +36,7 @@ pub(crate) async fn run(
     entry.remove_old = old_index;
     d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
     if let Some(i) = old_index {
-        d.progress().claimed.insert(i);
+        claim(d, op, i, &urn)?;
     }
     finish(d, op, Some(op_id), None, &state, Default::default());
     Ok(state)

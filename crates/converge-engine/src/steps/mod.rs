@@ -18,9 +18,10 @@ use std::time::Duration;
 use converge_model::{PropertyDiff, PropertyMap, PropertyValue, ResourceState, Urn};
 use converge_plugin::Provider;
 
-use crate::deployment::{Deployment, Registered};
+use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::{EngineEvent, StepOp};
+use crate::ledger::Registered;
 use crate::plan::PlannedStep;
 
 /// The provider instance that manages `state`. A provider not registered
@@ -41,16 +42,19 @@ pub(crate) async fn provider_of(
     if let Ok(p) = d.registry.get(reference) {
         return Ok(p);
     }
-    let old = d
-        .base
-        .resources
-        .iter()
-        .find(|r| {
-            r.id.as_deref() == Some(reference.id.as_str())
-                && (r.urn == reference.urn
-                    || d.progress().aliased.get(&r.urn) == Some(&reference.urn))
-        })
-        .ok_or_else(|| unknown(reference.to_string()))?;
+    let old = {
+        let p = d.progress();
+        d.base
+            .resources
+            .iter()
+            .enumerate()
+            .find(|(i, r)| {
+                r.id.as_deref() == Some(reference.id.as_str())
+                    && (r.urn == reference.urn || p.renamed_to(*i) == Some(&reference.urn))
+            })
+            .map(|(_, r)| r)
+            .ok_or_else(|| unknown(reference.to_string()))?
+    };
     d.registry
         .configure(&reference.urn, Some(&reference.id), &old.inputs, false)
         .await
@@ -126,7 +130,7 @@ pub(crate) fn finish(
     new: &ResourceState,
     diff: BTreeMap<String, PropertyDiff>,
 ) {
-    d.progress().registered.insert(
+    d.progress().record(
         new.urn.clone(),
         Registered {
             op: op_id,
@@ -134,6 +138,20 @@ pub(crate) fn finish(
         },
     );
     report(d, op, old, Some(new), diff);
+}
+
+/// Records in the ledger that the registration of `urn` took over old
+/// resource `old_index` (its end entry is durable). A refusal (another
+/// registration holds it) fails the step.
+pub(crate) fn claim(
+    d: &Deployment,
+    op: StepOp,
+    old_index: usize,
+    urn: &Urn,
+) -> Result<(), EngineError> {
+    // The guard is gone before `failed` takes the lock again.
+    let claimed = d.progress().claim(old_index, urn);
+    claimed.map_err(|e| failed(d, op, urn, e))
 }
 
 /// Emits a step's finish event and plan step.

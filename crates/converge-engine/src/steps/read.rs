@@ -6,7 +6,7 @@ use converge_plugin::{ProviderError, ReadRequest};
 use converge_state::journal::JournalEntry;
 use converge_state::OperationType;
 
-use super::{failed, finish, provider_of};
+use super::{claim, failed, finish, provider_of};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
@@ -62,7 +62,7 @@ pub(crate) async fn run(
     entry.remove_old = old_index;
     d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
     if let Some(i) = old_index {
-        d.progress().claimed.insert(i);
+        claim(d, op, i, &urn)?;
     }
     let old = old_index.map(|i| d.base.resources[i].clone());
     finish(d, op, Some(op_id), old.as_ref(), &state, Default::default());

@@ -59,8 +59,8 @@ fn rewrite(state: &mut ResourceState, from: &Urn, to: &Urn) {
         .for_each(swap);
 }
 
-/// After a rename's end entry: rewrite the references of the old
-/// resources that stay, then forget the old state.
+/// After a rename's end entry (and its claim in the ledger): rewrite the
+/// references of the old resources that stay, then forget the old state.
 pub(crate) async fn finish(
     d: &Deployment,
     old_index: usize,
@@ -69,36 +69,34 @@ pub(crate) async fn finish(
     if !is_rename(d, old_index, &new.urn) {
         return Ok(());
     }
-    let old_urn = d.base.resources[old_index].urn.clone();
-    d.progress()
-        .aliased
-        .insert(old_urn.clone(), new.urn.clone());
-    let referrers: Vec<usize> = {
+    let old_urn = &d.base.resources[old_index].urn;
+    // One rename rewrites at a time. Each rewrite of a referrer starts from
+    // its base state with every rename so far applied (the ledger knows
+    // them all), so two renames of what one resource refers to both hold,
+    // whichever rewrites last.
+    let _one_at_a_time = d.renames.lock().await;
+    let rewrites: Vec<(usize, ResourceState)> = {
         let p = d.progress();
+        let renames = p.renames();
         d.base
             .resources
             .iter()
             .enumerate()
             .filter(|(j, r)| {
                 *j != old_index
-                    && !p.claimed.contains(j)
-                    && r.all_dependencies().any(|(_, u)| *u == old_urn)
+                    && !p.is_claimed(*j)
+                    && r.all_dependencies().any(|(_, u)| u == old_urn)
             })
-            .map(|(j, _)| j)
+            .map(|(j, r)| {
+                let mut state = r.clone();
+                for (from, to) in &renames {
+                    rewrite(&mut state, from, to);
+                }
+                (j, state)
+            })
             .collect()
     };
-    // One rename rewrites at a time, each from the latest rewrite of a
-    // referrer, so two renames of what one resource refers to both hold.
-    let _one_at_a_time = d.renames.lock().await;
-    for j in referrers {
-        let mut state = d
-            .progress()
-            .rewritten
-            .get(&j)
-            .cloned()
-            .unwrap_or_else(|| d.base.resources[j].clone());
-        rewrite(&mut state, &old_urn, &new.urn);
-        d.progress().rewritten.insert(j, state.clone());
+    for (j, state) in rewrites {
         let entry = JournalEntry::outputs(0, d.next_operation(), state).with_remove_old(j);
         d.end(entry).await?;
     }

@@ -4,7 +4,7 @@
 use converge_model::ResourceState;
 use converge_state::journal::JournalEntry;
 
-use super::{failed, finish};
+use super::{claim, failed, finish};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
@@ -29,7 +29,7 @@ pub(crate) async fn run(
     d.end(entry)
         .await
         .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
-    d.progress().claimed.insert(old_index);
+    claim(d, StepOp::Same, old_index, &urn)?;
     super::rename::finish(d, old_index, &new)
         .await
         .map_err(|e| failed(d, StepOp::Same, &urn, e))?;

@@ -7,7 +7,7 @@ use converge_plugin::UpdateRequest;
 use converge_state::journal::JournalEntry;
 use converge_state::OperationType;
 
-use super::{failed, finish, mark_secret_outputs, provider_of, timeout};
+use super::{claim, failed, finish, mark_secret_outputs, provider_of, timeout};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
@@ -42,7 +42,7 @@ pub(crate) async fn run(
     d.end(entry)
         .await
         .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
-    d.progress().claimed.insert(old_index);
+    claim(d, StepOp::Update, old_index, &urn)?;
     super::rename::finish(d, old_index, &new)
         .await
         .map_err(|e| failed(d, StepOp::Update, &urn, e))?;

@@ -4,6 +4,7 @@
 //! every object in the cloud is tracked.
 
 mod basics;
+mod claims;
 mod deletes;
 mod options;
 mod remote;
