@@ -119,10 +119,10 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
                 d,
                 StepOp::Delete,
                 &urn,
-                EngineError::Failed(format!(
-                    "cannot delete {urn}: {user} depends on it and is not being deleted; \
-                     target {user} too"
-                )),
+                EngineError::DependentNotTargeted {
+                    urn: urn.clone(),
+                    user,
+                },
             ));
         }
         d.events.diagnostic(
@@ -223,9 +223,7 @@ pub(crate) async fn run(d: &Arc<Deployment>, destroy: bool) -> Result<(), Engine
     while let Some(joined) = tasks.join_next().await {
         match joined {
             Ok(Err(e)) if first_error.is_none() => first_error = Some(e),
-            Err(e) if first_error.is_none() => {
-                first_error = Some(EngineError::Failed(format!("a deletion task failed: {e}")))
-            }
+            Err(_) if first_error.is_none() => first_error = Some(EngineError::DeletionTask),
             _ => {}
         }
     }

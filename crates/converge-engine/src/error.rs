@@ -3,6 +3,8 @@
 use converge_model::{ProviderReferenceError, Urn, UrnError};
 use converge_plugin::{CheckFailure, ProviderError, RegistryError};
 
+use converge_state::journal::ReplayError;
+
 use crate::events::StepOp;
 use crate::journaler::JournalError;
 
@@ -59,6 +61,14 @@ pub enum EngineError {
     Journal(#[from] JournalError),
     #[error("skipped {0}: an earlier step failed")]
     Cancelled(Urn),
-    #[error("the deployment failed: {0}")]
-    Failed(String),
+    #[error("the journal does not replay onto the deployment's base: {0}")]
+    Replay(#[source] Box<ReplayError>),
+    #[error("outputs for {0}, which was not registered")]
+    OutputsOfUnregistered(Urn),
+    #[error(
+        "cannot delete {urn}: {user} depends on it and is not being deleted; target {user} too"
+    )]
+    DependentNotTargeted { urn: Urn, user: Urn },
+    #[error("a deletion task panicked or was cancelled")]
+    DeletionTask,
 }

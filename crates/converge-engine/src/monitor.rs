@@ -55,9 +55,10 @@ impl Monitor {
         let d = &self.deployment;
         let (op, state) = {
             let p = d.progress();
-            let registered = p.registered.get(urn).ok_or_else(|| {
-                EngineError::Failed(format!("outputs for {urn}, which was not registered"))
-            })?;
+            let registered = p
+                .registered
+                .get(urn)
+                .ok_or_else(|| EngineError::OutputsOfUnregistered(urn.clone()))?;
             let mut state = registered.state.clone();
             state.outputs = outputs;
             (registered.op, state)

@@ -114,9 +114,7 @@ fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
             snapshot: (*d.base).clone(),
             journal,
             plan,
-            error: Some(error.unwrap_or(EngineError::Failed(format!(
-                "the journal does not replay: {e}"
-            )))),
+            error: Some(error.unwrap_or(EngineError::Replay(Box::new(e)))),
         },
     }
 }

@@ -3,7 +3,7 @@
 //! secrets kept opaque: the service never has the passphrase, ciphertext is
 //! carried through as is.
 
-use converge_state::checkpoint::{read_checkpoint, write_checkpoint};
+use converge_state::checkpoint::{read_checkpoint, write_checkpoint, StackCheckpoint};
 use converge_state::journal::{entry_from_json, replay};
 use converge_state::secrets::SecretsMode;
 use converge_state::{Manifest, Snapshot};
@@ -21,19 +21,29 @@ pub enum Compaction {
 }
 
 /// Compacts `entries` onto `current` if `current` is the journal's base
-/// (by digest). `now` (RFC 3339) stamps the new manifest. Fails with a
-/// reason when the checkpoint or an entry cannot be read or replayed.
+/// (by digest; a stack without a checkpoint is named by the digest of no
+/// bytes, and reads as stack `stack` with no snapshot). `now` (RFC 3339)
+/// stamps the new manifest. Fails with a reason when the checkpoint or an
+/// entry cannot be read or replayed.
 pub fn compact(
-    current: &[u8],
+    current: Option<&[u8]>,
+    stack: &str,
     journal_base: &str,
     entries: &[String],
     now: &str,
 ) -> Result<Compaction, String> {
-    if base_digest(current) != journal_base {
+    if base_digest(current.unwrap_or_default()) != journal_base {
         return Ok(Compaction::AlreadyCompacted);
     }
-    let mut cp = read_checkpoint(current, SecretsMode::Opaque)
-        .map_err(|e| format!("the base checkpoint cannot be read: {e}"))?;
+    let mut cp = match current {
+        Some(bytes) => read_checkpoint(bytes, SecretsMode::Opaque)
+            .map_err(|e| format!("the base checkpoint cannot be read: {e}"))?,
+        None => StackCheckpoint {
+            stack: stack.to_owned(),
+            config: None,
+            latest: None,
+        },
+    };
     let base = cp.latest.take().unwrap_or_else(|| Snapshot::empty(now));
     let entries = entries
         .iter()
@@ -54,7 +64,6 @@ pub fn compact(
 mod tests {
     use super::*;
     use crate::store::sha256_hex;
-    use converge_state::checkpoint::StackCheckpoint;
 
     fn empty_checkpoint() -> Vec<u8> {
         let cp = StackCheckpoint {
@@ -70,7 +79,13 @@ mod tests {
         let current = empty_checkpoint();
         let other = sha256_hex(b"another checkpoint");
         assert_eq!(
-            compact(&current, &other, &["not even JSON".to_owned()], "now"),
+            compact(
+                Some(&current),
+                "dev",
+                &other,
+                &["not even JSON".to_owned()],
+                "now"
+            ),
             Ok(Compaction::AlreadyCompacted)
         );
     }
@@ -78,9 +93,14 @@ mod tests {
     #[test]
     fn an_empty_journal_restamps_the_base_and_keeps_its_config() {
         let current = empty_checkpoint();
-        let Compaction::Replayed(bytes) =
-            compact(&current, &sha256_hex(&current), &[], "2025-01-01T00:00:00Z").unwrap()
-        else {
+        let Compaction::Replayed(bytes) = compact(
+            Some(&current),
+            "dev",
+            &sha256_hex(&current),
+            &[],
+            "2025-01-01T00:00:00Z",
+        )
+        .unwrap() else {
             panic!("the base is current: replayed")
         };
         let cp = read_checkpoint(&bytes, SecretsMode::Opaque).unwrap();
@@ -92,9 +112,16 @@ mod tests {
     fn unreadable_input_is_a_reason_not_a_guess() {
         let current = empty_checkpoint();
         let digest = sha256_hex(&current);
-        let err = compact(&current, &digest, &[r#"{"kind":99}"#.to_owned()], "now").unwrap_err();
+        let err = compact(
+            Some(&current),
+            "dev",
+            &digest,
+            &[r#"{"kind":99}"#.to_owned()],
+            "now",
+        )
+        .unwrap_err();
         assert!(err.contains("journal entry"), "{err}");
-        let err = compact(b"{}", &sha256_hex(b"{}"), &[], "now").unwrap_err();
+        let err = compact(Some(b"{}"), "dev", &sha256_hex(b"{}"), &[], "now").unwrap_err();
         assert!(err.contains("base checkpoint"), "{err}");
     }
 }

@@ -518,3 +518,70 @@ async fn stacks_are_created_listed_renamed_and_deleted() {
         .await;
     assert_eq!(names(&all), ["db/dev", "web/prod"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_see_the_open_journal_replayed_and_writers_the_stored_base() {
+    use converge_state::journal::{base_digest, entry_to_json, JournalEntry};
+    use converge_state::secrets::SecretsMode;
+    use converge_state::SecretsProviders;
+
+    let server = common::start(Storage::Sqlite).await.unwrap();
+    let call = Call::new(&server);
+    let stack = format!("/api/stacks/{}/p/dev", server.organization);
+    let create = format!("/api/stacks/{}/p", server.organization);
+    call.admin(Method::POST, &create, Some(json!({ "stackName": "dev" })))
+        .await;
+    // An update that has journaled its secrets provider, and no more.
+    let (status, opened) = call
+        .admin(
+            Method::POST,
+            &format!("{stack}/journal"),
+            Some(json!({ "baseDigest": base_digest(b"") })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{opened}");
+    let entry = JournalEntry::secrets_manager(
+        1,
+        SecretsProviders {
+            kind: "passphrase".to_owned(),
+            state: Some(r#"{"salt":"v1:c2FsdA==:v1:abc"}"#.to_owned()),
+        },
+    );
+    let text = String::from_utf8(entry_to_json(&entry, SecretsMode::Opaque).unwrap()).unwrap();
+    let entries = format!(
+        "{stack}/update/{}/journalentries",
+        opened["updateID"].as_str().unwrap()
+    );
+    let (status, r) = call
+        .admin(
+            Method::POST,
+            &entries,
+            Some(json!({ "entries": [{ "sequenceID": 1, "entry": text }] })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+
+    // A reader: the checkpoint and the export hold the journaled change.
+    let (status, current) = call
+        .admin(Method::GET, &format!("{stack}/checkpoint"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        current["checkpoint"]["latest"]["secrets_providers"]["type"], "passphrase",
+        "{current}"
+    );
+    let (status, export) = call
+        .admin(Method::GET, &format!("{stack}/export"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(export["version"], 3);
+    assert_eq!(
+        export["deployment"]["secrets_providers"]["type"], "passphrase",
+        "{export}"
+    );
+    // A writer: the stored base, untouched (this stack has none yet).
+    let (status, _) = call
+        .admin(Method::GET, &format!("{stack}/checkpoint?base=true"), None)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+}

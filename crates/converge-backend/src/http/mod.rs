@@ -211,12 +211,20 @@ impl Inner {
         .lease(self.lease_of(stack))
     }
 
-    async fn load(&self, stack: &StackRef, suffix: &str) -> Result<Option<Vec<u8>>> {
+    /// GETs a checkpoint; `flag` names a boolean query parameter set true.
+    async fn load(
+        &self,
+        stack: &StackRef,
+        suffix: &str,
+        flag: Option<&'static str>,
+    ) -> Result<Option<Vec<u8>>> {
         stack.validate()?;
         let stack = &self.qualify(stack);
-        let reply = self
-            .send(self.stack_request(Method::GET, stack, suffix, Idempotence::Idempotent))
-            .await?;
+        let mut request = self.stack_request(Method::GET, stack, suffix, Idempotence::Idempotent);
+        if let Some(flag) = flag {
+            request = request.query(flag, "true".to_owned());
+        }
+        let reply = self.send(request).await?;
         match reply.status {
             StatusCode::OK => Ok(Some(reply.bytes)),
             StatusCode::NO_CONTENT => Ok(None),
@@ -339,11 +347,13 @@ impl StackStore for HttpBackend {
     }
 
     async fn load_checkpoint(&self, stack: &StackRef) -> Result<Option<Vec<u8>>> {
-        self.inner.load(stack, "/checkpoint").await
+        // The stored bytes (the base of the next journal), not the
+        // service's replay of an open journal.
+        self.inner.load(stack, "/checkpoint", Some("base")).await
     }
 
     async fn load_previous_checkpoint(&self, stack: &StackRef) -> Result<Option<Vec<u8>>> {
-        self.inner.load(stack, "/checkpoint/previous").await
+        self.inner.load(stack, "/checkpoint/previous", None).await
     }
 
     async fn save_checkpoint(

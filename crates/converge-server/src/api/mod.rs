@@ -44,6 +44,7 @@ pub const ROUTES: &[(&str, &str)] = &[
         "get",
         "/api/stacks/{org}/{project}/{stack}/checkpoint/previous",
     ),
+    ("get", "/api/stacks/{org}/{project}/{stack}/export"),
     ("get", "/api/stacks/{org}/{project}/{stack}/history"),
     ("post", "/api/stacks/{org}/{project}/{stack}/history"),
     ("post", "/api/stacks/{org}/{project}/{stack}/updates"),
@@ -93,6 +94,7 @@ pub(crate) fn router(state: AppState, max_body_bytes: usize) -> Router {
             &format!("{STACK}/checkpoint"),
             get(stacks::load_checkpoint).put(stacks::save_checkpoint),
         )
+        .route(&format!("{STACK}/export"), get(stacks::export))
         .route(
             &format!("{STACK}/checkpoint/previous"),
             get(stacks::load_previous_checkpoint),

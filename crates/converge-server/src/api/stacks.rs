@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{body, json_body, lease, no_content, organization, stack_ref, St, StackPath};
+use converge_state::checkpoint::{read_checkpoint, write_deployment};
+use converge_state::secrets::SecretsMode;
+use converge_state::Snapshot;
+
 use crate::error::ApiError;
 use crate::store::{Caller, StackInfo};
 
@@ -164,15 +168,55 @@ fn checkpoint_response(bytes: Option<Vec<u8>>) -> Response {
     }
 }
 
+#[derive(Deserialize)]
+pub(crate) struct LoadQuery {
+    /// The stored checkpoint itself, without the open journal replayed:
+    /// what a writer names as its journal's base.
+    #[serde(default)]
+    base: Option<bool>,
+}
+
+/// The stack's checkpoint: by default its current state (the open
+/// journal of a running or interrupted update replayed onto it), with
+/// `?base=true` the bytes as stored.
 pub(crate) async fn load_checkpoint(
+    state: St,
+    caller: Caller,
+    Path(path): StackPath,
+    Query(query): Query<LoadQuery>,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, path)?;
+    let bytes = if query.base.unwrap_or(false) {
+        state.store.load_checkpoint(&stack, false).await?
+    } else {
+        state.store.current_checkpoint(&stack).await?
+    };
+    Ok(checkpoint_response(bytes))
+}
+
+/// The stack's current state as a deployment (`stack export`'s
+/// `{"version", "deployment"}`), secrets as ciphertext.
+pub(crate) async fn export(
     state: St,
     caller: Caller,
     Path(path): StackPath,
 ) -> Result<Response, ApiError> {
     let stack = stack_ref(&caller, path)?;
-    Ok(checkpoint_response(
-        state.store.load_checkpoint(&stack, false).await?,
-    ))
+    let current = state.store.current_checkpoint(&stack).await?;
+    let snapshot = match current {
+        Some(bytes) => {
+            read_checkpoint(&bytes, SecretsMode::Opaque)
+                .map_err(|e| {
+                    ApiError::internal(format!("the stored checkpoint cannot be read: {e}"))
+                })?
+                .latest
+        }
+        None => None,
+    }
+    .unwrap_or_else(|| Snapshot::empty(converge_backend::now_rfc3339()));
+    let bytes = write_deployment(&snapshot, SecretsMode::Opaque)
+        .map_err(|e| ApiError::internal(format!("the deployment cannot be written: {e}")))?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], bytes).into_response())
 }
 
 pub(crate) async fn load_previous_checkpoint(

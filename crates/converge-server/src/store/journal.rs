@@ -216,6 +216,28 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The stack's current state: its checkpoint with the open journal, if
+    /// any, replayed onto it (nothing is written). A journal that cannot be
+    /// replayed leaves the stored checkpoint as the answer: the client that
+    /// recovers it reports why.
+    pub async fn current_checkpoint(&self, stack: &StackRef) -> Result<Option<Vec<u8>>, ApiError> {
+        let mut tx = self.db.pool.begin().await?;
+        let id = stack_id(&mut tx, stack).await?;
+        let replayed = compact_open(&mut tx, &id).await?;
+        let stored: Option<Vec<u8>> = sqlx::query("SELECT checkpoint FROM stacks WHERE id = $1")
+            .bind(&id)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
+        tx.commit().await?;
+        Ok(match replayed {
+            Some(Ok(Compaction::Replayed(bytes))) => Some(bytes),
+            _ => stored,
+        })
+    }
+}
+
 /// What compacting the stack's open journal gives (None: no journal is
 /// open): its entries replayed onto the current checkpoint if that is the
 /// journal's base ([`compact`]).
@@ -241,14 +263,23 @@ pub(super) async fn compact_open(
             .iter()
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()?;
-    let current: Option<Vec<u8>> = sqlx::query("SELECT checkpoint FROM stacks WHERE id = $1")
+    let row = sqlx::query("SELECT checkpoint, org, project, name FROM stacks WHERE id = $1")
         .bind(stack_id)
         .fetch_one(&mut *conn)
-        .await?
-        .try_get(0)?;
+        .await?;
+    let current: Option<Vec<u8>> = row.try_get(0)?;
+    // A stack created without a checkpoint is named as clients name it.
+    let name = StackRef::with_organization(
+        &row.try_get::<String, _>(1)?,
+        &row.try_get::<String, _>(2)?,
+        &row.try_get::<String, _>(3)?,
+    )
+    .map(|s| s.to_string())
+    .unwrap_or_default();
     let now = converge_backend::now_rfc3339();
     Ok(Some(compact(
-        current.as_deref().unwrap_or_default(),
+        current.as_deref(),
+        &name,
         &base_digest,
         &entries,
         &now,
