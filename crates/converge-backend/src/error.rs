@@ -176,6 +176,17 @@ impl BackendError {
     pub fn is_locked(&self) -> bool {
         matches!(self, BackendError::Locked { .. })
     }
+
+    /// True when the writer's lease on the stack is gone (broken by
+    /// `converge cancel`, expired, or taken over): it may write no more.
+    pub fn is_lease_lost(&self) -> bool {
+        matches!(self, BackendError::Service { code, .. } if code == "lease_lost")
+    }
+
+    /// True when local storage failed (a disk error, a full disk).
+    pub fn is_storage(&self) -> bool {
+        matches!(self, BackendError::Io { .. })
+    }
 }
 
 /// Shorthand for results of backend operations.

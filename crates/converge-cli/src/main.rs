@@ -36,10 +36,46 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}{e:#}", failure_kind(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// What failed, in words a user can act on, before the error itself: the
+/// stack's lease, the state backend's storage, or a provider.
+fn failure_kind(e: &anyhow::Error) -> &'static str {
+    use converge_backend::BackendError;
+    use converge_engine::{EngineError, StackStateError};
+    for cause in e.chain() {
+        let backend = cause
+            .downcast_ref::<BackendError>()
+            .or_else(|| {
+                cause
+                    .downcast_ref::<std::sync::Arc<BackendError>>()
+                    .map(AsRef::as_ref)
+            })
+            .or_else(|| match cause.downcast_ref::<StackStateError>() {
+                Some(StackStateError::Backend(b)) => Some(b),
+                _ => None,
+            });
+        if let Some(b) = backend {
+            if b.is_lease_lost() {
+                return "the stack's lease was lost (broken by `converge cancel`, or expired), \
+                        so this process could record no more: ";
+            }
+            if b.is_storage() {
+                return "the state backend's storage failed (disk error or full disk): ";
+            }
+        }
+        if let Some(
+            EngineError::Step { .. } | EngineError::Construct { .. } | EngineError::Provider { .. },
+        ) = cause.downcast_ref::<EngineError>()
+        {
+            return "a provider failed: ";
+        }
+    }
+    ""
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {

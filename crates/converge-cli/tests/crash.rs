@@ -201,3 +201,45 @@ fn sigkill_mid_update(w: World, recovery: Recovery) {
         .success());
     assert!(w.objects().is_empty(), "{:?}", w.objects());
 }
+
+/// `converge cancel` breaks a running update's service lease: the update
+/// stops at its next write and says that its lease was lost, not that a
+/// provider or the disk failed; the state keeps track of every object.
+#[test]
+fn a_lost_lease_is_named_as_such() {
+    let data = tempfile::tempdir().unwrap();
+    let service =
+        common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
+    let w = World::new(40, common::Backend::Service(service));
+    let up = w
+        .cmd(&["up", "--yes", "--skip-preview", "--parallel", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while w.objects().len() < 2 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = w.cmd(&["cancel", "--yes"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = up.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the update went on without its lease"
+    );
+    assert!(stderr.contains("lease was lost"), "{stderr}");
+    assert!(!stderr.contains("a provider failed"), "{stderr}");
+    let (resources, pending) = tracked(&w.state());
+    for object in w.objects() {
+        assert!(
+            resources.contains(&object) || pending.contains(&object),
+            "{object} exists but the state lost track of it"
+        );
+    }
+}

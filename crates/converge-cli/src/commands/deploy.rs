@@ -9,7 +9,7 @@ use converge_backend::{Backend, StackRef, UpdateKind};
 use converge_engine::stack_state::{Recovery, UpdateRecord};
 use converge_engine::{
     DeploymentOptions, EngineEvent, EventSink, LockedStack, OperationContext, OperationResult,
-    Program, StackState,
+    Program, StackState, StackStateError,
 };
 use converge_language::yaml::ConfigValue;
 use converge_model::{PropertyMap, PropertyValue, Urn};
@@ -79,8 +79,16 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     let providers = Providers::new(&project);
     let result = run_locked(ctx, op, &args, &project, &mut locked, &providers).await;
     providers.shutdown().await;
-    locked.release().await?;
-    result
+    let released = locked.release().await;
+    match (result, released) {
+        (Err(e), Err(r)) => {
+            if !matches!(&r, StackStateError::Backend(b) if b.is_lease_lost()) {
+                eprintln!("warning: the stack's lock could not be released: {r}");
+            }
+            Err(e)
+        }
+        (result, released) => result.and(released.map_err(Into::into)),
+    }
 }
 
 /// Everything under the stack lock: arguments → the stack's owner →
@@ -268,7 +276,7 @@ async fn run_locked(
         print_outputs(&result.snapshot, args.show_secrets);
     }
     match result.error {
-        Some(e) => Err(anyhow::anyhow!("{e}")),
+        Some(e) => Err(anyhow::Error::new(e)),
         None => Ok(()),
     }
 }
