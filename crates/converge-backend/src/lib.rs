@@ -13,7 +13,8 @@
 //!   (`converge serve`); locks are update leases.
 //! - [`journal_store`]: the update journal (O(1) bytes per step), its
 //!   protocol and the recovery rule after a crash.
-//! - [`conformance`]: the checks every backend must pass.
+//! - `conformance` (feature `conformance`, for tests): the checks every
+//!   backend must pass.
 //!
 //! # Architecture invariants
 //!
@@ -27,6 +28,7 @@
 //!   durable before it returns; a line torn by a crash is dropped on load.
 
 pub mod capabilities;
+#[cfg(feature = "conformance")]
 pub mod conformance;
 mod error;
 pub mod file;

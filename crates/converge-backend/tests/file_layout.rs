@@ -143,9 +143,10 @@ async fn writes_pulumis_project_scoped_layout() {
         lock_file.parent().unwrap(),
         root.join(".pulumi/locks/organization/proj/dev")
     );
+    // Pulumi's fields, and Converge's tie-break phase (Pulumi ignores it).
     assert_eq!(
         fs::read_to_string(&lock_file).unwrap(),
-        r#"{"pid":99,"username":"alice","hostname":"box","timestamp":"2024-05-01T10:00:00Z"}"#
+        r#"{"pid":99,"username":"alice","hostname":"box","timestamp":"2024-05-01T10:00:00Z","convergeLock":"held"}"#
     );
     guard.release().await.unwrap();
     assert!(!lock_file.exists());

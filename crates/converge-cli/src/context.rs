@@ -111,7 +111,16 @@ impl Context {
         Ok(())
     }
 
+    /// Who we are, for the stack lock about to be taken.
+    ///
+    /// Test hook: with `CONVERGE_TEST_LOCK_BARRIER=<path>` set, first
+    /// creates `<path>.<pid>` and waits (at most a minute) until `<path>`
+    /// exists, so that a test can make two processes try to lock at the
+    /// same instant (`crates/converge-cli/tests/races.rs`).
     pub fn lock_info(&self) -> LockInfo {
+        if let Some(barrier) = std::env::var_os("CONVERGE_TEST_LOCK_BARRIER") {
+            wait_at_barrier(std::path::Path::new(&barrier));
+        }
         LockInfo::current()
     }
 }
@@ -138,4 +147,15 @@ pub fn open_backend(url: &str, cwd: &std::path::Path) -> Result<Box<dyn Backend>
 /// The OS user name, as lock files record it.
 pub fn username() -> String {
     LockInfo::current().username
+}
+
+/// See [`Context::lock_info`].
+fn wait_at_barrier(barrier: &std::path::Path) {
+    let mut arrived = barrier.as_os_str().to_owned();
+    arrived.push(format!(".{}", std::process::id()));
+    let _ = std::fs::write(&arrived, b"");
+    let start = std::time::Instant::now();
+    while !barrier.exists() && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
 }

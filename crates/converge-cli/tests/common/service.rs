@@ -23,11 +23,26 @@ impl Service {
 
     /// Like [`Service::start`], the token of `organization`.
     pub fn start_in(home: &Path, data_dir: &Path, listen: &str, organization: &str) -> Service {
+        Service::start_on(home, data_dir, listen, organization, None)
+    }
+
+    /// Like [`Service::start_in`], on the database at `database_url`
+    /// (None: SQLite in `data_dir`).
+    pub fn start_on(
+        home: &Path,
+        data_dir: &Path,
+        listen: &str,
+        organization: &str,
+        database_url: Option<&str>,
+    ) -> Service {
         let token_file = data_dir.join("token");
-        let mut child = Command::cargo_bin("converge")
-            .unwrap()
+        let mut serve = Command::cargo_bin("converge").unwrap();
+        match database_url {
+            Some(url) => serve.env("CONVERGE_DATABASE_URL", url),
+            None => serve.env_remove("CONVERGE_DATABASE_URL"),
+        };
+        let mut child = serve
             .env("CONVERGE_HOME", home)
-            .env_remove("CONVERGE_DATABASE_URL")
             .args(["serve", "--listen", listen, "--data-dir"])
             .arg(data_dir)
             .arg("--token-file")
