@@ -10,7 +10,7 @@ use converge_state::secrets::Crypter;
 use converge_state::{PendingOperation, SecretsProviders, Snapshot};
 
 use super::journal::{Completion, UpdateJournal};
-use super::recovery::{self, Recovery};
+use super::recovery::{self, ManifestStamp, Recovery};
 use super::{Secrets, StackStateError};
 use crate::operations::OperationResult;
 use converge_backend::now_rfc3339;
@@ -35,6 +35,9 @@ pub struct LockedStack {
     recovery: Recovery,
     /// Base changes not yet persisted, in order.
     changes: Vec<JournalEntry>,
+    /// The manifest the next compaction writes: the base's own after
+    /// [`LockedStack::replace_base`], else a new one.
+    stamp: ManifestStamp,
 }
 
 /// What the history records of a finished operation.
@@ -76,6 +79,7 @@ impl LockedStack {
                     secrets: Secrets::Opaque,
                     recovery,
                     changes: Vec::new(),
+                    stamp: ManifestStamp::New,
                 };
                 if let Err(e) = locked.read_base(Secrets::Opaque) {
                     locked.release().await?;
@@ -200,8 +204,10 @@ impl LockedStack {
         dropped
     }
 
-    /// Replaces the whole base (`stack import`): a Write entry.
+    /// Replaces the whole base (`stack import`): a Write entry. The next
+    /// compaction stores it with its own manifest, as given.
     pub fn replace_base(&mut self, snapshot: Snapshot) {
+        self.stamp = ManifestStamp::Keep;
         *self.base_mut() = snapshot.clone();
         self.changes.push(JournalEntry::write(0, snapshot));
     }
@@ -270,7 +276,10 @@ impl LockedStack {
         drop(journal);
         // The stored journal replayed onto the stored base is `snapshot` by
         // construction, so a store that compacts journals itself can.
-        let completion = if self.backend.compacts_journals()
+        // (The store stamps its own manifest: a snapshot kept as given is
+        // uploaded.)
+        let completion = if self.stamp == ManifestStamp::New
+            && self.backend.compacts_journals()
             && self.backend.commit_journal(&self.stack).await.is_ok()
         {
             self.bytes = self.backend.load_checkpoint(&self.stack).await?;
@@ -285,6 +294,7 @@ impl LockedStack {
                 self.checkpoint.config.clone(),
                 snapshot.clone(),
                 &self.secrets,
+                std::mem::replace(&mut self.stamp, ManifestStamp::New),
             )
             .await?;
             self.backend.close_journal(&self.stack).await?;

@@ -84,19 +84,30 @@ pub(super) fn replay_stored(
     Ok(Some((cp, entries.len())))
 }
 
-/// Writes `snapshot` as the stack's checkpoint, stamped with a new
-/// manifest; returns the bytes written.
+/// Whose manifest a saved checkpoint carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ManifestStamp {
+    /// A new one: Converge wrote the checkpoint, now.
+    New,
+    /// The snapshot's own (an imported deployment is stored as given).
+    Keep,
+}
+
+/// Writes `snapshot` as the stack's checkpoint; returns the bytes written.
 pub(super) async fn save_snapshot(
     backend: &dyn Backend,
     stack: &StackRef,
     config: Option<String>,
     mut snapshot: Snapshot,
     secrets: &Secrets,
+    stamp: ManifestStamp,
 ) -> Result<Vec<u8>, StackStateError> {
-    // The manifest says who wrote the checkpoint, and when.
-    let plugins = snapshot.manifest.plugins.take();
-    snapshot.manifest = Manifest::converge(now_rfc3339());
-    snapshot.manifest.plugins = plugins;
+    if stamp == ManifestStamp::New {
+        // The manifest says who wrote the checkpoint, and when.
+        let plugins = snapshot.manifest.plugins.take();
+        snapshot.manifest = Manifest::converge(now_rfc3339());
+        snapshot.manifest.plugins = plugins;
+    }
     let cp = StackCheckpoint {
         stack: stack.to_string(),
         config,
@@ -138,7 +149,15 @@ pub(super) async fn recover(
         return Ok((recovery, backend.load_checkpoint(stack).await?));
     }
     let snapshot = cp.latest.unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
-    let written = save_snapshot(backend, stack, cp.config, snapshot, &Secrets::Opaque).await?;
+    let written = save_snapshot(
+        backend,
+        stack,
+        cp.config,
+        snapshot,
+        &Secrets::Opaque,
+        ManifestStamp::New,
+    )
+    .await?;
     backend.close_journal(stack).await?;
     Ok((recovery, Some(written)))
 }
