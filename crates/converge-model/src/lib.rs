@@ -22,7 +22,9 @@ pub use path::{
 pub use resource::{
     CustomTimeouts, DependencyKind, ProviderReference, ProviderReferenceError, ResourceState,
 };
-pub use urn::{Urn, UrnError};
+pub use urn::{
+    package_of, provider_package, provider_type, Urn, UrnError, PROVIDER_TYPE_PREFIX, STACK_TYPE,
+};
 pub use value::{
     sha256_hex, Archive, ArchiveMember, Asset, OutputValue, PropertyMap, PropertyValue,
     ResourceReference, UNKNOWN_STRING,

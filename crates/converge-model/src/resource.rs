@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::urn::provider_package;
 use crate::{PropertyMap, Urn, UrnError};
 
 /// Per-operation timeouts, as the program set them. Values are Go duration
@@ -97,7 +98,7 @@ impl ResourceState {
 
     /// True for provider resources (`pulumi:providers:<pkg>`).
     pub fn is_provider(&self) -> bool {
-        self.type_token.starts_with("pulumi:providers:")
+        provider_package(&self.type_token).is_some()
     }
 
     /// Every URN this resource depends on in any way: parent, provider,
@@ -171,7 +172,7 @@ impl ProviderReference {
             .rsplit_once("::")
             .ok_or_else(|| ProviderReferenceError::Malformed(s.to_owned()))?;
         let urn = Urn::parse(urn)?;
-        if !urn.type_token().starts_with("pulumi:providers:") {
+        if provider_package(urn.type_token()).is_none() {
             return Err(ProviderReferenceError::NotAProvider(
                 s.to_owned(),
                 urn.type_token().to_owned(),

@@ -12,6 +12,31 @@ use std::str::FromStr;
 const PREFIX: &str = "urn:pulumi:";
 const SEP: &str = "::";
 
+/// The type of the stack resource, the root every program registers first
+/// (named `<project>-<stack>`). Its type is not part of its children's
+/// qualified types.
+pub const STACK_TYPE: &str = "pulumi:pulumi:Stack";
+
+/// The type prefix of provider resources: `pulumi:providers:<package>`.
+pub const PROVIDER_TYPE_PREFIX: &str = "pulumi:providers:";
+
+/// The type of the provider resources of `package`.
+pub fn provider_type(package: &str) -> String {
+    format!("{PROVIDER_TYPE_PREFIX}{package}")
+}
+
+/// The package a provider type configures; `None` if `type_token` is not a
+/// provider type.
+pub fn provider_package(type_token: &str) -> Option<&str> {
+    type_token.strip_prefix(PROVIDER_TYPE_PREFIX)
+}
+
+/// The package of a resource type or function token: its first segment
+/// (`aws` of `aws:s3/bucket:Bucket`).
+pub fn package_of(token: &str) -> &str {
+    token.split(':').next().unwrap_or_default()
+}
+
 /// A validated URN.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Urn(String);
@@ -85,6 +110,26 @@ impl Urn {
         Self::parse(&format!(
             "{PREFIX}{stack}{SEP}{project}{SEP}{qualified}{SEP}{name}"
         ))
+    }
+
+    /// The URN of a resource named `name` of type `ty` whose parent is
+    /// `parent`: the parent's qualified type joined to `ty` by `$`, unless
+    /// the parent is the stack (or there is none), in which case the
+    /// qualified type is `ty` alone. This is the one place the rule lives.
+    pub fn for_resource(
+        stack: &str,
+        project: &str,
+        parent: Option<&Urn>,
+        ty: &str,
+        name: &str,
+    ) -> Result<Self, UrnError> {
+        let parent_type = parent.filter(|p| !p.is_stack()).map(Urn::qualified_type);
+        Self::new(stack, project, parent_type, ty, name)
+    }
+
+    /// True for the stack resource's URN.
+    pub fn is_stack(&self) -> bool {
+        self.type_token() == STACK_TYPE
     }
 
     pub fn as_str(&self) -> &str {
@@ -190,8 +235,41 @@ mod tests {
             u.as_str(),
             "urn:pulumi:dev::p::a:b:C$pulumi:providers:aws::default"
         );
-        let root = Urn::new("dev", "p", None, "pulumi:pulumi:Stack", "p-dev").unwrap();
+        let root = Urn::new("dev", "p", None, STACK_TYPE, "p-dev").unwrap();
         assert_eq!(root.parent_type(), None);
+    }
+
+    #[test]
+    fn a_child_urn_carries_its_parents_type_chain_but_not_the_stacks() {
+        let stack = Urn::new("dev", "p", None, STACK_TYPE, "p-dev").unwrap();
+        let comp = Urn::for_resource("dev", "p", Some(&stack), "my:index:Comp", "c").unwrap();
+        assert_eq!(comp.as_str(), "urn:pulumi:dev::p::my:index:Comp::c");
+        let child = Urn::for_resource("dev", "p", Some(&comp), "pkg:index:Thing", "t").unwrap();
+        assert_eq!(
+            child.as_str(),
+            "urn:pulumi:dev::p::my:index:Comp$pkg:index:Thing::t"
+        );
+        let grandchild =
+            Urn::for_resource("dev", "p", Some(&child), "pkg:index:Leaf", "l").unwrap();
+        assert_eq!(
+            grandchild.parent_type(),
+            Some("my:index:Comp$pkg:index:Thing")
+        );
+        assert_eq!(
+            Urn::for_resource("dev", "p", None, "pkg:index:Thing", "t")
+                .unwrap()
+                .qualified_type(),
+            "pkg:index:Thing"
+        );
+        assert!(stack.is_stack() && !comp.is_stack());
+    }
+
+    #[test]
+    fn provider_types() {
+        assert_eq!(provider_type("aws"), "pulumi:providers:aws");
+        assert_eq!(provider_package("pulumi:providers:aws"), Some("aws"));
+        assert_eq!(provider_package("aws:s3/bucket:Bucket"), None);
+        assert_eq!(package_of("aws:s3/bucket:Bucket"), "aws");
     }
 
     #[test]

@@ -15,9 +15,6 @@ use converge_model::{PropertyMap, PropertyValue, ProviderReference, Urn, UNKNOWN
 use crate::provider::{CheckRequest, CheckResponse, ConfigureRequest, DiffRequest, DiffResponse};
 use crate::{Provider, ProviderError};
 
-/// The type prefix of provider resources.
-pub const PROVIDER_TYPE_PREFIX: &str = "pulumi:providers:";
-
 /// Finds and starts a provider for `(package, version)` (seed 001's lookup:
 /// the newest installed version compatible with the request).
 #[async_trait]
@@ -56,11 +53,9 @@ pub enum RegistryError {
 
 /// The package a provider resource serves: the last part of its type.
 pub fn provider_package(urn: &Urn) -> Result<&str, RegistryError> {
-    urn.type_token()
-        .strip_prefix(PROVIDER_TYPE_PREFIX)
-        .ok_or_else(|| RegistryError::NotAProvider {
-            urn: urn.to_string(),
-        })
+    converge_model::provider_package(urn.type_token()).ok_or_else(|| RegistryError::NotAProvider {
+        urn: urn.to_string(),
+    })
 }
 
 /// The version a provider resource asks for (its `version` input).

@@ -327,7 +327,7 @@ fn check_provider(
     report: &mut Report<'_>,
 ) -> ControlFlow<()> {
     let key = (&provider.urn, provider.id.as_str());
-    if !provider.urn.type_token().starts_with("pulumi:providers:") {
+    if converge_model::provider_package(provider.urn.type_token()).is_none() {
         return report(IntegrityError::NotAProviderReference {
             urn: r.urn.clone(),
             provider: provider.clone(),

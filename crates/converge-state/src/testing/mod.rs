@@ -24,7 +24,10 @@ mod journal;
 
 pub use journal::{arb_causal_journal, arb_journal, CausalJournal};
 
-use converge_model::{PropertyMap, PropertyValue, ProviderReference, ResourceState, Urn};
+use converge_model::{
+    provider_package, provider_type, PropertyMap, PropertyValue, ProviderReference, ResourceState,
+    Urn, STACK_TYPE,
+};
 use proptest::prelude::*;
 
 use crate::{OperationType, PendingOperation, Snapshot};
@@ -32,7 +35,6 @@ use crate::{OperationType, PendingOperation, Snapshot};
 /// Stack and project of every generated URN.
 pub const STACK: &str = "dev";
 pub const PROJECT: &str = "proj";
-const STACK_TYPE: &str = "pulumi:pulumi:Stack";
 const PACKAGES: [&str; 2] = ["aws", "random"];
 
 /// Random valid snapshots (they pass [`crate::integrity::verify`]).
@@ -95,8 +97,7 @@ impl Tape {
 
 /// The URN of a resource named `name` of type `ty` under `parent`.
 pub(crate) fn child_urn(parent: Option<&Urn>, ty: &str, name: &str) -> Urn {
-    let parent_type = parent.map(Urn::qualified_type).filter(|q| *q != STACK_TYPE);
-    Urn::new(STACK, PROJECT, parent_type, ty, name).expect("generated URNs are valid")
+    Urn::for_resource(STACK, PROJECT, parent, ty, name).expect("generated URNs are valid")
 }
 
 pub(crate) fn stack_urn() -> Urn {
@@ -117,8 +118,7 @@ pub(crate) fn provider_reference(provider: &ResourceState) -> ProviderReference 
 /// The package a provider resource serves or a custom resource belongs to.
 pub(crate) fn package_of(r: &ResourceState) -> &str {
     let ty = r.type_token.as_str();
-    ty.strip_prefix("pulumi:providers:")
-        .unwrap_or_else(|| ty.split(':').next().unwrap_or(ty))
+    provider_package(ty).unwrap_or_else(|| converge_model::package_of(ty))
 }
 
 pub(crate) fn outputs(generation: u32) -> PropertyMap {
@@ -208,7 +208,7 @@ impl SnapshotBuilder {
     fn provider(&mut self, tape: &mut Tape, explicit: bool) {
         let package = *tape.pick(&PACKAGES).unwrap_or(&"aws");
         let n = self.fresh();
-        let ty = format!("pulumi:providers:{package}");
+        let ty = provider_type(package);
         let (parent, name) = if explicit {
             (self.stack(), format!("explicit-{n}"))
         } else {

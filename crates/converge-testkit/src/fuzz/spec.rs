@@ -57,7 +57,7 @@ impl ResourceSpec {
         match self.kind {
             Kind::Component => COMPONENT_TYPE.to_owned(),
             Kind::Custom => format!("{}:index:Thing", self.package),
-            Kind::Provider => format!("pulumi:providers:{}", self.package),
+            Kind::Provider => converge_model::provider_type(self.package),
         }
     }
 
@@ -115,18 +115,9 @@ impl ProgramSpec {
         let r = self
             .get(name)
             .unwrap_or_else(|| panic!("no resource {name}"));
-        let parent_type = r
-            .parent
-            .as_ref()
-            .map(|p| self.urn_of(p).qualified_type().to_owned());
-        Urn::new(
-            STACK,
-            PROJECT,
-            parent_type.as_deref(),
-            &r.type_token(),
-            &r.name,
-        )
-        .expect("fuzzed URNs are valid")
+        let parent = r.parent.as_ref().map(|p| self.urn_of(p));
+        Urn::for_resource(STACK, PROJECT, parent.as_ref(), &r.type_token(), &r.name)
+            .expect("fuzzed URNs are valid")
     }
 
     /// A random program of at most `config.prior_resources` resources.

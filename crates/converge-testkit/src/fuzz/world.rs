@@ -147,14 +147,14 @@ fn top_level(ty: &str, name: &str) -> Urn {
 }
 
 fn stack() -> Urn {
-    top_level("pulumi:pulumi:Stack", &format!("{PROJECT}-{STACK}"))
+    top_level(converge_model::STACK_TYPE, &format!("{PROJECT}-{STACK}"))
 }
 
 fn default_provider(package: &str, version: Option<&str>) -> Urn {
     let name = version.map_or("default".to_owned(), |v| {
         format!("default_{}", v.replace('.', "_"))
     });
-    top_level(&format!("pulumi:providers:{package}"), &name)
+    top_level(&converge_model::provider_type(package), &name)
 }
 
 /// Every "depends on" edge `(from, to)` of either program, by URN:

@@ -1,7 +1,7 @@
 //! `converge stack output`: the root stack resource's outputs.
 
 use anyhow::{bail, Context as _, Result};
-use converge_model::{PropertyMap, PropertyValue};
+use converge_model::{PropertyMap, PropertyValue, STACK_TYPE};
 use converge_state::checkpoint;
 use converge_state::secrets::{SecretsMode, BLINDED};
 
@@ -9,8 +9,6 @@ use super::snapshot_salt;
 use crate::context::Context;
 use crate::passphrase::stack_crypter;
 use crate::stack_settings::StackSettings;
-
-const STACK_TYPE: &str = "pulumi:pulumi:Stack";
 
 #[derive(Debug)]
 pub struct OutputOptions {

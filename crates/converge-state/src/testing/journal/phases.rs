@@ -271,7 +271,7 @@ impl Engine {
             "aws"
         };
         let mut new = if kind >= 8 {
-            let ty = format!("pulumi:providers:{package}");
+            let ty = converge_model::provider_type(package);
             let mut p =
                 ResourceState::new(child_urn(Some(&parent_urn), &ty, &format!("new{n}")), true);
             p.id = Some(format!("new-provider-id-{n}"));
