@@ -76,12 +76,28 @@ pub fn default_parallelism() -> usize {
 
 /// One deployment's mutable record, under one lock: the [`Ledger`] (old
 /// resources and registrations; `progress().registered` reads through to
-/// it), the first failure, and the steps taken.
+/// it), the registrations' resolved aliases (their children inherit
+/// them), the first failure, and the steps taken.
 #[derive(Debug)]
 pub(crate) struct Progress {
     ledger: Ledger,
+    aliases: HashMap<Urn, Vec<Urn>>,
     pub failure: Option<EngineError>,
     pub steps: Vec<PlannedStep>,
+}
+
+impl Progress {
+    /// The resolved aliases of registration `urn` (none if it has none or
+    /// is unknown).
+    pub fn aliases_of(&self, urn: &Urn) -> Vec<Urn> {
+        self.aliases.get(urn).cloned().unwrap_or_default()
+    }
+
+    pub fn record_aliases(&mut self, urn: Urn, aliases: Vec<Urn>) {
+        if !aliases.is_empty() {
+            self.aliases.insert(urn, aliases);
+        }
+    }
 }
 
 impl Deref for Progress {
@@ -114,6 +130,9 @@ pub(crate) struct Deployment {
     pub default_providers: tokio::sync::Mutex<HashMap<Urn, String>>,
     /// Serializes the reference rewrites of renames (`steps::rename`).
     pub renames: tokio::sync::Mutex<()>,
+    /// The root stack resource: the first registration of the stack type
+    /// without a parent.
+    pub root: std::sync::OnceLock<Urn>,
 }
 
 impl Deployment {
@@ -134,6 +153,7 @@ impl Deployment {
         let pool = Semaphore::new(opts.parallel.max(1));
         let progress = Progress {
             ledger: Ledger::new(Arc::clone(&base)),
+            aliases: HashMap::new(),
             failure: None,
             steps: Vec::new(),
         };
@@ -149,6 +169,7 @@ impl Deployment {
             progress: Mutex::new(progress),
             default_providers: tokio::sync::Mutex::new(HashMap::new()),
             renames: tokio::sync::Mutex::new(()),
+            root: std::sync::OnceLock::new(),
         }
     }
 

@@ -71,4 +71,22 @@ pub enum EngineError {
     DependentNotTargeted { urn: Urn, user: Urn },
     #[error("a deletion task panicked or was cancelled")]
     DeletionTask,
+    #[error("invoke {token}: {source}")]
+    Invoke {
+        token: String,
+        #[source]
+        source: ProviderError,
+    },
+    #[error("call {token}: {source}")]
+    Call {
+        token: String,
+        #[source]
+        source: ProviderError,
+    },
+    #[error("pulumi:pulumi:getResource: the argument \"urn\" must be a string")]
+    GetResourceArgument,
+    #[error("pulumi:pulumi:getResource: {0}")]
+    GetResourceUrn(#[source] UrnError),
+    #[error("pulumi:pulumi:getResource: unknown resource {0}")]
+    UnknownResource(Urn),
 }

@@ -1,6 +1,6 @@
-//! What a program asks for: resource registrations and reads, in engine
-//! terms. The gRPC resource monitor and in-process programs both produce
-//! these.
+//! What a program asks for: resource registrations and reads, function
+//! invocations, method calls and remote components, in engine terms. The
+//! gRPC resource monitor and in-process programs both produce these.
 
 use std::collections::BTreeMap;
 
@@ -37,8 +37,9 @@ pub struct ResourceOptions {
     pub replace_on_changes: Vec<String>,
     pub retain_on_delete: bool,
     pub deleted_with: Option<Urn>,
-    /// Former URNs of this resource.
-    pub aliases: Vec<Urn>,
+    /// Former identities of this resource. The engine resolves them to
+    /// URNs and adds those inherited from the parent's aliases.
+    pub aliases: Vec<Alias>,
     pub custom_timeouts: Option<CustomTimeouts>,
     pub additional_secret_outputs: Vec<String>,
     /// Adopt an existing object with this ID instead of creating one.
@@ -65,4 +66,94 @@ pub struct RegisterResult {
     /// Empty for components; unknown in previews of new resources.
     pub id: Option<String>,
     pub outputs: PropertyMap,
+}
+
+/// A former identity of a resource (Pulumi's alias).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Alias {
+    /// Its whole former URN.
+    Urn(Urn),
+    /// What was different: every part left `None` is as it is now.
+    Spec(AliasSpec),
+}
+
+impl From<Urn> for Alias {
+    fn from(urn: Urn) -> Self {
+        Alias::Urn(urn)
+    }
+}
+
+/// The parts of a former URN that differ from the resource's current one.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AliasSpec {
+    pub name: Option<String>,
+    pub type_token: Option<String>,
+    pub stack: Option<String>,
+    pub project: Option<String>,
+    pub parent: AliasParent,
+}
+
+/// Where an alias says the resource's parent used to be.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum AliasParent {
+    /// The current parent (so the parent's own aliases apply too).
+    #[default]
+    Current,
+    /// No parent (the stack).
+    None,
+    Urn(Urn),
+}
+
+/// An `Invoke` of a provider function (a data source), or of the engine's
+/// own `pulumi:pulumi:getResource`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InvokeGoal {
+    /// The function's token, e.g. `aws:ec2:getAmi`.
+    pub token: String,
+    pub args: PropertyMap,
+    /// An explicit provider reference `<urn>::<id>`; `None` uses the
+    /// default provider of the token's package.
+    pub provider: Option<String>,
+    /// The provider version the program asks for (default providers).
+    pub version: Option<String>,
+}
+
+/// A `Call` of a component method (or a function that may register
+/// resources).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallGoal {
+    pub token: String,
+    pub args: PropertyMap,
+    /// Argument → the resources its value depends on.
+    pub arg_dependencies: BTreeMap<String, Vec<Urn>>,
+    pub provider: Option<String>,
+    pub version: Option<String>,
+}
+
+/// A remote component: a component resource its provider's `Construct`
+/// builds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConstructGoal {
+    pub resource: ResourceGoal,
+    /// `protect` and `retainOnDelete` as the program set them (`None`:
+    /// not set), for the provider to apply.
+    pub protect: Option<bool>,
+    pub retain_on_delete: Option<bool>,
+    /// Package → provider reference, for the component's children.
+    pub providers: BTreeMap<String, String>,
+}
+
+/// What a provider running a `Construct` or `Call` needs to reach the
+/// program's side besides what the deployment knows: the organization, the
+/// program's configuration, and the monitor endpoint it registers
+/// resources with.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProgramContext {
+    pub organization: String,
+    /// Configuration, `"<namespace>:<key>"` → value (plaintext).
+    pub config: BTreeMap<String, String>,
+    /// Which configuration keys are secrets.
+    pub config_secret_keys: Vec<String>,
+    /// `host:port` of the resource monitor serving the program.
+    pub monitor_endpoint: String,
 }

@@ -1,8 +1,9 @@
 //! The deployment engine (seeds 000 and 002).
 //!
-//! - [`monitor`]: what programs call: [`Monitor::register_resource`] and
-//!   friends. In-process programs use it directly; the gRPC resource
-//!   monitor will feed the same interface.
+//! - [`monitor`]: the one door programs use: [`Monitor::register_resource`],
+//!   `read_resource`, `register_resource_outputs`, `invoke`, `call`,
+//!   `construct`. In-process programs use it directly; the gRPC resource
+//!   monitor ([`grpc`]) translates the wire and calls only it.
 //! - `step_generator`: each registration → a step (same, create, update,
 //!   replace create-before-delete or delete-before-replace with dependent
 //!   replacements, import, read), concurrently per registration.
@@ -37,7 +38,10 @@ mod steps;
 pub use deployment::{default_parallelism, DeploymentOptions};
 pub use error::EngineError;
 pub use events::{EngineEvent, EventSink, Severity, StepOp};
-pub use goal::{ReadGoal, RegisterResult, ResourceGoal, ResourceOptions};
+pub use goal::{
+    Alias, AliasParent, AliasSpec, CallGoal, ConstructGoal, InvokeGoal, ProgramContext, ReadGoal,
+    RegisterResult, ResourceGoal, ResourceOptions,
+};
 pub use journaler::{DiscardSink, JournalError, JournalSink, Journaler};
 pub use monitor::{EmptyProgram, Monitor, Program};
 pub use operations::{destroy, preview, refresh, update, OperationContext, OperationResult};

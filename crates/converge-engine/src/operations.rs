@@ -68,9 +68,7 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     let d = start(ctx);
     let program_error = match kind {
         Kind::Update => {
-            let monitor = Monitor {
-                deployment: Arc::clone(&d),
-            };
+            let monitor = Monitor::new(Arc::clone(&d));
             program.run(monitor).await.err().map(EngineError::Program)
         }
         Kind::Refresh => refresh_all(&d).await.err(),

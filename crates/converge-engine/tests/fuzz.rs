@@ -242,7 +242,7 @@ mod found_by_fuzzing {
             let stack = register_stack(&m).await?;
             let mut a = custom(T, "a2", v("1"));
             a.parent = Some(stack.clone());
-            a.options.aliases = vec![urn("a")];
+            a.options.aliases = vec![urn("a").into()];
             let a = m.register_resource(a).await.map_err(|e| e.to_string())?;
             let mut b = custom(T, "b", v("1"));
             b.parent = Some(stack);
@@ -268,7 +268,7 @@ mod found_by_fuzzing {
                     let stack = register_stack(&m).await?;
                     let mut p = custom("pulumi:providers:pkg", name, v("1"));
                     p.parent = Some(stack.clone());
-                    p.options.aliases = aliases;
+                    p.options.aliases = aliases.into_iter().map(Into::into).collect();
                     let p = m.register_resource(p).await.map_err(|e| e.to_string())?;
                     let mut a = custom(T, "a", v("1"));
                     a.parent = Some(stack);
@@ -377,7 +377,7 @@ mod found_by_fuzzing {
                     let mut g = custom(T, name, v("1"));
                     g.parent = Some(stack.clone());
                     if aliased {
-                        g.options.aliases = vec![urn(old)];
+                        g.options.aliases = vec![urn(old).into()];
                     }
                     deps.push(m.register_resource(g).await.map_err(|e| e.to_string())?.urn);
                 }
@@ -498,7 +498,7 @@ mod found_by_fuzzing {
             let stack = register_stack(&m).await?;
             let mut a = custom(T, "a2", v("1"));
             a.parent = Some(stack.clone());
-            a.options.aliases = vec![urn("a")];
+            a.options.aliases = vec![urn("a").into()];
             a.options.delete_before_replace = Some(true);
             let a = m.register_resource(a).await.map_err(|e| e.to_string())?;
             let mut b = custom(T, "b", v("1"));

@@ -92,9 +92,8 @@ pub fn props<const N: usize>(pairs: [(&str, PropertyValue); N]) -> PropertyMap {
 
 /// The stack resource every program registers first; returns its URN.
 pub async fn register_stack(monitor: &Monitor) -> Result<Urn, String> {
-    let name = format!("{}-{}", monitor.project(), monitor.stack());
     monitor
-        .register_resource(component("pulumi:pulumi:Stack", &name))
+        .register_stack()
         .await
         .map(|r| r.urn)
         .map_err(|e| e.to_string())

@@ -51,8 +51,6 @@ impl Engine for EngineService {
         let urn = Urn::parse(&req.urn).ok();
         self.shared
             .monitor
-            .deployment
-            .events
             .diagnostic(severity, urn.as_ref(), message);
         Ok(Response::new(()))
     }
@@ -61,7 +59,10 @@ impl Engine for EngineService {
         &self,
         _request: Request<GetRootResourceRequest>,
     ) -> Result<Response<GetRootResourceResponse>, Status> {
-        let urn = lock(&self.shared.root).clone().unwrap_or_default();
+        let set = lock(&self.shared.root).clone();
+        let urn = set
+            .or_else(|| self.shared.monitor.root_resource().map(|u| u.to_string()))
+            .unwrap_or_default();
         Ok(Response::new(GetRootResourceResponse { urn }))
     }
 

@@ -1,6 +1,5 @@
 //! Requests in wire form → goals in engine terms: URNs parsed, property
-//! values unmarshalled, options mapped, alias specs turned into the URNs
-//! they stand for.
+//! values unmarshalled, options and aliases mapped.
 
 use std::collections::BTreeMap;
 
@@ -12,10 +11,7 @@ use converge_proto::pulumirpc::{ReadResourceRequest, RegisterResourceRequest};
 use converge_proto::{unmarshal_properties, MarshalOptions};
 use tonic::Status;
 
-use super::{lock, Shared};
-use crate::goal::{ReadGoal, ResourceGoal, ResourceOptions};
-
-pub(crate) const STACK_TYPE: &str = "pulumi:pulumi:Stack";
+use crate::goal::{Alias, AliasParent, AliasSpec, ReadGoal, ResourceGoal, ResourceOptions};
 
 /// How property values from a program are read: every kind kept except
 /// output values, which become plain, secret or unknown values (their
@@ -55,7 +51,7 @@ fn optional_urn(what: &str, text: &str) -> Result<Option<Urn>, Status> {
     }
 }
 
-fn non_empty(text: &str) -> Option<String> {
+pub(crate) fn non_empty(text: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
@@ -108,109 +104,36 @@ fn urns(what: &str, texts: &[String]) -> Result<Vec<Urn>, Status> {
     texts.iter().map(|t| urn(what, t)).collect()
 }
 
-/// The URN of a resource: its parent's qualified type (unless the parent
-/// is the stack) joined to its type, as the step generator computes it.
-fn make_urn(
-    stack: &str,
-    project: &str,
-    parent: Option<&Urn>,
-    ty: &str,
-    name: &str,
-) -> Result<Urn, Status> {
-    let parent_type = parent
-        .filter(|p| p.type_token() != STACK_TYPE)
-        .map(|p| p.qualified_type().to_owned());
-    Urn::new(stack, project, parent_type.as_deref(), ty, name).map_err(|e| invalid("alias", e))
-}
-
-/// Where an alias spec says the resource's parent used to be.
-enum AliasParent {
-    /// The current parent (so the parent's own aliases apply too).
-    Current,
-    None,
-    Urn(Urn),
-}
-
-/// The alias URNs of a registration: complete URNs as given; specs
-/// resolved against the request (an empty field means "as now"); and,
-/// like Pulumi, the resource's own name and type and its current-parent
-/// specs under each alias of its parent. Deduplicated, never the
-/// resource's own URN.
-pub(crate) fn aliases(
-    shared: &Shared,
-    req: &RegisterResourceRequest,
-    parent: Option<&Urn>,
-) -> Result<Vec<Urn>, Status> {
-    let stack = shared.monitor.stack();
-    let project = shared.monitor.project();
-    let own = make_urn(stack, project, parent, &req.r#type, &req.name)?;
-    let mut out: Vec<Urn> = Vec::new();
-    let mut current_parent_specs: Vec<(String, String)> = Vec::new();
+/// The aliases of a registration in engine terms: complete URNs as given;
+/// specs with an empty field meaning "as now". The engine resolves them
+/// and adds those inherited from the parent.
+fn aliases(req: &RegisterResourceRequest) -> Result<Vec<Alias>, Status> {
+    let mut out = Vec::new();
     for alias in &req.aliases {
         match &alias.alias {
-            Some(alias::Alias::Urn(text)) => out.push(urn("alias", text)?),
+            Some(alias::Alias::Urn(text)) => out.push(Alias::Urn(urn("alias", text)?)),
             Some(alias::Alias::Spec(spec)) => {
-                let name = if spec.name.is_empty() {
-                    &req.name
-                } else {
-                    &spec.name
-                };
-                let ty = if spec.r#type.is_empty() {
-                    &req.r#type
-                } else {
-                    &spec.r#type
-                };
-                let stack = if spec.stack.is_empty() {
-                    stack
-                } else {
-                    &spec.stack
-                };
-                let project = if spec.project.is_empty() {
-                    project
-                } else {
-                    &spec.project
-                };
-                let old_parent = match &spec.parent {
+                let parent = match &spec.parent {
                     Some(Parent::NoParent(true)) => AliasParent::None,
                     Some(Parent::ParentUrn(p)) if !p.is_empty() => {
                         AliasParent::Urn(urn("alias parent", p)?)
                     }
                     _ => AliasParent::Current,
                 };
-                let alias_urn = match &old_parent {
-                    AliasParent::Current => {
-                        current_parent_specs.push((ty.clone(), name.clone()));
-                        make_urn(stack, project, parent, ty, name)?
-                    }
-                    AliasParent::None => make_urn(stack, project, None, ty, name)?,
-                    AliasParent::Urn(p) => make_urn(stack, project, Some(p), ty, name)?,
-                };
-                out.push(alias_urn);
+                out.push(Alias::Spec(AliasSpec {
+                    name: non_empty(&spec.name),
+                    type_token: non_empty(&spec.r#type),
+                    stack: non_empty(&spec.stack),
+                    project: non_empty(&spec.project),
+                    parent,
+                }));
             }
             None => {}
         }
     }
-    out.extend(urns("alias", &req.alias_ur_ns)?);
-    if let Some(parent) = parent {
-        let parent_aliases = lock(&shared.aliases)
-            .get(parent)
-            .cloned()
-            .unwrap_or_default();
-        for parent_alias in &parent_aliases {
-            out.push(make_urn(
-                stack,
-                project,
-                Some(parent_alias),
-                &req.r#type,
-                &req.name,
-            )?);
-            for (ty, name) in &current_parent_specs {
-                out.push(make_urn(stack, project, Some(parent_alias), ty, name)?);
-            }
-        }
+    for u in urns("alias", &req.alias_ur_ns)? {
+        out.push(Alias::Urn(u));
     }
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|u| *u != own && seen.insert(u.clone()));
     Ok(out)
 }
 
@@ -270,10 +193,7 @@ pub(crate) fn check_supported(req: &RegisterResourceRequest) -> Result<(), Statu
 }
 
 /// A `RegisterResourceRequest` as a [`ResourceGoal`].
-pub(crate) fn resource_goal(
-    shared: &Shared,
-    req: &RegisterResourceRequest,
-) -> Result<ResourceGoal, Status> {
+pub(crate) fn resource_goal(req: &RegisterResourceRequest) -> Result<ResourceGoal, Status> {
     let parent = optional_urn("parent", &req.parent)?;
     let mut property_dependencies = BTreeMap::new();
     for (key, deps) in &req.property_dependencies {
@@ -288,7 +208,7 @@ pub(crate) fn resource_goal(
         replace_on_changes: req.replace_on_changes.clone(),
         retain_on_delete: req.retain_on_delete.unwrap_or(false),
         deleted_with: optional_urn("deletedWith", &req.deleted_with)?,
-        aliases: aliases(shared, req, parent.as_ref())?,
+        aliases: aliases(req)?,
         custom_timeouts: custom_timeouts(req.custom_timeouts.as_ref()),
         additional_secret_outputs: req.additional_secret_outputs.clone(),
         import_id: non_empty(&req.import_id),

@@ -1,17 +1,20 @@
 //! The gRPC face of a deployment: Pulumi's `ResourceMonitor` and `Engine`
 //! services, served on `127.0.0.1` for a language host's program (seed 000's
 //! resource monitor). Every call is unmarshalled into the engine's terms and
-//! handed to the same [`Monitor`] in-process programs use.
+//! handed to the same [`Monitor`] in-process programs use; nothing here
+//! reaches past it. What is left here is the wire: marshalling, feature
+//! negotiation, status codes, the program's log and root resource.
 //!
 //! - `resource_monitor`: `RegisterResource`, `ReadResource`,
 //!   `RegisterResourceOutputs`, `Invoke`, feature negotiation, shutdown.
 //! - `construct`: remote components (`RegisterResource` with `remote`) →
-//!   the provider's `Construct`, and `Call` → the provider's `Call`; the
-//!   provider registers resources back through this server.
+//!   [`Monitor::construct`], and `Call` → [`Monitor::call`]; the provider
+//!   registers resources back through this server.
 //! - `engine_service`: `Log` (→ [`EngineEvent::Diagnostic`]), the root
 //!   resource, `RequirePulumiVersion`.
-//! - `goals`: requests → [`ResourceGoal`]/[`ReadGoal`], alias specs → URNs.
-//! - `invoke`: `pulumi:pulumi:getResource` and provider functions.
+//! - `goals`: requests → [`ResourceGoal`]/[`ReadGoal`], wire aliases →
+//!   engine [`Alias`]es (the engine resolves them).
+//! - `invoke`: `Invoke` → [`Monitor::invoke`].
 //!
 //! Nothing here may hang a program: every method a program may call answers
 //! promptly, with `Unimplemented` (or "not supported") where Converge lacks
@@ -20,6 +23,7 @@
 //! [`EngineEvent::Diagnostic`]: crate::EngineEvent::Diagnostic
 //! [`ResourceGoal`]: crate::ResourceGoal
 //! [`ReadGoal`]: crate::ReadGoal
+//! [`Alias`]: crate::Alias
 
 mod construct;
 mod engine_service;
@@ -27,11 +31,10 @@ mod goals;
 mod invoke;
 mod resource_monitor;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use converge_model::Urn;
 use converge_proto::pulumirpc::engine_server::EngineServer;
 use converge_proto::pulumirpc::resource_monitor_server::ResourceMonitorServer;
 use converge_proto::MessageLimits;
@@ -39,6 +42,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::events::Severity;
+use crate::goal::ProgramContext;
 use crate::monitor::Monitor;
 
 /// The Pulumi version Converge answers to `RequirePulumiVersion`: the
@@ -78,17 +82,14 @@ pub enum ServerError {
 pub(crate) struct Shared {
     pub monitor: Monitor,
     pub options: MonitorServerOptions,
-    /// `127.0.0.1:<port>` of this server (component providers register
-    /// their resources here).
-    pub endpoint: String,
-    /// The root stack resource (`SetRootResource`, or the registered
-    /// `pulumi:pulumi:Stack`).
+    /// What component providers are told of the program, with this
+    /// server's `127.0.0.1:<port>` (they register their resources here).
+    pub program: ProgramContext,
+    /// The root resource the program set (`SetRootResource`); else the
+    /// monitor's registered stack resource.
     pub root: Mutex<Option<String>>,
     /// The last error messages the program logged, oldest first.
     pub errors: Mutex<Vec<String>>,
-    /// The alias URNs of every registered resource, so children inherit
-    /// their parents' aliases.
-    pub aliases: Mutex<HashMap<Urn, Vec<Urn>>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -125,13 +126,18 @@ impl MonitorServer {
         let addr = listener.local_addr()?;
         let incoming =
             tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let program = ProgramContext {
+            organization: options.organization.clone(),
+            config: options.config.clone(),
+            config_secret_keys: options.config_secret_keys.clone(),
+            monitor_endpoint: addr.to_string(),
+        };
         let shared = Arc::new(Shared {
             monitor,
             options,
-            endpoint: addr.to_string(),
+            program,
             root: Mutex::new(None),
             errors: Mutex::new(Vec::new()),
-            aliases: Mutex::new(HashMap::new()),
         });
         let monitor_service =
             ResourceMonitorServer::new(resource_monitor::ResourceMonitorService {
@@ -168,7 +174,7 @@ impl MonitorServer {
     /// How many resource operations the program may run at once
     /// (`--parallel`).
     pub fn parallel(&self) -> usize {
-        self.shared.monitor.deployment.opts.parallel
+        self.shared.monitor.parallel()
     }
 
     /// The error-level messages the program logged, oldest first (the last
@@ -184,11 +190,7 @@ impl MonitorServer {
         if severity == Severity::Debug && !self.shared.options.verbose {
             return;
         }
-        self.shared
-            .monitor
-            .deployment
-            .events
-            .diagnostic(severity, None, message);
+        self.shared.monitor.diagnostic(severity, None, message);
     }
 
     /// Stops serving and waits until the server is down.

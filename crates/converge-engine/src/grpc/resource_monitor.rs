@@ -15,8 +15,8 @@ use converge_proto::pulumirpc::{
 };
 use tonic::{Request, Response, Status};
 
-use super::goals::{self, to_program, STACK_TYPE};
-use super::{construct, invoke, lock, Shared};
+use super::goals::{self, to_program};
+use super::{construct, invoke, Shared};
 use crate::error::EngineError;
 
 /// The features Converge's monitor supports, by their legacy names
@@ -45,8 +45,7 @@ pub(crate) struct ResourceMonitorService {
 /// the monitor is shutting down, as Pulumi does, so that it stops without
 /// restating the failure.
 pub(crate) fn engine_error(shared: &Shared, e: EngineError) -> Status {
-    let deployment_failed = shared.monitor.deployment.progress().failure.is_some();
-    if deployment_failed {
+    if shared.monitor.has_failed() {
         Status::unavailable(format!("the resource monitor is shutting down: {e}"))
     } else {
         Status::unknown(e.to_string())
@@ -74,7 +73,7 @@ impl ResourceMonitor for ResourceMonitorService {
             config: o.config.clone().into_iter().collect(),
             config_secret_keys: o.config_secret_keys.clone(),
             dry_run: m.is_preview(),
-            parallel: i32::try_from(m.deployment.opts.parallel).unwrap_or(i32::MAX),
+            parallel: i32::try_from(m.parallel()).unwrap_or(i32::MAX),
             supported_features: SUPPORTED.iter().map(|(_, f)| *f as i32).collect(),
         }))
     }
@@ -145,21 +144,13 @@ impl ResourceMonitor for ResourceMonitorService {
                 .await
                 .map(Response::new);
         }
-        let goal = goals::resource_goal(&self.shared, &req)?;
-        let aliases = goal.options.aliases.clone();
-        let is_root = goal.type_token == STACK_TYPE && goal.parent.is_none();
+        let goal = goals::resource_goal(&req)?;
         let result = self
             .shared
             .monitor
             .register_resource(goal)
             .await
             .map_err(|e| self.engine_error(e))?;
-        if is_root {
-            lock(&self.shared.root).get_or_insert_with(|| result.urn.to_string());
-        }
-        if !aliases.is_empty() {
-            lock(&self.shared.aliases).insert(result.urn.clone(), aliases);
-        }
         let object = marshal_properties(
             &result.outputs,
             to_program(req.accept_secrets, req.accept_resources),

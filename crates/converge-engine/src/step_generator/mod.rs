@@ -7,12 +7,16 @@
 //! (which the program has already seen complete), so the steps are the
 //! same whatever the timing.
 
+pub(crate) mod aliases;
 mod decide;
 mod dependents;
 
 use std::sync::Arc;
 
-use converge_model::{PropertyPath, ProviderReference, ResourceState, Urn};
+use converge_model::{
+    package_of, provider_package, provider_type, PropertyPath, ProviderReference, ResourceState,
+    Urn,
+};
 use converge_plugin::CheckRequest;
 
 use crate::deployment::Deployment;
@@ -24,24 +28,18 @@ use crate::steps::{self, create::CreateStep, delete};
 
 pub(crate) use dependents::dependent_replacements;
 
-const STACK_TYPE: &str = "pulumi:pulumi:Stack";
-const PROVIDER_PREFIX: &str = "pulumi:providers:";
-
-/// The URN of a registration: its parent's qualified type (unless the
-/// parent is the stack) joined to its own type.
+/// The URN of a registration in this deployment's stack and project
+/// ([`Urn::for_resource`]).
 pub(crate) fn make_urn(
     d: &Deployment,
     type_token: &str,
     name: &str,
     parent: Option<&Urn>,
 ) -> Result<Urn, EngineError> {
-    let parent_type = parent
-        .filter(|p| p.type_token() != STACK_TYPE)
-        .map(|p| p.qualified_type().to_owned());
-    Ok(Urn::new(
+    Ok(Urn::for_resource(
         &d.opts.stack,
         &d.opts.project,
-        parent_type.as_deref(),
+        parent,
         type_token,
         name,
     )?)
@@ -133,11 +131,16 @@ pub(crate) async fn register(
             .chain(&goal.options.deleted_with)
             .cloned(),
     )?;
-    let old_index = find_old(d, &urn, &goal.options.aliases)?;
+    let aliases = aliases::resolve(d, &goal, &urn)?;
+    let old_index = find_old(d, &urn, &aliases)?;
     // Before any provider call: the URN and the old resource are this
     // registration's alone, or it stops here.
-    d.progress().reserve(&urn, old_index)?;
-    let is_provider = goal.type_token.starts_with(PROVIDER_PREFIX);
+    {
+        let mut p = d.progress();
+        p.reserve(&urn, old_index)?;
+        p.record_aliases(urn.clone(), aliases);
+    }
+    let is_provider = provider_package(&goal.type_token).is_some();
     let provider = if goal.custom && !is_provider {
         Some(resolve_provider(d, &goal).await?)
     } else {
@@ -361,8 +364,7 @@ pub(crate) async fn resolve_provider(
         }
         return Ok(reference);
     }
-    let package = goal.type_token.split(':').next().unwrap_or_default();
-    default_provider(d, package, goal.version.as_deref()).await
+    default_provider(d, package_of(&goal.type_token), goal.version.as_deref()).await
 }
 
 /// The default provider of `package` (at `version`): registered as a
@@ -377,7 +379,7 @@ pub(crate) async fn default_provider(
         Some(v) => format!("default_{}", v.replace(['.', '-', '+'], "_")),
         None => "default".to_owned(),
     };
-    let type_token = format!("{PROVIDER_PREFIX}{package}");
+    let type_token = provider_type(package);
     let urn = Urn::new(&d.opts.stack, &d.opts.project, None, &type_token, &name)?;
     let mut defaults = d.default_providers.lock().await;
     if let Some(id) = defaults.get(&urn) {

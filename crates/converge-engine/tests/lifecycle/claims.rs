@@ -37,10 +37,10 @@ fn two_aliases_of_x() -> TestProgram {
     program(|m| async move {
         let stack = register_stack(&m).await?;
         let mut first = custom(T, "a2", inputs(&[("v", "1")]));
-        first.options.aliases = vec![urn("x")];
+        first.options.aliases = vec![urn("x").into()];
         let _ = reg(&m, &stack, first).await;
         let mut second = custom(T, "b2", inputs(&[("v", "1")]));
-        second.options.aliases = vec![urn("x")];
+        second.options.aliases = vec![urn("x").into()];
         let err = reg(&m, &stack, second).await.unwrap_err();
         assert!(err.contains("::a2") && err.contains("::b2"), "{err}");
         assert!(
@@ -94,7 +94,7 @@ async fn an_alias_cannot_take_an_old_resource_whose_own_step_failed() {
         let failed = reg(&m, &stack, custom(T, "x", inputs(&[("v", "2")]))).await;
         assert!(failed.is_err());
         let mut y = custom(T, "y", inputs(&[("v", "1")]));
-        y.options.aliases = vec![urn("x")];
+        y.options.aliases = vec![urn("x").into()];
         let err = reg(&m, &stack, y).await.unwrap_err();
         assert!(err.contains("both take the place of"), "{err}");
         Ok(())

@@ -3,6 +3,7 @@
 //! operation that every journal prefix replays to a valid snapshot and that
 //! every object in the cloud is tracked.
 
+mod aliases;
 mod basics;
 mod claims;
 mod deletes;

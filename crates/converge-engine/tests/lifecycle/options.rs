@@ -13,7 +13,10 @@ fn named(name: &'static str, aliases: Vec<&'static str>, v: &'static str) -> Tes
         async move {
             let stack = register_stack(&m).await?;
             let mut g = custom(T, name, inputs(&[("v", v)]));
-            g.options.aliases = aliases.iter().map(|a| Urn::parse(a).unwrap()).collect();
+            g.options.aliases = aliases
+                .iter()
+                .map(|a| Urn::parse(a).unwrap().into())
+                .collect();
             reg(&m, &stack, g).await?;
             Ok(())
         }

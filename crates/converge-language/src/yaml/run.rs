@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use converge_engine::{Monitor, Program, ReadGoal, ResourceGoal, ResourceOptions};
+use converge_engine::{Alias, Monitor, Program, ReadGoal, ResourceGoal, ResourceOptions};
 use converge_model::{CustomTimeouts, PropertyMap, PropertyValue, Urn};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -416,7 +416,7 @@ async fn options(scope: &Scope<'_>, r: &Resource) -> Result<ResourceOptions, Yam
                 format!("options.aliases: {e}"),
             )
         })?;
-        aliases.push(urn);
+        aliases.push(Alias::Urn(urn));
     }
     let custom_timeouts = match &o.custom_timeouts {
         None => None,

@@ -157,7 +157,7 @@ fn goal(stack: &Urn, r: &ResourceSpec, refs: &HashMap<String, RegisterResult>) -
             aliases: r
                 .aliases
                 .iter()
-                .map(|a| Urn::parse(a).expect("fuzzed aliases are URNs"))
+                .map(|a| Urn::parse(a).expect("fuzzed aliases are URNs").into())
                 .collect(),
             ..ResourceOptions::default()
         },

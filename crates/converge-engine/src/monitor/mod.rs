@@ -1,0 +1,212 @@
+//! The engine's side of a running program: the one door programs use.
+//! In-process programs (YAML) call it directly; the gRPC resource monitor
+//! (`grpc/`) translates the wire and calls nothing else. Register, read,
+//! outputs, invoke, call, construct: one interface, one step generator
+//! behind it, so a feature behaves the same whatever language the program
+//! is written in.
+//!
+//! - `functions`: `invoke` (with the engine's `pulumi:pulumi:getResource`)
+//!   and `call`, on the explicit or default provider.
+//! - `construct`: remote components.
+
+mod construct;
+mod functions;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use converge_model::{PropertyMap, Urn, STACK_TYPE};
+use converge_plugin::{CallResponse, ConstructResponse, DeploymentContext, InvokeResponse};
+use converge_state::journal::JournalEntry;
+
+use crate::deployment::Deployment;
+use crate::error::EngineError;
+use crate::events::Severity;
+use crate::goal::{
+    CallGoal, ConstructGoal, InvokeGoal, ProgramContext, ReadGoal, RegisterResult, ResourceGoal,
+};
+use crate::step_generator;
+
+pub use functions::GET_RESOURCE;
+
+/// A handle a program uses to declare its resources. Cheap to clone; use it
+/// from as many tasks as the program likes.
+#[derive(Debug, Clone)]
+pub struct Monitor {
+    deployment: Arc<Deployment>,
+}
+
+impl Monitor {
+    pub(crate) fn new(deployment: Arc<Deployment>) -> Self {
+        Monitor { deployment }
+    }
+
+    /// `RegisterResource`: returns once the resource's step is done.
+    pub async fn register_resource(
+        &self,
+        goal: ResourceGoal,
+    ) -> Result<RegisterResult, EngineError> {
+        let is_root = goal.type_token == STACK_TYPE && goal.parent.is_none();
+        let result = step_generator::register(&self.deployment, goal).await;
+        if let (true, Ok(r)) = (is_root, &result) {
+            let _ = self.deployment.root.set(r.urn.clone());
+        }
+        self.record(result)
+    }
+
+    /// Registers the stack resource, `<project>-<stack>` of type
+    /// `pulumi:pulumi:Stack`: the root every program registers first and
+    /// the parent of resources registered without one.
+    pub async fn register_stack(&self) -> Result<RegisterResult, EngineError> {
+        let goal = ResourceGoal {
+            type_token: STACK_TYPE.to_owned(),
+            name: format!("{}-{}", self.project(), self.stack()),
+            custom: false,
+            ..ResourceGoal::default()
+        };
+        self.register_resource(goal).await
+    }
+
+    /// The root stack resource, once registered.
+    pub fn root_resource(&self) -> Option<Urn> {
+        self.deployment.root.get().cloned()
+    }
+
+    /// A registration that fails — in its step, or before it (Check, Diff,
+    /// provider resolution) — fails the operation, even if the program
+    /// carries on.
+    fn record<T>(&self, result: Result<T, EngineError>) -> Result<T, EngineError> {
+        if let Err(e) = &result {
+            self.deployment.fail(e);
+        }
+        result
+    }
+
+    /// `ReadResource`: reads an external object by ID.
+    pub async fn read_resource(&self, goal: ReadGoal) -> Result<RegisterResult, EngineError> {
+        let result = step_generator::read(&self.deployment, goal).await;
+        self.record(result)
+    }
+
+    /// `RegisterResourceOutputs`: a component's (or the stack's) outputs.
+    pub async fn register_resource_outputs(
+        &self,
+        urn: &Urn,
+        outputs: PropertyMap,
+    ) -> Result<(), EngineError> {
+        let d = &self.deployment;
+        let (op, state) = {
+            let p = d.progress();
+            let registered = p
+                .registered
+                .get(urn)
+                .ok_or_else(|| EngineError::OutputsOfUnregistered(urn.clone()))?;
+            let mut state = registered.state.clone();
+            state.outputs = outputs;
+            (registered.op, state)
+        };
+        let Some(op) = op else { return Ok(()) };
+        let entry = JournalEntry::outputs(0, d.next_operation(), state.clone()).with_remove_new(op);
+        self.record(d.end(entry).await)?;
+        if let Some(r) = d.progress().registered.get_mut(urn) {
+            r.state = state;
+        }
+        Ok(())
+    }
+
+    /// The stack this program deploys.
+    pub fn stack(&self) -> &str {
+        &self.deployment.opts.stack
+    }
+
+    pub fn project(&self) -> &str {
+        &self.deployment.opts.project
+    }
+
+    /// True in a preview.
+    pub fn is_preview(&self) -> bool {
+        self.deployment.opts.preview
+    }
+
+    /// How many resource operations may run at once (`--parallel`).
+    pub fn parallel(&self) -> usize {
+        self.deployment.opts.parallel
+    }
+
+    /// True once the deployment has failed (a registration or step failed);
+    /// the program is then told the monitor is shutting down.
+    pub fn has_failed(&self) -> bool {
+        self.deployment.progress().failure.is_some()
+    }
+
+    /// Reports a message from or about the program as a diagnostic of the
+    /// deployment.
+    pub fn diagnostic(&self, severity: Severity, urn: Option<&Urn>, message: impl Into<String>) {
+        self.deployment.events.diagnostic(severity, urn, message);
+    }
+
+    /// `Invoke`: `pulumi:pulumi:getResource` (a resource of this
+    /// deployment, else of the base state), or a provider function on the
+    /// explicit provider, else the default provider of the token's package
+    /// (registered on first use, with the stack's configuration for it).
+    /// Failures the provider reports are in the response; a failed invoke
+    /// does not fail the deployment (the program decides).
+    pub async fn invoke(&self, goal: InvokeGoal) -> Result<InvokeResponse, EngineError> {
+        functions::invoke(&self.deployment, goal).await
+    }
+
+    /// `Call`: a component method on the explicit or default provider of
+    /// the token's package, which may register resources through the
+    /// program's monitor (`program.monitor_endpoint`).
+    pub async fn call(
+        &self,
+        goal: CallGoal,
+        program: &ProgramContext,
+    ) -> Result<CallResponse, EngineError> {
+        functions::call(&self.deployment, goal, self.context(program)).await
+    }
+
+    /// A remote component: the provider's `Construct`, which registers the
+    /// component and its children through the program's monitor; the answer
+    /// is the URN and outputs it reports. A failure fails the deployment.
+    pub async fn construct(
+        &self,
+        goal: ConstructGoal,
+        program: &ProgramContext,
+    ) -> Result<ConstructResponse, EngineError> {
+        let result = construct::construct(&self.deployment, goal, self.context(program)).await;
+        self.record(result)
+    }
+
+    /// What a provider's `Construct` or `Call` is told of the deployment.
+    fn context(&self, program: &ProgramContext) -> DeploymentContext {
+        DeploymentContext {
+            project: self.project().to_owned(),
+            stack: self.stack().to_owned(),
+            organization: program.organization.clone(),
+            config: program.config.clone(),
+            config_secret_keys: program.config_secret_keys.clone(),
+            dry_run: self.is_preview(),
+            parallel: self.parallel(),
+            monitor_endpoint: program.monitor_endpoint.clone(),
+        }
+    }
+}
+
+/// A program: registers resources through the monitor.
+#[async_trait]
+pub trait Program: Send + Sync {
+    /// Runs the program; an `Err` is the program's own failure message.
+    async fn run(&self, monitor: Monitor) -> Result<(), String>;
+}
+
+/// The empty program (`destroy`).
+#[derive(Debug, Default)]
+pub struct EmptyProgram;
+
+#[async_trait]
+impl Program for EmptyProgram {
+    async fn run(&self, _monitor: Monitor) -> Result<(), String> {
+        Ok(())
+    }
+}
