@@ -1,16 +1,14 @@
 //! Which program runs for a project: the language host of its runtime.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use anyhow::{bail, Result};
 use converge_engine::Program;
 use converge_language::nodejs::NodeProgram;
 use converge_language::process::RunOptions;
 use converge_language::python::PythonProgram;
-use converge_language::yaml::{ConfigValue, InvokeFn, InvokeRequest, YamlOptions, YamlProgram};
+use converge_language::yaml::{ConfigValue, YamlOptions, YamlProgram};
 use converge_plugin::host::{DynamicProviders, NodeDynamicProvider};
-use converge_plugin::ProviderLoader;
 use converge_state::secrets::Crypter;
 
 use crate::project::Project;
@@ -53,7 +51,6 @@ pub fn load_program(
     project: &Project,
     stack: &str,
     config: BTreeMap<String, ConfigValue>,
-    loader: Arc<dyn ProviderLoader>,
 ) -> Result<Box<dyn Program>> {
     check_runtime(project)?;
     match project.runtime() {
@@ -71,7 +68,6 @@ pub fn load_program(
         project: project.name.clone(),
         stack: stack.to_owned(),
         config,
-        invoke: Some(invoker(loader)),
     };
     match YamlProgram::load(&project.dir, options) {
         Ok(p) => Ok(Box::new(p)),
@@ -122,33 +118,4 @@ fn run_options(config: &BTreeMap<String, ConfigValue>) -> RunOptions {
             .collect(),
         ..RunOptions::default()
     }
-}
-
-/// `fn::invoke`: the function's package provider answers it.
-fn invoker(loader: Arc<dyn ProviderLoader>) -> InvokeFn {
-    Arc::new(move |req: InvokeRequest| {
-        let loader = loader.clone();
-        Box::pin(async move {
-            let package = req.token.split(':').next().unwrap_or_default().to_owned();
-            let version = req
-                .version
-                .as_deref()
-                .and_then(|v| semver::Version::parse(v).ok());
-            let provider = loader
-                .load(&package, version.as_ref())
-                .await
-                .map_err(|e| e.to_string())?;
-            let response = provider
-                .invoke(converge_plugin::InvokeRequest {
-                    token: req.token.clone(),
-                    args: req.args,
-                })
-                .await
-                .map_err(|e| format!("{}: {e}", req.token))?;
-            if let Some(f) = response.failures.first() {
-                return Err(format!("{}: {}: {}", req.token, f.property, f.reason));
-            }
-            Ok(response.outputs)
-        })
-    })
 }

@@ -16,7 +16,6 @@ fn options(config: &[(&str, &str)]) -> YamlOptions {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), ConfigValue::plain(*v)))
             .collect::<BTreeMap<_, _>>(),
-        invoke: None,
     }
 }
 

@@ -171,12 +171,7 @@ async fn run_locked(
     }
 
     let program: Option<Box<dyn Program>> = match op {
-        Operation::Preview | Operation::Up => Some(load_program(
-            project,
-            &stack_name,
-            config,
-            providers.loader(),
-        )?),
+        Operation::Preview | Operation::Up => Some(load_program(project, &stack_name, config)?),
         Operation::Refresh | Operation::Destroy => None,
     };
     let program = program.as_deref();

@@ -2,6 +2,8 @@
 //! options or `get`), and outputs, built from the positioned YAML tree.
 //! Unknown keys are errors, with a suggestion when one is close.
 
+use converge_model::{package_of, provider_package};
+
 use super::config::{self, ConfigDecl};
 use super::expr::{Access, Expr, ExprParser};
 use super::syntax::{Key, Node, NodeKind};
@@ -40,16 +42,13 @@ pub(crate) struct Resource {
 impl Resource {
     /// `pulumi:providers:<pkg>` resources are providers.
     pub fn is_provider(&self) -> bool {
-        self.type_token.starts_with("pulumi:providers:")
+        provider_package(&self.type_token).is_some()
     }
 
     /// The package the resource's type belongs to (for providers, the
     /// package they serve).
     pub fn package(&self) -> &str {
-        match self.type_token.strip_prefix("pulumi:providers:") {
-            Some(p) => p,
-            None => self.type_token.split(':').next().unwrap_or_default(),
-        }
+        provider_package(&self.type_token).unwrap_or_else(|| package_of(&self.type_token))
     }
 }
 

@@ -16,10 +16,11 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use converge_engine::Monitor;
 use converge_model::{PropertyMap, PropertyValue, ResourceReference, Urn};
 
 use super::expr::{Access, Accessor, Expr, ExprKind, Part};
-use super::{functions, InvokeFn, Pos, YamlError};
+use super::{functions, Pos, YamlError};
 
 pub(crate) type EvalFuture<'a> =
     Pin<Box<dyn Future<Output = Result<PropertyValue, YamlError>> + Send + 'a>>;
@@ -59,7 +60,8 @@ pub(crate) struct Info {
 pub(crate) struct Scope<'a> {
     pub file: &'a str,
     pub project_dir: &'a Path,
-    pub invoke: Option<&'a InvokeFn>,
+    /// The engine: `fn::invoke` goes through it.
+    pub monitor: &'a Monitor,
     pub config: &'a BTreeMap<String, PropertyValue>,
     pub slots: &'a HashMap<String, Slot>,
     pub info: &'a Info,

@@ -3,11 +3,12 @@
 //! unknown result) and secrets (a secret argument gives a secret result).
 
 use base64::Engine as _;
+use converge_engine::{EngineError, InvokeGoal};
 use converge_model::{sha256_hex, Archive, ArchiveMember, Asset, PropertyMap, PropertyValue};
 
 use super::eval::{article, strip, to_text, unwrap_shallow, value_to_json, wrap, Scope};
 use super::expr::{Call, Expr, Invoke};
-use super::{InvokeRequest, Pos, YamlError};
+use super::{Pos, YamlError};
 
 /// An argument after evaluation: known and stripped of secrets, or
 /// unknown.
@@ -222,15 +223,14 @@ async fn select(
     }
 }
 
-/// `fn::invoke` through the caller's handler.
+/// `fn::invoke` through the engine's [`Monitor::invoke`], exactly as an
+/// SDK's invoke: on the explicit provider (`options.provider`), else the
+/// default provider of the function's package, configured from the
+/// stack's configuration.
+///
+/// [`Monitor::invoke`]: converge_engine::Monitor::invoke
 async fn invoke(scope: &Scope<'_>, pos: Pos, invoke: &Invoke) -> Result<PropertyValue, YamlError> {
     let token = &invoke.function;
-    let Some(handler) = scope.invoke else {
-        return Err(scope.error(
-            pos,
-            format!("fn::invoke of {token}: invoking functions is not supported here"),
-        ));
-    };
     let args = match &invoke.arguments {
         Some(e) => scope.eval(e).await?,
         None => PropertyValue::Object(PropertyMap::new()),
@@ -273,14 +273,29 @@ async fn invoke(scope: &Scope<'_>, pos: Pos, invoke: &Invoke) -> Result<Property
         },
         None => None,
     };
-    let result = handler(InvokeRequest {
-        token: token.clone(),
-        args,
-        provider,
-        version,
-    })
-    .await
-    .map_err(|m| scope.error(pos, format!("fn::invoke of {token} failed: {m}")))?;
+    let failed = |m: String| scope.error(pos, format!("fn::invoke of {token} failed: {m}"));
+    let response = scope
+        .monitor
+        .invoke(InvokeGoal {
+            token: token.clone(),
+            args,
+            provider,
+            version,
+        })
+        .await
+        .map_err(|e| match e {
+            EngineError::Invoke { source, .. } => failed(source.to_string()),
+            e => failed(e.to_string()),
+        })?;
+    if let Some(f) = response.failures.first() {
+        let what = if f.property.is_empty() {
+            f.reason.clone()
+        } else {
+            format!("{}: {}", f.property, f.reason)
+        };
+        return Err(failed(what));
+    }
+    let result = response.outputs;
     let value = match &invoke.ret {
         Some(key) => result.get(key).cloned().ok_or_else(|| {
             scope.error(

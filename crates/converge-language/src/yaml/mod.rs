@@ -29,12 +29,10 @@ mod validate;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
 
-use converge_model::{PropertyMap, PropertyValue};
+use converge_model::PropertyValue;
 
 use self::ast::Template;
 use self::syntax::{Node, NodeKind};
@@ -147,23 +145,6 @@ impl ConfigValue {
     }
 }
 
-/// A call of `fn::invoke`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InvokeRequest {
-    /// The function's token, e.g. `aws:ec2:getAmi`.
-    pub token: String,
-    pub args: PropertyMap,
-    /// An explicit provider reference `<urn>::<id>`, if the call named one.
-    pub provider: Option<String>,
-    pub version: Option<String>,
-}
-
-/// The future an [`InvokeFn`] returns.
-pub type InvokeFuture = Pin<Box<dyn Future<Output = Result<PropertyMap, String>> + Send>>;
-
-/// What runs `fn::invoke`: the caller wires it to the providers.
-pub type InvokeFn = Arc<dyn Fn(InvokeRequest) -> InvokeFuture + Send + Sync>;
-
 /// What a program is loaded with.
 #[derive(Clone, Default)]
 pub struct YamlOptions {
@@ -173,8 +154,6 @@ pub struct YamlOptions {
     /// The stack's configuration, by key: `project:key` (or bare `key`),
     /// or `package:key` for other namespaces.
     pub config: BTreeMap<String, ConfigValue>,
-    /// Runs `fn::invoke`; without it every invoke fails as not supported.
-    pub invoke: Option<InvokeFn>,
 }
 
 impl fmt::Debug for YamlOptions {
@@ -184,7 +163,6 @@ impl fmt::Debug for YamlOptions {
             .field("project", &self.project)
             .field("stack", &self.stack)
             .field("config_keys", &keys)
-            .field("invoke", &self.invoke.is_some())
             .finish()
     }
 }
@@ -210,7 +188,6 @@ pub(crate) struct Loaded {
     pub graph: Graph,
     pub config: BTreeMap<String, PropertyValue>,
     pub project_dir: PathBuf,
-    pub invoke: Option<InvokeFn>,
 }
 
 const PROJECT_FILE: &str = "Pulumi.yaml";
@@ -264,7 +241,6 @@ impl YamlProgram {
                 graph,
                 config,
                 project_dir: project_dir.to_path_buf(),
-                invoke: options.invoke,
             }),
         })
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use converge_engine::{Alias, Monitor, Program, ReadGoal, ResourceGoal, ResourceOptions};
-use converge_model::{CustomTimeouts, PropertyMap, PropertyValue, Urn};
+use converge_model::{provider_package, CustomTimeouts, PropertyMap, PropertyValue, Urn};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -41,6 +41,10 @@ struct Ctx {
     stack: Urn,
     info: Info,
     errors: Mutex<Vec<YamlError>>,
+    /// The URNs of the resources registered so far, by index: a resource
+    /// depends on those its variables reference too, which are not in its
+    /// own scope.
+    urns: Mutex<HashMap<usize, Urn>>,
 }
 
 impl Ctx {
@@ -55,7 +59,7 @@ impl Ctx {
         Scope {
             file: &self.loaded.template.file,
             project_dir: &self.loaded.project_dir,
-            invoke: self.loaded.invoke.as_ref(),
+            monitor: &self.monitor,
             config: &self.loaded.config,
             slots,
             info: &self.info,
@@ -72,14 +76,8 @@ impl Ctx {
 }
 
 async fn run(loaded: Arc<Loaded>, monitor: Monitor) -> Result<(), String> {
-    let stack_goal = ResourceGoal {
-        type_token: "pulumi:pulumi:Stack".to_owned(),
-        name: format!("{}-{}", monitor.project(), monitor.stack()),
-        custom: false,
-        ..ResourceGoal::default()
-    };
     let stack = monitor
-        .register_resource(stack_goal)
+        .register_stack()
         .await
         .map_err(|e| format!("registering the stack: {e}"))?
         .urn;
@@ -95,6 +93,7 @@ async fn run(loaded: Arc<Loaded>, monitor: Monitor) -> Result<(), String> {
         stack,
         info,
         errors: Mutex::new(Vec::new()),
+        urns: Mutex::new(HashMap::new()),
     });
     let count = ctx.loaded.graph.deps.len();
     let senders: Vec<watch::Sender<State>> = (0..count)
@@ -178,9 +177,11 @@ async fn node_task(
     let scope = ctx.scope(&slots);
     let result = match ctx.loaded.graph.def_of(node) {
         Def::Variable(i) => scope.eval(&t.variables[i].expr).await.map(Slot::Variable),
-        Def::Resource(i) => register(&ctx, &scope, i)
-            .await
-            .map(|r| Slot::Resource(Arc::new(r))),
+        Def::Resource(i) => register(&ctx, &scope, i).await.map(|r| {
+            let mut urns = ctx.urns.lock().unwrap_or_else(|p| p.into_inner());
+            urns.insert(i, r.urn.clone());
+            Slot::Resource(Arc::new(r))
+        }),
     };
     match result {
         Ok(slot) => {
@@ -200,10 +201,10 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
     let t = &ctx.loaded.template;
     let o = &r.options;
     let urn_of = |j: usize| -> Result<Urn, YamlError> {
-        match scope.slots.get(&t.resources[j].key.name) {
-            Some(Slot::Resource(res)) => Ok(res.urn.clone()),
-            _ => Err(scope.error(r.key.pos, "internal: a dependency is missing")),
-        }
+        let urns = ctx.urns.lock().unwrap_or_else(|p| p.into_inner());
+        urns.get(&j)
+            .cloned()
+            .ok_or_else(|| scope.error(r.key.pos, "internal: a dependency is missing"))
     };
     let parent = match &o.parent {
         Some(a) => scope.resource(a)?.urn.clone(),
@@ -228,11 +229,10 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
             PropertyValue::Unknown if ctx.info.preview => {
                 // Nothing to read yet: the object is only known once the
                 // ID is.
-                let parent_type = (parent != ctx.stack).then(|| parent.qualified_type());
-                let urn = Urn::new(
+                let urn = Urn::for_resource(
                     &ctx.info.stack,
                     &ctx.info.project,
-                    parent_type,
+                    Some(&parent),
                     &r.type_token,
                     &r.name,
                 )
@@ -308,7 +308,7 @@ fn provider(
     }
     for a in &r.options.providers {
         let p = scope.resource(a)?;
-        let package = p.urn.type_token().strip_prefix("pulumi:providers:");
+        let package = provider_package(p.urn.type_token());
         if package == Some(r.package()) {
             return Ok(Some(p.provider_reference()));
         }

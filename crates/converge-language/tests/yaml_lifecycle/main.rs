@@ -1,8 +1,10 @@
 //! YAML programs run by the engine across successive operations, against
 //! mock providers, with the testkit's checks after every operation.
 
+mod aliases;
 mod basics;
 mod graph;
+mod invoke;
 mod values;
 
 use std::collections::BTreeMap;

@@ -1,10 +1,7 @@
 //! Values: outputs with interpolation, secrets, typed config with
-//! defaults, builtin functions, invoke, and runtime errors with locations.
+//! defaults, builtin functions, and runtime errors with locations.
 
-use std::sync::Arc;
-
-use converge_language::yaml::{InvokeRequest, YamlProgram};
-use converge_model::{Archive, ArchiveMember, Asset, PropertyMap, PropertyValue};
+use converge_model::{Archive, ArchiveMember, Asset, PropertyValue};
 
 use super::*;
 
@@ -239,41 +236,4 @@ resources:
     assert!(w.resource("a").is_some());
     assert!(w.resource("b").is_none() && w.resource("c").is_none());
     assert_eq!(cloud.len(), 1);
-}
-
-#[tokio::test]
-async fn invoke_goes_through_the_handler() {
-    let (mut w, _, _) = world(provider());
-    let mut p = Project::new();
-    let body = "variables:
-  ami:
-    fn::invoke:
-      function: pkg:index:getImage
-      arguments:
-        name: ubuntu
-      return: id
-resources:
-  a:
-    type: pkg:index:Thing
-    properties:
-      image: ${ami}
-";
-    // Without a handler: not supported, at the call's location.
-    let e = expect_err(&w.up(&p.program(body)).await);
-    assert!(
-        e.contains("Pulumi.yaml:5:5: fn::invoke of pkg:index:getImage: invoking functions is not supported"),
-        "{e}"
-    );
-    p.options.invoke = Some(Arc::new(|req: InvokeRequest| {
-        Box::pin(async move {
-            assert_eq!(req.token, "pkg:index:getImage");
-            let name = req.args.get("name").and_then(|v| v.as_str()).unwrap_or("");
-            let mut out = PropertyMap::new();
-            out.insert("id".to_owned(), PropertyValue::from(format!("img-{name}")));
-            Ok(out)
-        })
-    }));
-    let program: YamlProgram = p.program(body);
-    expect_ok(&w.up(&program).await);
-    assert_eq!(state(&w, "a").inputs.get("image"), Some(&s("img-ubuntu")));
 }
