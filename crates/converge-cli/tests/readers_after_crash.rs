@@ -203,10 +203,9 @@ fn run_trials(w: &World, count: usize, seed: u64, service: bool) -> usize {
         {
             std::thread::sleep(Duration::from_millis(2));
         }
-        // A reader while the operation runs sees a prefix that verifies.
-        if trial % 5 == 0 {
-            w.export();
-        }
+        // A reader while the operation runs sees a state that verifies
+        // (checked below to be a prefix of what the operation did).
+        let live = (trial % 5 == 0).then(|| tracked(&w.export()));
         std::thread::sleep(Duration::from_millis(moments.next_ms(30)));
         if op.try_wait().unwrap().is_none() {
             interrupted += 1;
@@ -236,6 +235,25 @@ fn run_trials(w: &World, count: usize, seed: u64, service: bool) -> usize {
                 objects_now.contains(object) || objects.contains(object) || being_deleted,
                 "{context}: the export holds {object}, which the provider deleted: {seen:?}"
             );
+        }
+        if let Some(live) = &live {
+            let after: BTreeSet<&String> = seen.resources.iter().chain(&pending_objects).collect();
+            if destroy {
+                // Nothing a destroy removed comes back.
+                assert!(
+                    seen.resources.is_subset(&live.resources),
+                    "{context}: the live export {live:?} is not a prefix of {seen:?}"
+                );
+            } else {
+                // What the update had made is still there.
+                let suffix = format!("-{generation}");
+                for made in live.resources.iter().filter(|o| o.ends_with(&suffix)) {
+                    assert!(
+                        after.contains(made),
+                        "{context}: the live export {live:?} is not a prefix of {seen:?}"
+                    );
+                }
+            }
         }
         let outputs = w.read(&["stack", "output", "--json"]);
         assert!(outputs.status.success(), "{context}: stack output");

@@ -132,12 +132,12 @@ impl LockedStack {
     }
 
     /// The checkpoint as stored (after recovery), secrets as read.
-    pub(super) fn stored_checkpoint(&self) -> Result<StackCheckpoint, StackStateError> {
+    pub(super) fn stored_checkpoint(&self) -> StackCheckpoint {
         let mut cp = self.checkpoint.clone();
         if !self.deployed {
             cp.latest = None;
         }
-        Ok(cp)
+        cp
     }
 
     /// The base an operation starts from: the stored snapshot with the base

@@ -125,7 +125,7 @@ impl StackState {
             match self.lock(info.clone()).await {
                 Ok(locked) => {
                     let current = CurrentState {
-                        checkpoint: locked.stored_checkpoint()?,
+                        checkpoint: locked.stored_checkpoint(),
                         journal: JournalStatus::Recovered(locked.recovery().clone()),
                     };
                     locked.release().await?;
