@@ -237,7 +237,11 @@ fn run_trials(w: &World, count: usize, seed: u64, service: bool) -> usize {
             );
         }
         if let Some(live) = &live {
-            let after: BTreeSet<&String> = seen.resources.iter().chain(&pending_objects).collect();
+            let after: BTreeSet<&String> = seen
+                .resources
+                .iter()
+                .chain(pending_objects.iter().copied())
+                .collect();
             if destroy {
                 // Nothing a destroy removed comes back.
                 assert!(
