@@ -91,6 +91,14 @@ impl World {
             .latest
     }
 
+    async fn journal_left(&self) -> bool {
+        self.backend
+            .load_journal(self.state.stack())
+            .await
+            .unwrap()
+            .is_some()
+    }
+
     async fn read_only(&self) -> (Snapshot, JournalStatus) {
         let current = self.state.read(&ReadOptions::default()).await.unwrap();
         (current.checkpoint.latest.unwrap(), current.journal)
@@ -118,12 +126,7 @@ async fn an_update_journals_then_compacts() {
         .unwrap();
     assert_eq!(stored.entries.len(), result.journal.len());
     locked.finish(journal, &result, None).await.unwrap();
-    assert!(w
-        .backend
-        .load_journal(w.state.stack())
-        .await
-        .unwrap()
-        .is_none());
+    assert!(!w.journal_left().await);
     let snapshot = w.stored().await.unwrap();
     assert_eq!(snapshot.resources.len(), 22);
     integrity::verify(&snapshot).unwrap();
@@ -162,12 +165,7 @@ async fn a_reader_sees_an_interrupted_update_and_compacts_it_once_its_writer_is_
         "{:?}",
         current.journal
     );
-    assert!(w
-        .backend
-        .load_journal(w.state.stack())
-        .await
-        .unwrap()
-        .is_none());
+    assert!(!w.journal_left().await);
     let stored = w.stored().await.unwrap();
     assert_eq!(stored.resources.len(), 12);
     check_cloud_tracked(&w.cloud, &stored, &[]);
@@ -193,12 +191,7 @@ async fn a_reader_that_cannot_prove_the_writer_gone_changes_nothing() {
         .unwrap();
     assert_eq!(current.checkpoint.latest.unwrap().resources.len(), 5);
     assert!(matches!(current.journal, JournalStatus::Live { .. }));
-    assert!(w
-        .backend
-        .load_journal(w.state.stack())
-        .await
-        .unwrap()
-        .is_some());
+    assert!(w.journal_left().await);
     assert!(w.stored().await.is_none());
     theirs.release().await.unwrap();
 }
