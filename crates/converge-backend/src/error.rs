@@ -154,7 +154,7 @@ pub enum BackendError {
 
     /// A background task running the operation was cancelled (runtime shutting down).
     #[error("backend operation was cancelled: {0}")]
-    Cancelled(String),
+    Cancelled(#[source] tokio::task::JoinError),
 }
 
 impl BackendError {

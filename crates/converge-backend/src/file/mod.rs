@@ -165,7 +165,7 @@ where
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => Err(BackendError::Cancelled(e.to_string())),
+        Err(e) => Err(BackendError::Cancelled(e)),
     }
 }
 
