@@ -125,15 +125,25 @@ pub struct OperationArgs {
     /// How many resource operations may run at once.
     #[arg(short, long, value_name = "N")]
     pub parallel: Option<usize>,
-    /// Only these resources may change (URNs; repeatable).
+    /// Only these resources may change (URNs or patterns: `*` within a
+    /// URN part, `**` across parts; repeatable).
     #[arg(short, long = "target", value_name = "URN")]
     pub target: Vec<String>,
-    /// These resources may not change (URNs; repeatable).
+    /// Also target the resources that depend on a target.
+    #[arg(long)]
+    pub target_dependents: bool,
+    /// These resources may not change (URNs or patterns; repeatable).
     #[arg(long = "exclude", value_name = "URN")]
     pub exclude: Vec<String>,
-    /// Replace these resources (URNs; repeatable).
+    /// Also exclude the resources that depend on an excluded one.
+    #[arg(long)]
+    pub exclude_dependents: bool,
+    /// Replace these resources (URNs or patterns; repeatable).
     #[arg(long = "replace", value_name = "URN")]
     pub replace: Vec<String>,
+    /// Replace these resources and target them (`--target` + `--replace`).
+    #[arg(long = "target-replace", value_name = "URN")]
+    pub target_replace: Vec<String>,
     /// Refresh the state before the operation.
     #[arg(short, long)]
     pub refresh: bool,

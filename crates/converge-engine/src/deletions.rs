@@ -49,7 +49,7 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
         } else {
             continue;
         };
-        if !replaced && !d.opts.is_targeted(&r.urn) {
+        if !replaced && !d.selection.is_targeted(&r.urn) {
             continue;
         }
         let action = if gone || r.retain_on_delete || r.external || (!r.custom && !r.is_provider())
@@ -114,7 +114,7 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
     }
     drop(p);
     for (urn, user) in held {
-        if d.opts.targets.as_ref().is_some_and(|t| t.contains(&urn)) {
+        if d.selection.is_explicitly_targeted(&urn) {
             return Err(failed(
                 d,
                 StepOp::Delete,

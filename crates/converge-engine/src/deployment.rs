@@ -9,7 +9,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use converge_model::{PropertyMap, ResourceState, Urn};
+use converge_model::{PropertyMap, ResourceState, Urn, UrnPattern};
 use converge_plugin::ProviderRegistry;
 use converge_state::journal::JournalEntry;
 use converge_state::{OperationType, PendingOperation, Snapshot};
@@ -20,6 +20,7 @@ use crate::events::{EngineEvent, EventSink, StepOp};
 use crate::journaler::Journaler;
 use crate::ledger::Ledger;
 use crate::plan::PlannedStep;
+use crate::targeting::Selection;
 
 /// What an operation may do and to which resources.
 #[derive(Debug, Clone)]
@@ -30,12 +31,19 @@ pub struct DeploymentOptions {
     pub preview: bool,
     /// How many provider mutations may run at once.
     pub parallel: usize,
-    /// Only these resources (and nothing else) may change; `None` = all.
-    pub targets: Option<Vec<Urn>>,
-    /// These resources may not change.
-    pub excludes: Vec<Urn>,
-    /// Replace these resources even if their diff says otherwise.
-    pub replace: Vec<Urn>,
+    /// Only the resources these patterns match (and nothing else) may
+    /// change; `None` = all. Each must match a resource of the base or
+    /// the program.
+    pub targets: Option<Vec<UrnPattern>>,
+    /// Also target whatever depends on a target (transitively).
+    pub target_dependents: bool,
+    /// The resources these patterns match may not change.
+    pub excludes: Vec<UrnPattern>,
+    /// Also exclude whatever depends on an excluded resource.
+    pub exclude_dependents: bool,
+    /// Replace the resources these patterns match even if their diff says
+    /// otherwise (with `targets`, they are targeted too).
+    pub replace: Vec<UrnPattern>,
     /// Keep going with independent work after a step fails.
     pub continue_on_error: bool,
     /// Configuration of default providers, by package.
@@ -50,22 +58,18 @@ impl DeploymentOptions {
             preview: false,
             parallel: default_parallelism(),
             targets: None,
+            target_dependents: false,
             excludes: Vec::new(),
+            exclude_dependents: false,
             replace: Vec::new(),
             continue_on_error: false,
             provider_config: BTreeMap::new(),
         }
     }
 
-    /// True if this resource may change in this operation.
-    pub fn is_targeted(&self, urn: &Urn) -> bool {
-        if self.excludes.contains(urn) {
-            return false;
-        }
-        match &self.targets {
-            Some(t) => t.contains(urn) || self.replace.contains(urn),
-            None => true,
-        }
+    /// True if `--replace` asks for this resource's replacement.
+    pub fn replaces(&self, urn: &Urn) -> bool {
+        self.replace.iter().any(|p| p.matches(urn))
     }
 }
 
@@ -117,6 +121,8 @@ impl DerefMut for Progress {
 #[derive(Debug)]
 pub(crate) struct Deployment {
     pub opts: DeploymentOptions,
+    /// Which resources may change (`targets`, `excludes`, dependents).
+    pub selection: Selection,
     pub base: Arc<Snapshot>,
     /// Live (not marked for deletion) base resources by URN.
     pub olds: HashMap<Urn, usize>,
@@ -158,6 +164,7 @@ impl Deployment {
             steps: Vec::new(),
         };
         Deployment {
+            selection: Selection::new(&opts, &base),
             opts,
             base,
             olds,

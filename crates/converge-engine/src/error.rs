@@ -69,6 +69,15 @@ pub enum EngineError {
         "cannot delete {urn}: {user} depends on it and is not being deleted; target {user} too"
     )]
     DependentNotTargeted { urn: Urn, user: Urn },
+    #[error(
+        "no resource {} '{pattern}' found (--{flag}); `converge stack export` lists the stack's resource URNs",
+        if *glob { "matching" } else { "named" }
+    )]
+    NoResourceMatches {
+        flag: &'static str,
+        pattern: String,
+        glob: bool,
+    },
     #[error("a deletion task panicked or was cancelled")]
     DeletionTask,
     #[error("invoke {token}: {source}")]

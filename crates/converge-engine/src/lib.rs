@@ -34,6 +34,7 @@ pub mod plan;
 pub mod stack_state;
 mod step_generator;
 mod steps;
+mod targeting;
 
 pub use deployment::{default_parallelism, DeploymentOptions};
 pub use error::EngineError;

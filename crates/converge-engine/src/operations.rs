@@ -69,15 +69,24 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     let program_error = match kind {
         Kind::Update => {
             let monitor = Monitor::new(Arc::clone(&d));
-            program.run(monitor).await.err().map(EngineError::Program)
+            let error = program.run(monitor).await.err().map(EngineError::Program);
+            // A pattern may name a resource the program creates: checked
+            // once the program has registered everything.
+            error.or_else(|| check_patterns(&d).err())
         }
-        Kind::Refresh => refresh_all(&d).await.err(),
-        Kind::Destroy => None,
+        Kind::Refresh => match check_patterns(&d) {
+            Ok(()) => refresh_all(&d).await.err(),
+            Err(e) => Some(e),
+        },
+        Kind::Destroy => check_patterns(&d).err(),
     };
     // A failed step is the operation's error, rather than the program's
     // report of it.
     let failure = d.progress().failure.clone();
-    let program_failed = matches!(program_error, Some(EngineError::Program(_)));
+    let program_failed = matches!(
+        program_error,
+        Some(EngineError::Program(_) | EngineError::NoResourceMatches { .. })
+    );
     let mut error = failure.or(program_error);
     // Deletions only follow a program that ran to the end: resources it
     // did not reach are still declared. After a failed step they run only
@@ -117,12 +126,22 @@ fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
     }
 }
 
+/// Every `--target`, `--exclude` and `--replace` pattern names a resource
+/// of the base or a registration.
+fn check_patterns(d: &Deployment) -> Result<(), EngineError> {
+    let p = d.progress();
+    let registered: Vec<&converge_model::Urn> = p.registered.iter().map(|(u, _)| u).collect();
+    let urns = d.base.resources.iter().map(|r| &r.urn);
+    d.selection
+        .check_matched(urns.chain(registered.iter().copied()))
+}
+
 /// Reads every custom resource of the base, concurrently.
 async fn refresh_all(d: &Arc<Deployment>) -> Result<(), EngineError> {
     let mut tasks = tokio::task::JoinSet::new();
     for (i, r) in d.base.resources.iter().enumerate() {
         let refreshable = r.custom && !r.is_provider() && !r.pending_replacement && r.id.is_some();
-        if !refreshable || !d.opts.is_targeted(&r.urn) {
+        if !refreshable || !d.selection.is_targeted(&r.urn) {
             continue;
         }
         let d = Arc::clone(d);

@@ -300,7 +300,7 @@ mod found_by_fuzzing {
     async fn a_targeted_destroy_keeps_dependents_valid() {
         let (mut w, _cloud) = world();
         w.up(&a_and_b()).await;
-        w.options.targets = Some(vec![urn("a")]);
+        w.options.targets = Some(vec![urn("a").into()]);
         w.destroy().await; // panics: the result fails integrity
     }
 
@@ -356,7 +356,7 @@ mod found_by_fuzzing {
     async fn an_untargeted_resource_stays_after_its_old_dependencies() {
         let (mut w, _cloud) = world();
         w.up(&a_and_b()).await;
-        w.options.targets = Some(vec![urn("ghost")]);
+        w.options.targets = Some(vec![urn("ghost").into()]);
         w.up(&only_b("1", false)).await; // panics: integrity
     }
 
@@ -406,8 +406,8 @@ mod found_by_fuzzing {
         let (mut w, _cloud) = world();
         w.up(&a_and_b()).await;
         let default = Urn::parse("urn:pulumi:test::proj::pulumi:providers:pkg::default").unwrap();
-        w.options.targets = Some(vec![urn("ghost")]);
-        w.options.replace = vec![default];
+        w.options.targets = Some(vec![urn("ghost").into()]);
+        w.options.replace = vec![default.into()];
         w.up(&a_and_b()).await; // panics: integrity
     }
 
@@ -429,7 +429,7 @@ mod found_by_fuzzing {
         };
         w.up(&only_a("1")).await;
         let default = Urn::parse("urn:pulumi:test::proj::pulumi:providers:pkg::default").unwrap();
-        w.options.replace = vec![default];
+        w.options.replace = vec![default.into()];
         w.options.continue_on_error = true;
         cloud.fail_when(|op, urn| op == CloudOp::Update && urn.name() == "a");
         let r = w.up(&only_a("2")).await;
@@ -461,7 +461,7 @@ mod found_by_fuzzing {
             |m| async move { register_stack(&m).await.map(drop) },
         ))
         .await;
-        w.options.targets = Some(vec![urn("b")]);
+        w.options.targets = Some(vec![urn("b").into()]);
         w.up(&p).await; // panics: integrity
     }
 
@@ -507,7 +507,7 @@ mod found_by_fuzzing {
             m.register_resource(b).await.map_err(|e| e.to_string())?;
             Ok(())
         });
-        w.options.replace = vec![urn("a2")];
+        w.options.replace = vec![urn("a2").into()];
         w.up(&renamed).await; // panics: integrity
     }
 

@@ -12,6 +12,7 @@ pub mod diff;
 pub mod path;
 pub mod resource;
 pub mod urn;
+pub mod urn_pattern;
 pub mod value;
 
 pub use diff::{diff_objects, DiffKind, PropertyDiff};
@@ -25,6 +26,7 @@ pub use resource::{
 pub use urn::{
     package_of, provider_package, provider_type, Urn, UrnError, PROVIDER_TYPE_PREFIX, STACK_TYPE,
 };
+pub use urn_pattern::UrnPattern;
 pub use value::{
     sha256_hex, Archive, ArchiveMember, Asset, OutputValue, PropertyMap, PropertyValue,
     ResourceReference, UNKNOWN_STRING,

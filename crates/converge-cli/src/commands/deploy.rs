@@ -12,7 +12,7 @@ use converge_engine::{
     Program, StackState, StackStateError,
 };
 use converge_language::yaml::ConfigValue;
-use converge_model::{PropertyMap, PropertyValue, Urn};
+use converge_model::{PropertyMap, PropertyValue, UrnPattern};
 use converge_state::secrets::Crypter;
 use converge_state::{OperationType, Snapshot};
 
@@ -344,9 +344,9 @@ fn report_pending(base: &Snapshot) {
     );
 }
 
-fn parse_urns(list: &[String], flag: &str) -> Result<Vec<Urn>> {
+fn parse_patterns(list: &[String], flag: &str) -> Result<Vec<UrnPattern>> {
     list.iter()
-        .map(|u| Urn::parse(u).with_context(|| format!("--{flag} {u}")))
+        .map(|u| UrnPattern::parse(u).with_context(|| format!("--{flag} {u}")))
         .collect()
 }
 
@@ -363,11 +363,17 @@ fn deployment_options(
         }
         o.parallel = n;
     }
-    if !args.target.is_empty() {
-        o.targets = Some(parse_urns(&args.target, "target")?);
+    let target_replace = parse_patterns(&args.target_replace, "target-replace")?;
+    if !args.target.is_empty() || !target_replace.is_empty() {
+        let mut targets = parse_patterns(&args.target, "target")?;
+        targets.extend(target_replace.iter().cloned());
+        o.targets = Some(targets);
     }
-    o.excludes = parse_urns(&args.exclude, "exclude")?;
-    o.replace = parse_urns(&args.replace, "replace")?;
+    o.target_dependents = args.target_dependents;
+    o.excludes = parse_patterns(&args.exclude, "exclude")?;
+    o.exclude_dependents = args.exclude_dependents;
+    o.replace = parse_patterns(&args.replace, "replace")?;
+    o.replace.extend(target_replace);
     o.continue_on_error = args.continue_on_error;
     o.provider_config = provider_config(&project.name, config);
     Ok(o)

@@ -36,7 +36,7 @@ pub(crate) async fn decide(
             diff: BTreeMap::new(),
         });
     }
-    if d.opts.replace.contains(&new.urn) {
+    if d.opts.replaces(&new.urn) {
         return Ok(Decision::Replace {
             delete_before_replace: false,
             diff: BTreeMap::new(),

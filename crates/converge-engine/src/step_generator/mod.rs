@@ -149,7 +149,8 @@ pub(crate) async fn register(
     let mut state = goal_state(urn.clone(), &goal, provider);
 
     // Providers are always targeted: targeted resources need them.
-    if !is_provider && !d.opts.is_targeted(&urn) {
+    let targeted = d.selection.register(&state);
+    if !is_provider && !targeted {
         return untargeted(d, old_index, state).await;
     }
     if !goal.custom {

@@ -105,7 +105,7 @@ async fn targets_and_excludes_limit_what_changes() {
     let a = w.resource("a").unwrap().urn.clone();
     let b = w.resource("b").unwrap().urn.clone();
 
-    w.options.targets = Some(vec![a.clone()]);
+    w.options.targets = Some(vec![a.clone().into()]);
     let r = w.up(&two("2", "2")).await;
     expect_ok(&r);
     assert_eq!(ops_of(&r, "a"), vec![StepOp::Update]);
@@ -113,7 +113,7 @@ async fn targets_and_excludes_limit_what_changes() {
     assert_eq!(w.resource("b").unwrap().inputs.get("v"), Some(&s("1")));
 
     w.options.targets = None;
-    w.options.excludes = vec![b.clone()];
+    w.options.excludes = vec![b.clone().into()];
     let r = w.up(&two("3", "3")).await;
     expect_ok(&r);
     assert_eq!(ops_of(&r, "a"), vec![StepOp::Update]);
@@ -121,7 +121,7 @@ async fn targets_and_excludes_limit_what_changes() {
 
     // An untargeted resource missing from the program is not deleted.
     w.options.excludes = vec![];
-    w.options.targets = Some(vec![a.clone()]);
+    w.options.targets = Some(vec![a.clone().into()]);
     let only_a = program(|m| async move {
         let stack = register_stack(&m).await?;
         reg(&m, &stack, custom(T, "a", inputs(&[("v", "3")]))).await?;

@@ -269,7 +269,7 @@ async fn forced_replacement_with_replace_option() {
     let (mut w, _cloud) = world(replacing("k", false, events.clone()));
     expect_ok(&w.up(&single("1")).await);
     let urn = w.resource("a").unwrap().urn.clone();
-    w.options.replace = vec![urn];
+    w.options.replace = vec![urn.into()];
     let r = w.up(&single("1")).await;
     expect_ok(&r);
     assert_eq!(

@@ -134,9 +134,10 @@ impl Operation {
     pub fn options(&self) -> DeploymentOptions {
         let mut o = DeploymentOptions::new(STACK, PROJECT);
         o.parallel = self.parallel;
-        o.targets = self.targets.clone();
-        o.excludes = self.excludes.clone();
-        o.replace = self.replace.clone();
+        let patterns = |urns: &[Urn]| urns.iter().cloned().map(Into::into).collect();
+        o.targets = self.targets.as_deref().map(patterns);
+        o.excludes = patterns(&self.excludes);
+        o.replace = patterns(&self.replace);
         o.continue_on_error = self.continue_on_error;
         o
     }

@@ -1,0 +1,142 @@
+//! Which resources an operation may change: `--target`, `--exclude` and
+//! `--replace` patterns ([`UrnPattern`]) matched against the URNs the
+//! engine sees (the base's and the program's registrations), and, with
+//! `target_dependents` / `exclude_dependents`, whatever depends on a
+//! selected resource (dependency, property dependency, deletedWith,
+//! parent, provider).
+//!
+//! Dependents are found in two places: among the base's resources (in
+//! snapshot order, where a resource comes after what it depends on) when
+//! the deployment starts, and among registrations as they arrive (a
+//! registration's dependencies are registered before it).
+
+use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard};
+
+use converge_model::{ResourceState, Urn, UrnPattern};
+use converge_state::Snapshot;
+
+use crate::deployment::DeploymentOptions;
+use crate::error::EngineError;
+
+/// The URNs selected through a dependency (not by a pattern of their own).
+#[derive(Debug, Default)]
+struct Reached {
+    targeted: HashSet<Urn>,
+    excluded: HashSet<Urn>,
+}
+
+/// One deployment's targeting: the options' patterns and the dependents
+/// reached so far.
+#[derive(Debug)]
+pub(crate) struct Selection {
+    opts: DeploymentOptions,
+    reached: Mutex<Reached>,
+}
+
+fn any_match(patterns: &[UrnPattern], urn: &Urn) -> bool {
+    patterns.iter().any(|p| p.matches(urn))
+}
+
+impl Selection {
+    /// The selection of `opts` over `base`, with the base's dependents.
+    pub fn new(opts: &DeploymentOptions, base: &Snapshot) -> Self {
+        let s = Selection {
+            opts: opts.clone(),
+            reached: Mutex::new(Reached::default()),
+        };
+        for r in &base.resources {
+            s.reach(r);
+        }
+        s
+    }
+
+    fn reached(&self) -> MutexGuard<'_, Reached> {
+        self.reached.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn target_matches(&self, urn: &Urn) -> bool {
+        self.opts
+            .targets
+            .as_ref()
+            .is_some_and(|t| any_match(t, urn))
+            || any_match(&self.opts.replace, urn)
+    }
+
+    /// Records `r` as a dependent of a selected resource, if it is one.
+    fn reach(&self, r: &ResourceState) {
+        let dependent_of =
+            |selected: &dyn Fn(&Urn) -> bool| r.all_dependencies().any(|(_, dep)| selected(dep));
+        let targeted = self.opts.target_dependents
+            && !self.target_matches(&r.urn)
+            && dependent_of(&|u| self.targeted_by_pattern_or_dependency(u));
+        let excluded = self.opts.exclude_dependents
+            && !any_match(&self.opts.excludes, &r.urn)
+            && dependent_of(&|u| self.excluded(u));
+        let mut reached = self.reached();
+        if targeted {
+            reached.targeted.insert(r.urn.clone());
+        }
+        if excluded {
+            reached.excluded.insert(r.urn.clone());
+        }
+    }
+
+    fn targeted_by_pattern_or_dependency(&self, urn: &Urn) -> bool {
+        self.target_matches(urn) || self.reached().targeted.contains(urn)
+    }
+
+    fn excluded(&self, urn: &Urn) -> bool {
+        any_match(&self.opts.excludes, urn) || self.reached().excluded.contains(urn)
+    }
+
+    /// True if this resource may change in this operation.
+    pub fn is_targeted(&self, urn: &Urn) -> bool {
+        if self.excluded(urn) {
+            return false;
+        }
+        self.opts.targets.is_none() || self.targeted_by_pattern_or_dependency(urn)
+    }
+
+    /// True if `--target` (or a dependent of one) selects this resource:
+    /// deleting it is what the user asked for.
+    pub fn is_explicitly_targeted(&self, urn: &Urn) -> bool {
+        self.opts.targets.is_some() && self.is_targeted(urn)
+    }
+
+    /// Whether the registration `state` may change; records it among the
+    /// dependents first, so its own dependents find it.
+    pub fn register(&self, state: &ResourceState) -> bool {
+        {
+            let mut reached = self.reached();
+            reached.targeted.remove(&state.urn);
+            reached.excluded.remove(&state.urn);
+        }
+        self.reach(state);
+        self.is_targeted(&state.urn)
+    }
+
+    /// The first pattern that matches none of `urns`, as an error.
+    pub fn check_matched<'a>(
+        &self,
+        urns: impl Iterator<Item = &'a Urn> + Clone,
+    ) -> Result<(), EngineError> {
+        let flags = [
+            ("target", self.opts.targets.as_deref().unwrap_or_default()),
+            ("exclude", &self.opts.excludes[..]),
+            ("replace", &self.opts.replace[..]),
+        ];
+        for (flag, patterns) in flags {
+            for p in patterns {
+                if !urns.clone().any(|u| p.matches(u)) {
+                    return Err(EngineError::NoResourceMatches {
+                        flag,
+                        pattern: p.to_string(),
+                        glob: p.is_glob(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
