@@ -11,6 +11,7 @@ use converge_language::yaml::{ConfigValue, YamlOptions, YamlProgram};
 use converge_plugin::host::{DynamicProviders, NodeDynamicProvider};
 use converge_state::secrets::Crypter;
 
+use crate::commands::config::{contains_secure, to_json};
 use crate::project::Project;
 use crate::stack_settings::StackSettings;
 
@@ -39,7 +40,12 @@ pub fn program_config(
                 ConfigValue::secret(crypter.decrypt(ct)?)
             }
             serde_norway::Value::String(s) => ConfigValue::plain(s.clone()),
-            other => ConfigValue::plain(serde_json::to_string(&serde_json::to_value(other)?)?),
+            // Objects and arrays reach programs as JSON, with their secure
+            // values decrypted; one secure value makes the whole key secret.
+            other if contains_secure(other) => {
+                ConfigValue::secret(to_json(other, Some(crypter))?.to_string())
+            }
+            other => ConfigValue::plain(to_json(other, None)?.to_string()),
         };
         out.insert(key.to_owned(), v);
     }

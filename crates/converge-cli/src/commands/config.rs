@@ -82,7 +82,7 @@ fn secure_ciphertext(v: &Value) -> Option<&str> {
     }
 }
 
-fn contains_secure(v: &Value) -> bool {
+pub(crate) fn contains_secure(v: &Value) -> bool {
     if secure_ciphertext(v).is_some() {
         return true;
     }
@@ -95,7 +95,7 @@ fn contains_secure(v: &Value) -> bool {
 
 /// The plaintext JSON form of a config value, secrets decrypted by
 /// `crypter` or shown as `[secret]` when there is none.
-fn to_json(v: &Value, crypter: Option<&dyn Crypter>) -> Result<serde_json::Value> {
+pub(crate) fn to_json(v: &Value, crypter: Option<&dyn Crypter>) -> Result<serde_json::Value> {
     if let Some(ct) = secure_ciphertext(v) {
         return Ok(match crypter {
             Some(c) => serde_json::Value::String(c.decrypt(ct)?),
@@ -126,6 +126,20 @@ fn to_json(v: &Value, crypter: Option<&dyn Crypter>) -> Result<serde_json::Value
         }
         Value::Tagged(t) => to_json(&t.value, crypter)?,
     })
+}
+
+/// A value set inside an object or array with `--path`, typed as Pulumi
+/// types it: `true` and `false` are booleans, what parses as a 64-bit
+/// integer is an integer, anything else stays a string.
+fn typed(value: String) -> Value {
+    match value.as_str() {
+        "true" => Value::Bool(true),
+        "false" => Value::Bool(false),
+        s => match s.parse::<i64>() {
+            Ok(i) => Value::Number(i.into()),
+            Err(_) => Value::String(value),
+        },
+    }
 }
 
 /// How a plain value prints: strings raw, everything else as JSON.
@@ -250,8 +264,10 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             let new = if secret {
                 let crypter = stack_crypter(&mut settings, None, opts, true)?;
                 secure(crypter.encrypt(&value)?)
-            } else {
+            } else if key.path.is_empty() {
                 Value::String(value)
+            } else {
+                typed(value)
             };
             let mut config = settings.config();
             let slot = config.entry(key.top.as_str().into()).or_insert(Value::Null);
@@ -379,6 +395,17 @@ mod tests {
         let k = parse_key("web", "aws:tags[\"a.b\"]", true).unwrap();
         assert_eq!(k.top, "aws:tags");
         assert_eq!(k.path, vec![PathElement::Key("a.b".into())]);
+    }
+
+    #[test]
+    fn path_values_are_typed_like_pulumi() {
+        assert_eq!(typed("1".into()), Value::Number(1.into()));
+        assert_eq!(typed("-42".into()), Value::Number((-42).into()));
+        assert_eq!(typed("true".into()), Value::Bool(true));
+        assert_eq!(typed("false".into()), Value::Bool(false));
+        for s in ["1.5", "True", "yes", "", "x1", "99999999999999999999"] {
+            assert_eq!(typed(s.into()), Value::String(s.into()));
+        }
     }
 
     #[test]
