@@ -10,7 +10,7 @@ use converge_engine::{DeploymentOptions, OperationResult};
 use converge_model::{PropertyValue, Urn};
 use converge_state::Snapshot;
 
-use super::spec::{Kind, ProgramSpec, PACKAGES};
+use super::spec::{Kind, ProgramSpec};
 use super::{Behaviour, Config, Fixture, Rng, PROJECT, STACK};
 use crate::{Lifecycle, MockCloud};
 
@@ -91,7 +91,7 @@ impl Operation {
             OpKind::Refresh,
             OpKind::Destroy,
         ][rng.weighted(&[50, 15, 15, 20])];
-        let candidates = urns(prior, next);
+        let candidates = urns(prior, next, kind);
         let some = |rng: &mut Rng, most: usize| -> Vec<Urn> {
             let mut out: Vec<Urn> = Vec::new();
             for _ in 0..rng.range(1, most) {
@@ -115,6 +115,12 @@ impl Operation {
                 close(t, edges.iter().map(|(from, to)| (to, from)));
             }
             close(&mut excludes, edges.iter().map(|(from, to)| (from, to)));
+            // Closing may add what only the program that does not run
+            // names.
+            if let Some(t) = &mut targets {
+                t.retain(|u| candidates.contains(u));
+            }
+            excludes.retain(|u| candidates.contains(u));
         }
         let replace = if matches!(kind, OpKind::Update | OpKind::Preview) && rng.chance(12) {
             some(rng, 2)
@@ -204,19 +210,26 @@ fn close<'a>(set: &mut Vec<Urn>, edges: impl Iterator<Item = (&'a Urn, &'a Urn)>
     }
 }
 
-/// Every URN the operation's options may name: the stack, the resources of
-/// both programs, the default providers.
-fn urns(prior: &ProgramSpec, next: &ProgramSpec) -> Vec<Urn> {
+/// Every URN the operation's options may name: those the engine will see
+/// (a pattern that matches none is an error), that is the stack, the
+/// resources of the prior program (the base) and, for an update or a
+/// preview, of the next, with the default providers they use.
+fn urns(prior: &ProgramSpec, next: &ProgramSpec, kind: OpKind) -> Vec<Urn> {
     let mut out = vec![stack()];
-    for p in PACKAGES {
-        out.push(default_provider(p, None));
-        out.push(default_provider(p, Some("1.0.0")));
-    }
-    for spec in [prior, next] {
+    let runs_next = matches!(kind, OpKind::Update | OpKind::Preview);
+    let specs = if runs_next {
+        &[prior, next][..]
+    } else {
+        &[prior][..]
+    };
+    for spec in specs {
         for r in &spec.resources {
-            let u = spec.urn_of(&r.name);
-            if !out.contains(&u) {
-                out.push(u);
+            let provider = (r.kind == Kind::Custom && r.provider.is_none())
+                .then(|| default_provider(r.package, r.version));
+            for u in [Some(spec.urn_of(&r.name)), provider].into_iter().flatten() {
+                if !out.contains(&u) {
+                    out.push(u);
+                }
             }
         }
     }
