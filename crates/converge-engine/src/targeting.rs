@@ -10,7 +10,7 @@
 //! the deployment starts, and among registrations as they arrive (a
 //! registration's dependencies are registered before it).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use converge_model::{ResourceState, Urn, UrnPattern};
@@ -19,19 +19,20 @@ use converge_state::Snapshot;
 use crate::deployment::DeploymentOptions;
 use crate::error::EngineError;
 
-/// The URNs selected through a dependency (not by a pattern of their own).
-#[derive(Debug, Default)]
-struct Reached {
-    targeted: HashSet<Urn>,
-    excluded: HashSet<Urn>,
+/// How a resource is selected through what it depends on (rather than
+/// by a pattern of its own).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Reach {
+    targeted: bool,
+    excluded: bool,
 }
 
 /// One deployment's targeting: the options' patterns and the dependents
-/// reached so far.
+/// reached so far (only those reached are in the map).
 #[derive(Debug)]
 pub(crate) struct Selection {
     opts: DeploymentOptions,
-    reached: Mutex<Reached>,
+    reached: Mutex<HashMap<Urn, Reach>>,
 }
 
 fn any_match(patterns: &[UrnPattern], urn: &Urn) -> bool {
@@ -43,7 +44,7 @@ impl Selection {
     pub fn new(opts: &DeploymentOptions, base: &Snapshot) -> Self {
         let s = Selection {
             opts: opts.clone(),
-            reached: Mutex::new(Reached::default()),
+            reached: Mutex::new(HashMap::new()),
         };
         for r in &base.resources {
             s.reach(r);
@@ -51,7 +52,7 @@ impl Selection {
         s
     }
 
-    fn reached(&self) -> MutexGuard<'_, Reached> {
+    fn reached(&self) -> MutexGuard<'_, HashMap<Urn, Reach>> {
         self.reached.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -63,31 +64,37 @@ impl Selection {
             || any_match(&self.opts.replace, urn)
     }
 
-    /// Records `r` as a dependent of a selected resource, if it is one.
+    fn reach_of(&self, urn: &Urn) -> Reach {
+        self.reached().get(urn).copied().unwrap_or_default()
+    }
+
+    /// Records how `r` is reached through what it depends on (replacing
+    /// what an earlier state of it recorded).
     fn reach(&self, r: &ResourceState) {
         let dependent_of =
             |selected: &dyn Fn(&Urn) -> bool| r.all_dependencies().any(|(_, dep)| selected(dep));
-        let targeted = self.opts.target_dependents
-            && !self.target_matches(&r.urn)
-            && dependent_of(&|u| self.targeted_by_pattern_or_dependency(u));
-        let excluded = self.opts.exclude_dependents
-            && !any_match(&self.opts.excludes, &r.urn)
-            && dependent_of(&|u| self.excluded(u));
+        let reach = Reach {
+            targeted: self.opts.target_dependents
+                && !self.target_matches(&r.urn)
+                && dependent_of(&|u| self.targeted_by_pattern_or_dependency(u)),
+            excluded: self.opts.exclude_dependents
+                && !any_match(&self.opts.excludes, &r.urn)
+                && dependent_of(&|u| self.excluded(u)),
+        };
         let mut reached = self.reached();
-        if targeted {
-            reached.targeted.insert(r.urn.clone());
-        }
-        if excluded {
-            reached.excluded.insert(r.urn.clone());
+        if reach == Reach::default() {
+            reached.remove(&r.urn);
+        } else {
+            reached.insert(r.urn.clone(), reach);
         }
     }
 
     fn targeted_by_pattern_or_dependency(&self, urn: &Urn) -> bool {
-        self.target_matches(urn) || self.reached().targeted.contains(urn)
+        self.target_matches(urn) || self.reach_of(urn).targeted
     }
 
     fn excluded(&self, urn: &Urn) -> bool {
-        any_match(&self.opts.excludes, urn) || self.reached().excluded.contains(urn)
+        any_match(&self.opts.excludes, urn) || self.reach_of(urn).excluded
     }
 
     /// True if this resource may change in this operation.
@@ -104,14 +111,10 @@ impl Selection {
         self.opts.targets.is_some() && self.is_targeted(urn)
     }
 
-    /// Whether the registration `state` may change; records it among the
-    /// dependents first, so its own dependents find it.
+    /// Whether the registration `state` may change. How it is reached
+    /// follows its new dependencies, not its old state's, and is recorded
+    /// first, so its own dependents find it.
     pub fn register(&self, state: &ResourceState) -> bool {
-        {
-            let mut reached = self.reached();
-            reached.targeted.remove(&state.urn);
-            reached.excluded.remove(&state.urn);
-        }
         self.reach(state);
         self.is_targeted(&state.urn)
     }
