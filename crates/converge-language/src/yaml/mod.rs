@@ -15,8 +15,9 @@
 //! (expressions, interpolations, builtin function shapes), `ast` (the
 //! template: config, variables, resources, outputs), `config` (typed
 //! configuration), `validate` (references, cycles, the dependency graph),
-//! `eval` and `functions` (values), `run` (the program against the
-//! monitor).
+//! `eval` and `functions` (values), `tokens` (type and function tokens
+//! through the package schemas, once per run), `run` (the program against
+//! the monitor).
 
 mod ast;
 mod config;
@@ -25,6 +26,7 @@ mod expr;
 mod functions;
 mod run;
 mod syntax;
+mod tokens;
 mod validate;
 
 use std::collections::BTreeMap;
