@@ -80,6 +80,12 @@ pub enum EngineError {
     },
     #[error("a deletion task panicked or was cancelled")]
     DeletionTask,
+    #[error("the schema of package {package}: {source}")]
+    Schema {
+        package: String,
+        #[source]
+        source: RegistryError,
+    },
     #[error("invoke {token}: {source}")]
     Invoke {
         token: String,

@@ -5,6 +5,8 @@
 //!   client (issue 4), the built-in providers (issue 5) and the testkit's
 //!   mocks all implement it.
 //! - [`ProviderLoader`]: finds a provider for `(package, version)`.
+//! - [`PackageSchema`] (`schema`): a package's canonical tokens and the
+//!   rule that resolves the short forms programs write.
 //! - [`registry::ProviderRegistry`]: the configured provider instances of one
 //!   deployment, keyed by provider reference (`<urn>::<id>`).
 
@@ -12,6 +14,7 @@ pub mod builtin;
 pub mod host;
 pub mod provider;
 pub mod registry;
+pub mod schema;
 
 pub use provider::{
     CallRequest, CallResponse, CheckFailure, CheckRequest, CheckResponse, ConfigureRequest,
@@ -21,3 +24,4 @@ pub use provider::{
     UpdateRequest, UpdateResponse,
 };
 pub use registry::{ProviderLoader, ProviderRegistry, RegistryError};
+pub use schema::{MemberKind, PackageSchema, SchemaError, UnknownToken};

@@ -2,10 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use converge_model::{PropertyDiff, PropertyMap, Urn};
+
+use crate::schema::PackageSchema;
 
 /// A check failure: a property path and why its value is invalid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,6 +290,12 @@ pub trait Provider: Send + Sync + fmt::Debug {
 
     async fn plugin_info(&self) -> Result<PluginInfo, ProviderError> {
         Ok(PluginInfo::default())
+    }
+
+    /// The canonical tokens of the package's schema (`GetSchema`), for
+    /// resolving the short type tokens programs write.
+    async fn schema(&self) -> Result<Arc<PackageSchema>, ProviderError> {
+        Err(ProviderError::Unimplemented("GetSchema"))
     }
 
     async fn check_config(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {

@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use converge_model::{PropertyMap, PropertyValue, ProviderReference, Urn, UNKNOWN_STRING};
 
 use crate::provider::{CheckRequest, CheckResponse, ConfigureRequest, DiffRequest, DiffResponse};
+use crate::schema::PackageSchema;
 use crate::{Provider, ProviderError};
 
 /// Finds and starts a provider for `(package, version)` (seed 001's lookup:
@@ -87,6 +88,25 @@ impl ProviderRegistry {
         ProviderRegistry {
             loader,
             instances: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The schema tokens of `package` (at `version`) as its provider
+    /// answers them (plugins: `GetSchema`, cached by the loader); `None`
+    /// when the provider has no schema to give.
+    pub async fn schema(
+        &self,
+        package: &str,
+        version: Option<&semver::Version>,
+    ) -> Result<Option<Arc<PackageSchema>>, RegistryError> {
+        let provider = self.loader.load(package, version).await?;
+        match provider.schema().await {
+            Ok(s) => Ok(Some(s)),
+            Err(ProviderError::Unimplemented(_)) => Ok(None),
+            Err(source) => Err(RegistryError::Provider {
+                urn: package.to_owned(),
+                source,
+            }),
         }
     }
 

@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 use tonic::{Code, Request, Response, Status};
 
 use crate::cloud::{json_to_struct, struct_to_json, Cloud, CloudObject};
-use crate::{CLOUD_FILE_ENV, COUNT, PACKAGE, THING};
+use crate::{CLOUD_FILE_ENV, COMPONENT, COUNT, DESCRIBE, PACKAGE, THING};
 
 /// The provider: its version, engine address and configuration.
 #[derive(Debug)]
@@ -231,8 +231,21 @@ impl ResourceProvider for TestProvider {
                 "requiredInputs": ["value"],
                 "properties": {"value": {"type": "string"}, "size": {"type": "string"},
                                "length": {"type": "number"}, "pluginVersion": {"type": "string"}},
+            }, COMPONENT: {
+                "isComponent": true,
+                "inputProperties": {"value": {"type": "string"}},
+                "properties": {"childId": {"type": "string"}, "childLength": {"type": "number"}},
+                "methods": {"describe": DESCRIBE},
             }},
-            "functions": {COUNT: {"outputs": {"properties": {"count": {"type": "number"}}}}},
+            "functions": {
+                COUNT: {"outputs": {"properties": {"count": {"type": "number"},
+                                                   "version": {"type": "string"}}}},
+                DESCRIBE: {
+                    "inputs": {"properties": {"__self__": {"$ref": format!("#/resources/{COMPONENT}")},
+                                              "greeting": {"type": "string"}}},
+                    "outputs": {"properties": {"description": {"type": "string"}}},
+                },
+            },
         });
         Ok(Response::new(GetSchemaResponse {
             schema: schema.to_string(),

@@ -4,16 +4,17 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
 use converge_model::PropertyValue;
 use converge_plugin::host::{ChainLoader, PluginDirectory, PluginLoader};
 use converge_plugin::{
-    CheckRequest, CreateRequest, DeleteRequest, InvokeRequest, Provider, ProviderError,
+    CheckRequest, CreateRequest, DeleteRequest, InvokeRequest, MemberKind, Provider, ProviderError,
     ProviderLoader, ReadRequest, RegistryError,
 };
-use converge_test_plugin::{COUNT, VERSION_ENV};
+use converge_test_plugin::{COUNT, THING, VERSION_ENV};
 use semver::Version;
 
 fn v(s: &str) -> Version {
@@ -344,5 +345,46 @@ async fn each_configured_provider_gets_a_process_of_its_own() {
     let pid = a.pid().unwrap();
     drop(a);
     assert!(wait_dead(pid, Duration::from_secs(5)).await);
+    loader.shutdown().await;
+}
+
+#[tokio::test]
+async fn schema_tokens_are_asked_once_per_plugin_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plugins = tmp.path().join("plugins");
+    install(&plugins, "1.0.0");
+    install(&plugins, "2.1.0");
+    let logs = Logs::default();
+    let loader = loader(dir_only(&plugins), &tmp.path().join("c.json"), &logs);
+
+    let one = loader
+        .load_plugin("convergetest", Some(&v("1.0.0")))
+        .await
+        .unwrap();
+    let schema = one.schema().await.unwrap();
+    assert_eq!(schema.version.as_deref(), Some("1.0.0"));
+    assert_eq!(
+        schema.resolve(MemberKind::Resource, "convergetest:Thing"),
+        Ok(THING)
+    );
+    assert_eq!(
+        schema.resolve(MemberKind::Function, "convergetest:count"),
+        Ok(COUNT)
+    );
+    // Another provider of the same plugin and version: the cached answer.
+    let again = loader
+        .load_plugin("convergetest", Some(&v("1.0.0")))
+        .await
+        .unwrap();
+    assert!(Arc::ptr_eq(&schema, &again.schema().await.unwrap()));
+    // Another version is asked itself.
+    let two = loader
+        .load_plugin("convergetest", Some(&v("2.0.0")))
+        .await
+        .unwrap();
+    assert_eq!(
+        two.schema().await.unwrap().version.as_deref(),
+        Some("2.1.0")
+    );
     loader.shutdown().await;
 }

@@ -16,7 +16,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use converge_model::{PropertyMap, Urn, STACK_TYPE};
-use converge_plugin::{CallResponse, ConstructResponse, DeploymentContext, InvokeResponse};
+use converge_plugin::{
+    CallResponse, ConstructResponse, DeploymentContext, InvokeResponse, PackageSchema,
+};
 use converge_state::journal::JournalEntry;
 
 use crate::deployment::Deployment;
@@ -112,6 +114,26 @@ impl Monitor {
             r.state = state;
         }
         Ok(())
+    }
+
+    /// The canonical tokens of `package`'s schema, from the provider that
+    /// would serve it at `version` (a semver text; one that does not parse
+    /// counts as none). `None`: that provider has no schema. Does not
+    /// fail the deployment: a program may fall back to the tokens it has.
+    pub async fn package_schema(
+        &self,
+        package: &str,
+        version: Option<&str>,
+    ) -> Result<Option<Arc<PackageSchema>>, EngineError> {
+        let version = version.and_then(|v| semver::Version::parse(v).ok());
+        self.deployment
+            .registry
+            .schema(package, version.as_ref())
+            .await
+            .map_err(|source| EngineError::Schema {
+                package: package.to_owned(),
+                source,
+            })
     }
 
     /// The stack this program deploys.

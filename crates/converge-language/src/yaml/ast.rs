@@ -7,7 +7,7 @@ use converge_model::{package_of, provider_package};
 use super::config::{self, ConfigDecl};
 use super::expr::{Access, Expr, ExprParser};
 use super::syntax::{Key, Node, NodeKind};
-use super::{did_you_mean, YamlError};
+use super::{did_you_mean, Pos, YamlError};
 
 #[derive(Debug, Clone)]
 pub(crate) struct Template {
@@ -28,8 +28,12 @@ pub(crate) struct Variable {
 #[derive(Debug, Clone)]
 pub(crate) struct Resource {
     pub key: Key,
-    /// The type token, `pkg:Type` already expanded to `pkg:index:Type`.
+    /// The type token, `pkg:Type` already expanded to `pkg:index:Type`
+    /// (the run resolves it through the package's schema: see `tokens`).
     pub type_token: String,
+    /// The type token as written, and where.
+    pub type_written: String,
+    pub type_pos: Pos,
     /// The logical name: `name:` if given, else the key.
     pub name: String,
     /// A provider resource that is the default for its package.
@@ -267,6 +271,8 @@ fn resource(file: &str, key: &Key, node: &Node, errors: &mut Vec<YamlError>) -> 
     let mut r = Resource {
         key: key.clone(),
         type_token: String::new(),
+        type_written: String::new(),
+        type_pos: node.pos,
         name: key.name.clone(),
         default_provider: false,
         properties: Vec::new(),
@@ -282,6 +288,8 @@ fn resource(file: &str, key: &Key, node: &Node, errors: &mut Vec<YamlError>) -> 
                 Some(t) if is_type_token(t) => {
                     has_type = true;
                     r.type_token = expand_type(t);
+                    r.type_written = t.to_owned();
+                    r.type_pos = v.pos;
                 }
                 _ => p.error(
                     v.pos,

@@ -20,6 +20,7 @@ use converge_engine::Monitor;
 use converge_model::{PropertyMap, PropertyValue, ResourceReference, Urn};
 
 use super::expr::{Access, Accessor, Expr, ExprKind, Part};
+use super::tokens::Tokens;
 use super::{functions, Pos, YamlError};
 
 pub(crate) type EvalFuture<'a> =
@@ -65,6 +66,8 @@ pub(crate) struct Scope<'a> {
     pub config: &'a BTreeMap<String, PropertyValue>,
     pub slots: &'a HashMap<String, Slot>,
     pub info: &'a Info,
+    /// The canonical tokens of `fn::invoke` functions.
+    pub tokens: &'a Tokens,
 }
 
 impl Scope<'_> {

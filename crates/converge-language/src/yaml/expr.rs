@@ -53,7 +53,7 @@ pub(crate) enum Accessor {
 /// A builtin function call.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Call {
-    Invoke(Invoke),
+    Invoke(Box<Invoke>),
     Secret(Expr),
     Join { delimiter: Expr, values: Expr },
     Split { delimiter: Expr, source: Expr },
@@ -73,7 +73,10 @@ pub(crate) enum Call {
 /// `fn::invoke: {function, arguments, options, return}`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Invoke {
+    /// The function's token as written.
     pub function: String,
+    /// Where the token is written.
+    pub function_pos: Pos,
     pub arguments: Option<Expr>,
     pub provider: Option<Access>,
     pub parent: Option<Access>,
@@ -137,7 +140,56 @@ impl Expr {
     }
 }
 
+impl Expr {
+    /// Visits every `fn::invoke` in the expression, nested ones included.
+    pub fn invokes<'a>(&'a self, out: &mut Vec<&'a Invoke>) {
+        match &self.kind {
+            ExprKind::List(items) => items.iter().for_each(|e| e.invokes(out)),
+            ExprKind::Object(entries) => entries.iter().for_each(|(_, e)| e.invokes(out)),
+            ExprKind::Call(call) => {
+                if let Call::Invoke(i) = call.as_ref() {
+                    out.push(i.as_ref());
+                }
+                call.operands().into_iter().for_each(|e| e.invokes(out));
+            }
+            ExprKind::Access(_)
+            | ExprKind::Interpolate(_)
+            | ExprKind::Null
+            | ExprKind::Bool(_)
+            | ExprKind::Number(_)
+            | ExprKind::String(_) => {}
+        }
+    }
+}
+
 impl Call {
+    /// The expressions the call's arguments are made of.
+    fn operands(&self) -> Vec<&Expr> {
+        match self {
+            Call::Invoke(i) => i.arguments.iter().chain(&i.version).collect(),
+            Call::Join {
+                delimiter: a,
+                values: b,
+            }
+            | Call::Split {
+                delimiter: a,
+                source: b,
+            }
+            | Call::Select { index: a, list: b } => vec![a, b],
+            Call::Secret(e)
+            | Call::ToJson(e)
+            | Call::ToBase64(e)
+            | Call::FromBase64(e)
+            | Call::ReadFile(e)
+            | Call::StringAsset(e)
+            | Call::FileAsset(e)
+            | Call::RemoteAsset(e)
+            | Call::FileArchive(e)
+            | Call::RemoteArchive(e) => vec![e],
+            Call::AssetArchive(entries) => entries.iter().map(|(_, e)| e).collect(),
+        }
+    }
+
     fn accesses<'a>(&'a self, out: &mut Vec<&'a Access>) {
         match self {
             Call::Invoke(i) => {
@@ -291,7 +343,7 @@ impl ExprParser<'_> {
         let pos = key.pos;
         let name = key.name.as_str();
         let call = match name {
-            "fn::invoke" => self.invoke(pos, arg).map(Call::Invoke),
+            "fn::invoke" => self.invoke(pos, arg).map(|i| Call::Invoke(Box::new(i))),
             "fn::secret" => Some(Call::Secret(self.expr(arg))),
             "fn::toJSON" => Some(Call::ToJson(self.expr(arg))),
             "fn::join" => self
@@ -448,6 +500,7 @@ impl ExprParser<'_> {
         };
         let mut invoke = Invoke {
             function: String::new(),
+            function_pos: arg.pos,
             arguments: None,
             provider: None,
             parent: None,
@@ -462,6 +515,7 @@ impl ExprParser<'_> {
                     Some(f) => {
                         has_function = true;
                         invoke.function = f.to_owned();
+                        invoke.function_pos = v.pos;
                     }
                     None => self.error(v.pos, "fn::invoke: function must be a string"),
                 },

@@ -230,7 +230,7 @@ async fn select(
 ///
 /// [`Monitor::invoke`]: converge_engine::Monitor::invoke
 async fn invoke(scope: &Scope<'_>, pos: Pos, invoke: &Invoke) -> Result<PropertyValue, YamlError> {
-    let token = &invoke.function;
+    let token = scope.tokens.function(&invoke.function);
     let args = match &invoke.arguments {
         Some(e) => scope.eval(e).await?,
         None => PropertyValue::Object(PropertyMap::new()),
@@ -277,7 +277,7 @@ async fn invoke(scope: &Scope<'_>, pos: Pos, invoke: &Invoke) -> Result<Property
     let response = scope
         .monitor
         .invoke(InvokeGoal {
-            token: token.clone(),
+            token: token.to_owned(),
             args,
             provider,
             version,

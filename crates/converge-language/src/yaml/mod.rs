@@ -15,8 +15,9 @@
 //! (expressions, interpolations, builtin function shapes), `ast` (the
 //! template: config, variables, resources, outputs), `config` (typed
 //! configuration), `validate` (references, cycles, the dependency graph),
-//! `eval` and `functions` (values), `run` (the program against the
-//! monitor).
+//! `eval` and `functions` (values), `tokens` (type and function tokens
+//! through the package schemas, once per run), `run` (the program against
+//! the monitor).
 
 mod ast;
 mod config;
@@ -25,6 +26,7 @@ mod expr;
 mod functions;
 mod run;
 mod syntax;
+mod tokens;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -335,28 +337,7 @@ pub(crate) fn did_you_mean<'a>(
 /// Edit distance over characters, a swap of two neighbours counting as
 /// one edit (optimal string alignment).
 fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
+    strsim::osa_distance(a, b)
 }
 
 #[cfg(test)]

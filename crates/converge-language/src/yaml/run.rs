@@ -15,6 +15,7 @@ use tokio::task::JoinSet;
 use super::ast::Resource;
 use super::eval::{article, strip, Info, ResourceOut, Scope, Slot};
 use super::expr::Expr;
+use super::tokens::{self, Tokens};
 use super::validate::Def;
 use super::{Loaded, YamlError, YamlProgram};
 
@@ -41,6 +42,8 @@ struct Ctx {
     stack: Urn,
     info: Info,
     errors: Mutex<Vec<YamlError>>,
+    /// The canonical type and function tokens.
+    tokens: Tokens,
     /// The URNs of the resources registered so far, by index: a resource
     /// depends on those its variables reference too, which are not in its
     /// own scope.
@@ -63,6 +66,7 @@ impl Ctx {
             config: &self.loaded.config,
             slots,
             info: &self.info,
+            tokens: &self.tokens,
         }
     }
 
@@ -76,6 +80,9 @@ impl Ctx {
 }
 
 async fn run(loaded: Arc<Loaded>, monitor: Monitor) -> Result<(), String> {
+    let tokens = tokens::resolve(&loaded, &monitor)
+        .await
+        .map_err(|errors| super::sorted(errors).to_string())?;
     let stack = monitor
         .register_stack()
         .await
@@ -93,6 +100,7 @@ async fn run(loaded: Arc<Loaded>, monitor: Monitor) -> Result<(), String> {
         stack,
         info,
         errors: Mutex::new(Vec::new()),
+        tokens,
         urns: Mutex::new(HashMap::new()),
     });
     let count = ctx.loaded.graph.deps.len();
@@ -197,6 +205,7 @@ async fn node_task(
 /// Registers (or reads) resource `i`.
 async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut, YamlError> {
     let r = &ctx.loaded.template.resources[i];
+    let type_token = ctx.tokens.resource(i, &r.type_token);
     let plan = &ctx.loaded.graph.plans[i];
     let t = &ctx.loaded.template;
     let o = &r.options;
@@ -233,7 +242,7 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
                     &ctx.info.stack,
                     &ctx.info.project,
                     Some(&parent),
-                    &r.type_token,
+                    type_token,
                     &r.name,
                 )
                 .map_err(|e| scope.error(r.key.pos, e.to_string()))?;
@@ -252,7 +261,7 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
             }
         };
         let goal = ReadGoal {
-            type_token: r.type_token.clone(),
+            type_token: type_token.to_owned(),
             name: r.name.clone(),
             id,
             parent: Some(parent),
@@ -277,7 +286,7 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
         }
     }
     let goal = ResourceGoal {
-        type_token: r.type_token.clone(),
+        type_token: type_token.to_owned(),
         name: r.name.clone(),
         custom: true,
         parent: Some(parent),

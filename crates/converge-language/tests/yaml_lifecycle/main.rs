@@ -5,6 +5,7 @@ mod aliases;
 mod basics;
 mod graph;
 mod invoke;
+mod tokens;
 mod values;
 
 use std::collections::BTreeMap;

@@ -230,6 +230,10 @@ impl Provider for FileProvider {
         PACKAGE
     }
 
+    async fn schema(&self) -> Result<std::sync::Arc<crate::PackageSchema>, ProviderError> {
+        crate::builtin::provider_schema(PACKAGE)
+    }
+
     async fn plugin_info(&self) -> Result<PluginInfo, ProviderError> {
         Ok(PluginInfo {
             version: super::version(PACKAGE),

@@ -10,14 +10,16 @@
 //! outputs, import IDs and replacement rules follow the Pulumi packages, so
 //! programs written against `pulumi_random` / `pulumi_command` run
 //! unchanged. [`BuiltinLoader`] serves them by `(package, version)`;
-//! [`schema`] gives each package's Pulumi schema.
+//! [`schema`] gives each package's Pulumi schema, [`package_schema`] its
+//! canonical tokens (what the providers' `schema()` answers).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 
 use crate::registry::{ProviderLoader, RegistryError};
-use crate::Provider;
+use crate::schema::PackageSchema;
+use crate::{Provider, ProviderError};
 
 pub mod command;
 pub mod file;
@@ -73,6 +75,30 @@ pub fn schema(package: &str) -> Option<serde_json::Value> {
         file::PACKAGE => Some(file::schema()),
         _ => None,
     }
+}
+
+/// The canonical tokens of a built-in package's schema, read once per
+/// process.
+pub fn package_schema(package: &str) -> Option<Arc<PackageSchema>> {
+    static SCHEMAS: OnceLock<Vec<(&'static str, Arc<PackageSchema>)>> = OnceLock::new();
+    let all = SCHEMAS.get_or_init(|| {
+        PACKAGES
+            .iter()
+            .filter_map(|&p| {
+                let json = schema(p)?;
+                let parsed = PackageSchema::from_json(&json).ok()?;
+                Some((p, Arc::new(parsed)))
+            })
+            .collect()
+    });
+    all.iter()
+        .find(|(p, _)| *p == package)
+        .map(|(_, s)| s.clone())
+}
+
+/// [`package_schema`] as a provider answers it.
+pub(crate) fn provider_schema(package: &str) -> Result<Arc<PackageSchema>, ProviderError> {
+    package_schema(package).ok_or(ProviderError::Unimplemented("GetSchema"))
 }
 
 /// Loads the built-in providers; any other package is not found. Compose

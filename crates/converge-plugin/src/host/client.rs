@@ -21,6 +21,7 @@ use crate::provider::{
     DiffRequest, DiffResponse, InvokeRequest, InvokeResponse, PluginInfo, ReadRequest,
     ReadResponse, UpdateRequest, UpdateResponse,
 };
+use crate::schema::PackageSchema;
 use crate::{Provider, ProviderError};
 
 /// The process a provider talks to and how.
@@ -142,6 +143,22 @@ impl GrpcProvider {
         };
         let resp = t.process.client().get_schema(req).await;
         Ok(self.answer("GetSchema", &t, resp, false)?.schema)
+    }
+
+    /// The schema's tokens, asked of the plugin once per loader (cached by
+    /// plugin and version).
+    async fn package_schema(&self) -> Result<Arc<PackageSchema>, ProviderError> {
+        let version = self.version.as_ref();
+        if let Some(s) = self.shared.cached_schema(&self.command, version) {
+            return Ok(s);
+        }
+        let text = self.get_schema(0).await?;
+        let schema = PackageSchema::from_text(&text)
+            .map_err(|e| ProviderError::failed(format!("GetSchema of {}: {e}", self.package)))?;
+        let schema = Arc::new(schema);
+        self.shared
+            .cache_schema(&self.command, version, schema.clone());
+        Ok(schema)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -268,6 +285,10 @@ impl Provider for GrpcProvider {
         Ok(PluginInfo {
             version: self.version.clone(),
         })
+    }
+
+    async fn schema(&self) -> Result<Arc<PackageSchema>, ProviderError> {
+        self.package_schema().await
     }
 
     async fn check_config(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {

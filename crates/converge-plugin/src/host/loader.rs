@@ -20,6 +20,7 @@ use super::process::{LaunchError, LaunchSpec, PluginCommand, PluginProcess};
 use super::PluginLogger;
 use crate::builtin::BuiltinLoader;
 use crate::registry::{ProviderLoader, RegistryError};
+use crate::schema::PackageSchema;
 use crate::{Provider, ProviderError};
 
 /// How plugins are found and run.
@@ -82,6 +83,9 @@ impl fmt::Debug for PluginLoaderOptions {
 
 type SpareSlot = Arc<tokio::sync::Mutex<Option<Arc<PluginProcess>>>>;
 
+/// A plugin and the version it reported.
+type SchemaKey = (PluginCommand, Option<Version>);
+
 /// State shared by a loader and the providers it handed out.
 pub(crate) struct HostShared {
     options: PluginLoaderOptions,
@@ -93,6 +97,9 @@ pub(crate) struct HostShared {
     launched: Mutex<Vec<Weak<PluginProcess>>>,
     /// Versions ambient plugins reported.
     ambient_versions: Mutex<HashMap<PathBuf, Option<Version>>>,
+    /// Package schemas (their tokens) by plugin and the version it
+    /// reported: asked once per loader.
+    schemas: Mutex<HashMap<SchemaKey, Arc<PackageSchema>>>,
     closed: AtomicBool,
 }
 
@@ -172,6 +179,27 @@ impl HostShared {
         }
     }
 
+    /// The cached schema of `plugin` at `version`.
+    pub(crate) fn cached_schema(
+        &self,
+        plugin: &PluginCommand,
+        version: Option<&Version>,
+    ) -> Option<Arc<PackageSchema>> {
+        lock(&self.schemas)
+            .get(&(plugin.clone(), version.cloned()))
+            .cloned()
+    }
+
+    /// Remembers the schema of `plugin` at `version`.
+    pub(crate) fn cache_schema(
+        &self,
+        plugin: &PluginCommand,
+        version: Option<&Version>,
+        schema: Arc<PackageSchema>,
+    ) {
+        lock(&self.schemas).insert((plugin.clone(), version.cloned()), schema);
+    }
+
     fn live_processes(&self) -> Vec<Arc<PluginProcess>> {
         lock(&self.launched)
             .iter()
@@ -233,6 +261,7 @@ impl PluginLoader {
                 spares: Mutex::new(HashMap::new()),
                 launched: Mutex::new(Vec::new()),
                 ambient_versions: Mutex::new(HashMap::new()),
+                schemas: Mutex::new(HashMap::new()),
                 closed: AtomicBool::new(false),
             }),
         }

@@ -240,6 +240,10 @@ impl Provider for CommandProvider {
         PACKAGE
     }
 
+    async fn schema(&self) -> Result<std::sync::Arc<crate::PackageSchema>, ProviderError> {
+        crate::builtin::provider_schema(PACKAGE)
+    }
+
     async fn plugin_info(&self) -> Result<PluginInfo, ProviderError> {
         Ok(PluginInfo {
             version: super::version(PACKAGE),

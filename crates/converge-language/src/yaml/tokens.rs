@@ -1,0 +1,179 @@
+//! Type and function tokens, resolved through the package schemas once
+//! per run, before anything is registered.
+//!
+//! A program may write `random:RandomPet`, `random:index:RandomPet` or
+//! `random:index/randomPet:RandomPet` for one resource type, and
+//! `command:local:run` or `random:randomPick` for functions: each is
+//! looked up among the tokens the package's schema declares
+//! ([`PackageSchema::resolve`] holds the rule). The schema comes from the
+//! provider that would serve the package (the monitor asks the loader:
+//! built-ins answer from their own schema, plugins from `GetSchema`,
+//! cached per plugin version). A token the schema does not declare is an
+//! error at the place it is written, with the closest declared tokens.
+//!
+//! When there is no schema to ask (the package's provider is not found,
+//! will not start, or does not implement `GetSchema`) tokens are used as
+//! written, with `pkg:Type` read as `pkg:index:Type`: the registration
+//! then reports what is wrong with the provider, as before.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use converge_engine::Monitor;
+use converge_model::package_of;
+use converge_plugin::{MemberKind, PackageSchema};
+
+use super::expr::{Expr, ExprKind, Invoke};
+use super::{Loaded, Pos, YamlError};
+
+/// The package of the engine's own types and functions
+/// (`pulumi:pulumi:Stack`, `pulumi:pulumi:getResource`, providers), which
+/// have no schema to resolve through.
+const ENGINE_PACKAGE: &str = "pulumi";
+
+/// The canonical tokens of one run.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tokens {
+    /// Resource index → canonical type (absent: use the parsed token).
+    resources: HashMap<usize, String>,
+    /// Function token as written → canonical.
+    functions: HashMap<String, String>,
+}
+
+impl Tokens {
+    /// The type resource `index` registers as.
+    pub fn resource<'a>(&'a self, index: usize, parsed: &'a str) -> &'a str {
+        self.resources.get(&index).map_or(parsed, String::as_str)
+    }
+
+    /// The function `written` calls.
+    pub fn function<'a>(&'a self, written: &'a str) -> &'a str {
+        self.functions.get(written).map_or(written, String::as_str)
+    }
+}
+
+/// One token to resolve.
+struct Use<'a> {
+    kind: MemberKind,
+    written: &'a str,
+    pos: Pos,
+    /// The resource it belongs to (resource types only).
+    resource: Option<usize>,
+}
+
+/// Resolves every resource type and `fn::invoke` function of the program.
+pub(crate) async fn resolve(loaded: &Loaded, monitor: &Monitor) -> Result<Tokens, Vec<YamlError>> {
+    let t = &loaded.template;
+    // (package, version) → the tokens to resolve against its schema.
+    let mut uses: BTreeMap<(String, Option<String>), Vec<Use<'_>>> = BTreeMap::new();
+    for (i, r) in t.resources.iter().enumerate() {
+        if r.is_provider() || r.type_written.is_empty() {
+            continue;
+        }
+        let version = literal(r.options.version.as_ref());
+        uses.entry((r.package().to_owned(), version))
+            .or_default()
+            .push(Use {
+                kind: MemberKind::Resource,
+                written: &r.type_written,
+                pos: r.type_pos,
+                resource: Some(i),
+            });
+    }
+    for invoke in invokes(loaded) {
+        if invoke.function.is_empty() {
+            continue;
+        }
+        let version = literal(invoke.version.as_ref());
+        uses.entry((package_of(&invoke.function).to_owned(), version))
+            .or_default()
+            .push(Use {
+                kind: MemberKind::Function,
+                written: &invoke.function,
+                pos: invoke.function_pos,
+                resource: None,
+            });
+    }
+    uses.retain(|(package, _), _| package != ENGINE_PACKAGE);
+    let schemas = schemas(monitor, uses.keys().cloned().collect()).await;
+    let mut tokens = Tokens::default();
+    let mut errors = Vec::new();
+    for (key, list) in &uses {
+        let Some(schema) = schemas.get(key) else {
+            continue;
+        };
+        for u in list {
+            match schema.resolve(u.kind, u.written) {
+                Ok(canonical) => match u.resource {
+                    Some(i) => {
+                        tokens.resources.insert(i, canonical.to_owned());
+                    }
+                    None => {
+                        tokens
+                            .functions
+                            .insert(u.written.to_owned(), canonical.to_owned());
+                    }
+                },
+                Err(unknown) => errors.push(YamlError::at(&t.file, u.pos, unknown.to_string())),
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(tokens)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The schemas of `packages`, asked for at once; a package without one is
+/// left out.
+async fn schemas(
+    monitor: &Monitor,
+    packages: Vec<(String, Option<String>)>,
+) -> HashMap<(String, Option<String>), Arc<PackageSchema>> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for key in packages {
+        let monitor = monitor.clone();
+        tasks.spawn(async move {
+            let schema = monitor.package_schema(&key.0, key.1.as_deref()).await;
+            (key, schema)
+        });
+    }
+    let mut out = HashMap::new();
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok((key, Ok(Some(schema)))) = joined {
+            out.insert(key, schema);
+        }
+    }
+    out
+}
+
+/// A version option written as a literal string.
+fn literal(e: Option<&Expr>) -> Option<String> {
+    match e.map(|e| &e.kind) {
+        Some(ExprKind::String(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// Every `fn::invoke` of the template, in variables, resources and
+/// outputs.
+fn invokes(loaded: &Loaded) -> Vec<&Invoke> {
+    let t = &loaded.template;
+    let mut exprs: Vec<&Expr> = Vec::new();
+    exprs.extend(t.variables.iter().map(|v| &v.expr));
+    for r in &t.resources {
+        exprs.extend(r.properties.iter().map(|(_, e)| e));
+        if let Some(get) = &r.get {
+            exprs.push(&get.id);
+            exprs.extend(get.state.iter().map(|(_, e)| e));
+        }
+        exprs.extend(r.options.exprs());
+    }
+    exprs.extend(t.outputs.iter().map(|(_, e)| e));
+    let mut out = Vec::new();
+    for e in exprs {
+        e.invokes(&mut out);
+    }
+    out
+}
