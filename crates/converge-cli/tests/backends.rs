@@ -50,10 +50,7 @@ impl World {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = self.scratch.command("pw");
-        self.backend.apply(&mut c);
-        c.args(args);
-        c
+        common::converge_on(&self.scratch, &self.backend, args)
     }
 
     fn run(&self, args: &[&str]) -> String {

@@ -38,10 +38,7 @@ impl World {
     }
 
     fn cmd(&self, args: &[&str]) -> Process {
-        let mut c = self.scratch.command("pw");
-        self.backend.apply(&mut c);
-        c.args(args);
-        c
+        common::converge_on(&self.scratch, &self.backend, args)
     }
 
     fn objects(&self) -> Vec<String> {

@@ -79,6 +79,15 @@ impl Backend {
     }
 }
 
+/// `converge args…` in `scratch`'s project on `backend`, with the
+/// passphrase `pw`.
+pub fn converge_on(scratch: &Scratch, backend: &Backend, args: &[&str]) -> Command {
+    let mut c = scratch.command("pw");
+    backend.apply(&mut c);
+    c.args(args);
+    c
+}
+
 /// Runs `cmd` (`converge args…`), which must succeed; its stdout.
 pub fn stdout_of(mut cmd: Command, args: &[&str]) -> String {
     let out = cmd.args(args).output().unwrap();
