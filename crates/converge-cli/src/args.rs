@@ -144,9 +144,18 @@ pub struct OperationArgs {
     /// Replace these resources and target them (`--target` + `--replace`).
     #[arg(long = "target-replace", value_name = "URN")]
     pub target_replace: Vec<String>,
-    /// Refresh the state before the operation.
+    /// Refresh the state before the operation (also `options.refresh:
+    /// always` in Pulumi.yaml).
     #[arg(short, long)]
     pub refresh: bool,
+    /// Fail (exit code 255) if the operation changes, or would change,
+    /// anything.
+    #[arg(long)]
+    pub expect_no_changes: bool,
+    /// (refresh, destroy) Only preview: show what would change and change
+    /// nothing.
+    #[arg(long)]
+    pub preview_only: bool,
     /// Show detailed diffs.
     #[arg(long)]
     pub diff: bool,

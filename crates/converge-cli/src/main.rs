@@ -22,6 +22,10 @@ use crate::commands::deploy::Operation;
 use crate::context::Context;
 
 fn main() -> ExitCode {
+    // `converge stack export | head` ends quietly, as Unix tools do;
+    // operations catch SIGPIPE while they run (`commands::deploy`).
+    #[cfg(unix)]
+    sigpipe::reset();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -37,6 +41,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}{e:#}", failure_kind(&e));
+            // Pulumi's code for --expect-no-changes, which CI scripts test.
+            if e.downcast_ref::<commands::deploy::UnexpectedChanges>()
+                .is_some()
+            {
+                return ExitCode::from(255);
+            }
             ExitCode::FAILURE
         }
     }

@@ -90,6 +90,17 @@ impl Project {
         self.doc.get("backend")?.as_mapping()?.get("url")?.as_str()
     }
 
+    /// `options.refresh: always`: refresh before every preview, update and
+    /// destroy, as if `--refresh` were passed.
+    pub fn refresh_always(&self) -> bool {
+        self.doc
+            .get("options")
+            .and_then(Value::as_mapping)
+            .and_then(|o| o.get("refresh"))
+            .and_then(Value::as_str)
+            == Some("always")
+    }
+
     /// Where the stack configuration files live (`stackConfigDir`, else the
     /// project directory).
     pub fn stack_config_dir(&self) -> PathBuf {
@@ -129,6 +140,12 @@ mod tests {
         assert_eq!(p.runtime(), Some("python"));
         assert_eq!(p.backend_url(), Some("file://./state"));
         assert_eq!(p.stack_config_file("dev"), d.path().join("Pulumi.dev.yaml"));
+        assert!(!p.refresh_always());
+        write(
+            d.path(),
+            "name: web\nruntime: yaml\noptions:\n  refresh: always\n",
+        );
+        assert!(Project::require(d.path()).unwrap().refresh_always());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use converge_backend::{Backend, StackRef, UpdateKind};
 use converge_engine::stack_state::{Recovery, UpdateRecord};
 use converge_engine::{
     DeploymentOptions, EngineEvent, EventSink, LockedStack, OperationContext, OperationResult,
-    Program, StackState, StackStateError,
+    Program, StackState, StackStateError, StepOp,
 };
 use converge_language::yaml::ConfigValue;
 use converge_model::{PropertyMap, PropertyValue, UrnPattern};
@@ -21,7 +21,7 @@ use crate::commands::stack::output::{display_json, stack_outputs};
 use crate::commands::stack::snapshot_salt;
 use crate::context::{now_rfc3339, Context};
 use crate::display::live::{Display, LiveDisplay};
-use crate::display::DisplayOptions;
+use crate::display::{say, DisplayOptions};
 use crate::passphrase::stack_crypter;
 use crate::program::{check_runtime, load_program, program_config};
 use crate::project::Project;
@@ -46,6 +46,15 @@ impl Operation {
         }
     }
 
+    /// The header of the preview before the operation.
+    fn preview_header(self) -> &'static str {
+        match self {
+            Operation::Preview | Operation::Up => "Previewing update",
+            Operation::Refresh => "Previewing refresh",
+            Operation::Destroy => "Previewing destroy",
+        }
+    }
+
     fn question(self) -> &'static str {
         match self {
             Operation::Up | Operation::Preview => "Do you want to perform this update?",
@@ -65,6 +74,11 @@ impl Operation {
 }
 
 pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()> {
+    // A closed stdout (`converge up | head`) must not stop an operation
+    // half way: while one runs, SIGPIPE is caught and the display's writes
+    // fail quietly instead.
+    #[cfg(unix)]
+    let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());
     let project = ctx.project()?;
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
@@ -140,34 +154,73 @@ async fn run_locked(
     let display_options = DisplayOptions {
         diff: args.diff,
         preview: false,
+        show_secrets: args.show_secrets,
     };
+    let previewing = match op {
+        Operation::Preview => true,
+        Operation::Refresh | Operation::Destroy => args.preview_only,
+        Operation::Up => false,
+    };
+    if args.preview_only && !matches!(op, Operation::Refresh | Operation::Destroy) {
+        bail!("--preview-only is a flag of `converge refresh` and `converge destroy`");
+    }
+    let mut base = locked.base().clone();
 
-    // --refresh: read every resource first, as its own journaled run.
-    if args.refresh && op != Operation::Refresh {
+    // --refresh (or `options.refresh: always`): read every resource first.
+    // Before an operation that changes the stack it is its own journaled
+    // run; before a preview it changes nothing either.
+    if (args.refresh || project.refresh_always()) && op != Operation::Refresh {
         if !args.json {
-            println!("Refreshing ({stack_name}):");
+            let header = if previewing {
+                Operation::Refresh.preview_header()
+            } else {
+                Operation::Refresh.verb()
+            };
+            say(format!("{header} ({stack_name}):"));
         }
-        let journal = locked.start().await?;
-        let refreshed = execute(
+        let journal = if previewing {
+            None
+        } else {
+            Some(locked.start().await?)
+        };
+        let sink: Arc<dyn converge_engine::JournalSink> = match &journal {
+            Some(j) => j.clone(),
+            None => Arc::new(converge_engine::DiscardSink),
+        };
+        let (refreshed, summary) = execute(
             Operation::Refresh,
             ExecuteParams {
-                base: locked.base().clone(),
+                base: base.clone(),
                 providers,
-                options: options.clone(),
+                options: DeploymentOptions {
+                    preview: previewing,
+                    ..options.clone()
+                },
                 program: None,
-                sink: journal.clone(),
-                display: display_options,
+                sink,
+                display: DisplayOptions {
+                    preview: previewing,
+                    ..display_options
+                },
                 json: args.json,
             },
         )
         .await;
-        locked.finish(journal, &refreshed, None).await?;
+        print_lines(&summary);
+        if let Some(journal) = journal {
+            locked.finish(journal, &refreshed, None).await?;
+        }
         if let Some(e) = refreshed.error {
             bail!(
                 "the refresh before the {} failed: {e}",
                 op.history_kind().as_str()
             );
         }
+        base = if previewing {
+            refreshed.snapshot
+        } else {
+            locked.base().clone()
+        };
     }
 
     let program: Option<Box<dyn Program>> = match op {
@@ -179,25 +232,21 @@ async fn run_locked(
         !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
 
     // Preview first, unless skipped; confirm unless --yes.
-    let needs_confirmation = op != Operation::Preview && !args.yes;
+    let needs_confirmation = !previewing && !args.yes;
     if needs_confirmation && !interactive {
         bail!(
             "--yes must be passed to proceed when running non-interactively \
              (or run `converge preview` to see the changes)"
         );
     }
-    if op == Operation::Preview || !args.skip_preview {
+    if previewing || !args.skip_preview {
         if !args.json {
-            if op == Operation::Preview {
-                println!("{} ({stack_name}):", op.verb());
-            } else {
-                println!("{} (preview) ({stack_name}):", op.verb());
-            }
+            say(format!("{} ({stack_name}):", op.preview_header()));
         }
-        let preview = execute(
+        let (preview, summary) = execute(
             op,
             ExecuteParams {
-                base: locked.base().clone(),
+                base: base.clone(),
                 providers,
                 options: DeploymentOptions {
                     preview: true,
@@ -213,21 +262,25 @@ async fn run_locked(
             },
         )
         .await;
-        if op == Operation::Preview {
+        print_lines(&summary);
+        if previewing {
             if args.json {
                 print_json(&preview, args.show_secrets)?;
             }
-            return match preview.error {
-                Some(e) => Err(anyhow::anyhow!("{e}")),
-                None => Ok(()),
-            };
+            if let Some(e) = preview.error {
+                bail!("{e}");
+            }
+            if args.expect_no_changes && has_changes(&preview) {
+                return Err(UnexpectedChanges::Proposed.into());
+            }
+            return Ok(());
         }
         if let Some(e) = preview.error {
             bail!("{e}");
         }
     }
     if needs_confirmation {
-        print!("{} [yes/no] ", op.question());
+        print!("\n{} [yes/no] ", op.question());
         std::io::stdout().flush()?;
         let mut answer = String::new();
         std::io::stdin().read_line(&mut answer)?;
@@ -237,18 +290,19 @@ async fn run_locked(
     }
 
     if !args.json {
-        println!("{} ({stack_name}):", op.verb());
+        say(format!("{} ({stack_name}):", op.verb()));
     }
     let record = UpdateRecord {
         kind: op.history_kind(),
         start_time: now_rfc3339(),
         message: args.message.clone().unwrap_or_default(),
     };
+    let started = std::time::Instant::now();
     let journal = locked.start().await?;
-    let result = execute(
+    let (result, summary) = execute(
         op,
         ExecuteParams {
-            base: locked.base().clone(),
+            base,
             providers,
             options,
             program,
@@ -267,12 +321,67 @@ async fn run_locked(
     }
     if args.json {
         print_json(&result, args.show_secrets)?;
-    } else if op == Operation::Up {
-        print_outputs(&result.snapshot, args.show_secrets);
+    } else {
+        if op == Operation::Up {
+            print_outputs(&result.snapshot, args.show_secrets);
+        }
+        print_lines(&summary);
+        say(format!("\nDuration: {}", go_duration(started.elapsed())));
     }
-    match result.error {
-        Some(e) => Err(anyhow::Error::new(e)),
-        None => Ok(()),
+    if let Some(e) = result.error {
+        return Err(anyhow::Error::new(e));
+    }
+    if args.expect_no_changes && has_changes(&result) {
+        return Err(UnexpectedChanges::Occurred.into());
+    }
+    Ok(())
+}
+
+/// `--expect-no-changes` found changes (Pulumi's messages; exit code 255).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnexpectedChanges {
+    /// A preview proposed changes.
+    Proposed,
+    /// An operation made changes.
+    Occurred,
+}
+
+impl std::fmt::Display for UnexpectedChanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UnexpectedChanges::Proposed => "no changes were expected but changes were proposed",
+            UnexpectedChanges::Occurred => "no changes were expected but changes occurred",
+        })
+    }
+}
+
+impl std::error::Error for UnexpectedChanges {}
+
+/// Whether an operation changed (or would change) anything: steps other
+/// than unchanged resources and reads, as Pulumi counts them.
+fn has_changes(result: &OperationResult) -> bool {
+    result
+        .plan
+        .counts()
+        .iter()
+        .any(|(op, n)| *n > 0 && !matches!(op, StepOp::Same | StepOp::Read))
+}
+
+fn print_lines(lines: &[String]) {
+    for line in lines {
+        say(line);
+    }
+}
+
+/// A duration as Go prints one rounded to seconds, as Pulumi shows it:
+/// `3s`, `1m5s`, `2h0m1s`.
+fn go_duration(d: std::time::Duration) -> String {
+    let secs = d.as_secs() + u64::from(d.subsec_millis() >= 500);
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    match (h, m) {
+        (0, 0) => format!("{s}s"),
+        (0, _) => format!("{m}m{s}s"),
+        _ => format!("{h}h{m}m{s}s"),
     }
 }
 
@@ -286,8 +395,10 @@ struct ExecuteParams<'a> {
     json: bool,
 }
 
-/// Runs one engine operation while a task renders its events.
-async fn execute(op: Operation, p: ExecuteParams<'_>) -> OperationResult {
+/// Runs one engine operation while a task renders its events; returns its
+/// result and the lines of its closing summary, for the caller to print
+/// after whatever comes first (the stack's outputs).
+async fn execute(op: Operation, p: ExecuteParams<'_>) -> (OperationResult, Vec<String>) {
     let (events, mut rx) = EventSink::channel();
     p.providers.log().attach(events.clone());
     let interactive = std::io::stdout().is_terminal();
@@ -301,11 +412,12 @@ async fn execute(op: Operation, p: ExecuteParams<'_>) -> OperationResult {
     let display_options = p.display;
     let renderer = tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
-            display.handle(&event, display_options);
             if matches!(event, EngineEvent::Summary { .. }) {
-                break;
+                return display.summary(&event, display_options);
             }
+            display.handle(&event, display_options);
         }
+        Vec::new()
     });
     let ctx = OperationContext {
         base: p.base,
@@ -321,8 +433,8 @@ async fn execute(op: Operation, p: ExecuteParams<'_>) -> OperationResult {
         (_, Some(program)) => converge_engine::update(ctx, program).await,
         (_, None) => converge_engine::update(ctx, &converge_engine::EmptyProgram).await,
     };
-    let _ = renderer.await;
-    result
+    let summary = renderer.await.unwrap_or_default();
+    (result, summary)
 }
 
 fn report_pending(base: &Snapshot) {
@@ -411,14 +523,14 @@ fn print_outputs(snapshot: &Snapshot, reveal: bool) {
     if outputs.is_empty() {
         return;
     }
-    println!("\nOutputs:");
+    say("\nOutputs:");
     let width = outputs.keys().map(String::len).max().unwrap_or(0);
     for (k, v) in &outputs {
         let shown = match display_json(v, reveal) {
             serde_json::Value::String(s) => s,
             other => other.to_string(),
         };
-        println!("    {k:<width$}: {shown}");
+        say(format!("    {k:<width$}: {shown}"));
     }
 }
 
@@ -433,6 +545,6 @@ fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
         "outputs": outputs,
         "error": result.error.as_ref().map(ToString::to_string),
     });
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    say(serde_json::to_string_pretty(&out)?);
     Ok(())
 }

@@ -58,13 +58,28 @@ impl LiveDisplay {
 }
 
 impl Display {
+    /// The lines of the closing summary, for the caller to print when it
+    /// chooses; nothing in `--json` mode.
+    pub fn summary(&mut self, event: &EngineEvent, opts: DisplayOptions) -> Vec<String> {
+        match self {
+            Display::Quiet => Vec::new(),
+            Display::Plain(_) => render(event, None, opts),
+            Display::Live(live) => {
+                for (_, bar) in live.in_flight.drain() {
+                    bar.finish_and_clear();
+                }
+                render(event, None, opts)
+            }
+        }
+    }
+
     pub fn handle(&mut self, event: &EngineEvent, opts: DisplayOptions) {
         match self {
             Display::Quiet => {}
             Display::Plain(timings) => {
                 let elapsed = timings.elapsed(event);
                 for line in render(event, elapsed, opts) {
-                    println!("{line}");
+                    super::say(line);
                 }
             }
             Display::Live(live) => live.handle(event, opts),
@@ -73,6 +88,18 @@ impl Display {
 }
 
 impl LiveDisplay {
+    /// Lines above the spinners: the spinners step aside while they print.
+    fn print(&self, lines: Vec<String>) {
+        if lines.is_empty() {
+            return;
+        }
+        self.bars.suspend(|| {
+            for line in lines {
+                super::say(line);
+            }
+        });
+    }
+
     fn handle(&mut self, event: &EngineEvent, opts: DisplayOptions) {
         let elapsed = self.timings.elapsed(event);
         match event {
@@ -92,14 +119,10 @@ impl LiveDisplay {
                     bar.finish_and_clear();
                     self.bars.remove(&bar);
                 }
-                for line in render(event, elapsed, opts) {
-                    let _ = self.bars.println(line);
-                }
+                self.print(render(event, elapsed, opts));
             }
             _ => {
-                for line in render(event, elapsed, opts) {
-                    let _ = self.bars.println(line);
-                }
+                self.print(render(event, elapsed, opts));
             }
         }
     }

@@ -2,7 +2,9 @@
 //! display in a terminal. The rendering of each event is a pure function of
 //! the event (and its elapsed time), so it is snapshot-tested.
 
+mod finished;
 pub mod live;
+pub mod values;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -10,13 +12,24 @@ use std::time::Duration;
 use converge_engine::{EngineEvent, Severity, StepOp};
 use converge_model::Urn;
 
+use finished::FinishedStep;
+
 /// What the display shows.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DisplayOptions {
-    /// Show which properties changed.
+    /// Show each changed step's properties: old → new values.
     pub diff: bool,
     /// Steps are planned, not performed (preview).
     pub preview: bool,
+    /// Show what secrets hold instead of `[secret]`.
+    pub show_secrets: bool,
+}
+
+/// Writes a line to stdout; a closed stdout loses the line instead of
+/// stopping the operation that prints it.
+pub fn say(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
 /// The symbol Pulumi users know for each step.
@@ -113,9 +126,10 @@ pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptio
         EngineEvent::StepFinished {
             op,
             urn,
+            old,
+            new,
             diff,
             error,
-            ..
         } => {
             if let Some(e) = error {
                 return vec![format!(
@@ -125,44 +139,13 @@ pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptio
                     progressive(*op, true)
                 )];
             }
-            if *op == StepOp::Same {
-                return Vec::new();
-            }
-            let verb = if opts.preview {
-                progressive(*op, true)
-            } else {
-                done(*op)
+            let step = FinishedStep {
+                op: *op,
+                old: old.as_deref(),
+                new: new.as_deref(),
+                diff,
             };
-            let mut line = format!(
-                " {:<2} {} {}{}",
-                symbol(*op),
-                label(urn),
-                verb,
-                elapsed_suffix(elapsed)
-            );
-            if !diff.is_empty() && !opts.diff {
-                let keys: Vec<&str> = diff
-                    .keys()
-                    .map(String::as_str)
-                    .filter(|k| !k.is_empty())
-                    .collect();
-                if !keys.is_empty() {
-                    line.push_str(&format!(" [diff: {}]", keys.join(", ")));
-                }
-            }
-            let mut lines = vec![line];
-            if opts.diff {
-                for (path, change) in diff {
-                    let kind = format!("{:?}", change.kind);
-                    let mark = if change.kind.is_replace() {
-                        " (forces replacement)"
-                    } else {
-                        ""
-                    };
-                    lines.push(format!("        {} {path}{mark}", diff_symbol(&kind)));
-                }
-            }
-            lines
+            step.render(urn, elapsed, opts)
         }
         EngineEvent::Diagnostic {
             severity,
@@ -182,16 +165,6 @@ pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptio
             vec![format!("{prefix}{place}: {message}")]
         }
         EngineEvent::Summary { counts, error } => summary(counts, error.as_deref(), opts),
-    }
-}
-
-fn diff_symbol(kind: &str) -> &'static str {
-    if kind.starts_with("Add") {
-        "+"
-    } else if kind.starts_with("Delete") {
-        "-"
-    } else {
-        "~"
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use converge_engine::{EngineEvent, Severity, StepOp};
-use converge_model::{DiffKind, PropertyDiff, Urn};
+use converge_model::{DiffKind, PropertyDiff, PropertyValue, ResourceState, Urn};
 
 use super::{render, DisplayOptions};
 
@@ -141,33 +141,94 @@ fn an_update_in_plain_lines() {
         ),
     ];
     insta::assert_snapshot!(run(&events, DisplayOptions::default()), @r"
- +  random:index/randomPet:RandomPet new creating...
- +  random:index/randomPet:RandomPet new created
- ~  random:index/randomPet:RandomPet changed updating...
- ~  random:index/randomPet:RandomPet changed updated (3s) [diff: length]
- ++ random:index/randomPet:RandomPet swapped creating replacement...
- ++ random:index/randomPet:RandomPet swapped created replacement [diff: prefix]
-warning random:index/randomPet:RandomPet changed: slow API
- -- random:index/randomPet:RandomPet swapped deleting original...
- -- random:index/randomPet:RandomPet swapped deleted original
+         +  random:index/randomPet:RandomPet new creating...
+         +  random:index/randomPet:RandomPet new created
+         ~  random:index/randomPet:RandomPet changed updating...
+         ~  random:index/randomPet:RandomPet changed updated (3s) [diff: ~length]
+         ++ random:index/randomPet:RandomPet swapped creating replacement...
+         ++ random:index/randomPet:RandomPet swapped created replacement [diff: ~prefix]
+        warning random:index/randomPet:RandomPet changed: slow API
+         -- random:index/randomPet:RandomPet swapped deleting original...
+         -- random:index/randomPet:RandomPet swapped deleted original
 
-Resources:
-    + 1 created
-    ~ 1 updated
-    +- 1 replaced
-    3 unchanged
-");
+        Resources:
+            + 1 created
+            ~ 1 updated
+            +- 1 replaced
+            3 unchanged
+        ");
+}
+
+/// A resource state with these inputs (and the same outputs).
+fn state(name: &str, inputs: &[(&str, PropertyValue)]) -> Box<ResourceState> {
+    let mut s = ResourceState::new(urn(name), true);
+    s.inputs = inputs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect();
+    s.outputs = s.inputs.clone();
+    Box::new(s)
+}
+
+fn object(entries: &[(&str, &str)]) -> PropertyValue {
+    PropertyValue::Object(
+        entries
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), PropertyValue::string(*v)))
+            .collect(),
+    )
 }
 
 #[test]
 fn a_preview_with_detailed_diffs_and_a_failure() {
-    let counts: BTreeMap<StepOp, usize> = [(StepOp::Update, 1), (StepOp::Delete, 1)]
-        .into_iter()
-        .collect();
+    let counts: BTreeMap<StepOp, usize> = [
+        (StepOp::Update, 1),
+        (StepOp::Create, 1),
+        (StepOp::Delete, 1),
+    ]
+    .into_iter()
+    .collect();
     let opts = DisplayOptions {
         diff: true,
         preview: true,
+        show_secrets: false,
     };
+    let secret = |s: &str| PropertyValue::secret(PropertyValue::string(s));
+    let mut update = finished(
+        StepOp::Update,
+        "a",
+        &[("tags.env", DiffKind::Add), ("size", DiffKind::Update)],
+        None,
+    );
+    if let EngineEvent::StepFinished { old, new, .. } = &mut update {
+        *old = Some(state(
+            "a",
+            &[
+                ("size", PropertyValue::Number(1.0)),
+                ("tags", object(&[("team", "web")])),
+                ("password", secret("hunter2")),
+            ],
+        ));
+        *new = Some(state(
+            "a",
+            &[
+                ("size", PropertyValue::Number(2.0)),
+                ("tags", object(&[("team", "web"), ("env", "prod")])),
+                ("password", secret("hunter3")),
+            ],
+        ));
+    }
+    let mut create = finished(StepOp::Create, "c", &[], None);
+    if let EngineEvent::StepFinished { new, .. } = &mut create {
+        *new = Some(state(
+            "c",
+            &[
+                ("length", PropertyValue::Number(2.0)),
+                ("prefix", PropertyValue::Unknown),
+                ("zones", PropertyValue::Array(vec!["a".into(), "b".into()])),
+            ],
+        ));
+    }
     let events = vec![
         (
             EngineEvent::StepStarted {
@@ -176,18 +237,8 @@ fn a_preview_with_detailed_diffs_and_a_failure() {
             },
             None,
         ),
-        (
-            finished(
-                StepOp::Update,
-                "a",
-                &[
-                    ("tags.env", DiffKind::Add),
-                    ("size", DiffKind::UpdateReplace),
-                ],
-                None,
-            ),
-            None,
-        ),
+        (update.clone(), None),
+        (create, None),
         (
             finished(StepOp::Delete, "b", &[], Some("permission denied")),
             None,
@@ -200,18 +251,31 @@ fn a_preview_with_detailed_diffs_and_a_failure() {
             None,
         ),
     ];
-    insta::assert_snapshot!(run(&events, opts), @r"
- ~  random:index/randomPet:RandomPet a update
-        ~ size (forces replacement)
-        + tags.env
- -  random:index/randomPet:RandomPet b **delete failed**: permission denied
+    insta::assert_snapshot!(run(&events, opts), @r#"
+         ~  random:index/randomPet:RandomPet a update
+              ~ password: [secret] => [secret]
+              ~ size    : 1 => 2
+              ~ tags    : {
+                  + env: "prod"
+                }
+         +  random:index/randomPet:RandomPet c create
+              + length: 2
+              + prefix: [unknown]
+              + zones : [
+                  + [0]: "a"
+                  + [1]: "b"
+                ]
+         -  random:index/randomPet:RandomPet b **delete failed**: permission denied
 
-Resources:
-    ~ 1 to update
-    - 1 to delete
+        Resources:
+            + 1 to create
+            ~ 1 to update
+            - 1 to delete
 
-error: delete of b failed
-");
+        error: delete of b failed
+        "#);
+    // Without --diff, the changed keys on the step's line.
+    insta::assert_snapshot!(run(&[(update, None)], DisplayOptions { preview: true, ..Default::default() }), @r" ~  random:index/randomPet:RandomPet a update [diff: ~size,tags]");
 }
 
 #[test]

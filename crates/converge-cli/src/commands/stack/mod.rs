@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Read, Write};
 use anyhow::{bail, Context as _, Result};
 use std::sync::Arc;
 
-use converge_backend::{Backend, ListStacksOptions, RemoveOptions, StackRef};
-use converge_engine::stack_state::{JournalStatus, ReadOptions, Recovery};
+use converge_backend::{Backend, RemoveOptions, StackRef};
+use converge_engine::stack_state::{CurrentState, JournalStatus, ReadOptions, Recovery};
 use converge_engine::StackState;
 use converge_state::checkpoint::{self, StackCheckpoint};
 use converge_state::secrets::{Crypter, PassphraseCrypter, SecretsMode};
@@ -16,15 +16,15 @@ use crate::args::StackCommand;
 use crate::atomic_write::write_atomically;
 use crate::context::{now_rfc3339, Context};
 use crate::passphrase::{read_passphrase, stack_crypter};
-use crate::project::Project;
 use crate::stack_settings::StackSettings;
 
+mod ls;
 pub mod output;
 
 pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
     match cmd {
         StackCommand::Init { name, stack } => init(ctx, name.or(stack.stack)).await,
-        StackCommand::Ls { all, json } => ls(ctx, all, json).await,
+        StackCommand::Ls { all, json } => ls::run(ctx, all, json).await,
         StackCommand::Select {
             name,
             stack,
@@ -78,6 +78,15 @@ pub async fn current_checkpoint(
     backend: &Arc<dyn Backend>,
     stack: &StackRef,
 ) -> Result<StackCheckpoint> {
+    Ok(current_state(ctx, backend, stack).await?.checkpoint)
+}
+
+/// [`current_checkpoint`] with what was found of an update's journal.
+pub async fn current_state(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+) -> Result<CurrentState> {
     let state = StackState::new(backend.clone(), stack.clone());
     let current = state
         .read(&ReadOptions {
@@ -91,7 +100,7 @@ pub async fn current_checkpoint(
             stack.stack
         );
     }
-    Ok(current.checkpoint)
+    Ok(current)
 }
 
 /// Creates a stack with an empty first checkpoint, as Pulumi does.
@@ -143,77 +152,6 @@ async fn init(ctx: &Context, name: Option<String>) -> Result<()> {
     ctx.home
         .select_stack(&project.name, &project.dir, Some(&stack.stack))?;
     println!("Created stack '{}'", stack.stack);
-    Ok(())
-}
-
-async fn ls(ctx: &Context, all: bool, json: bool) -> Result<()> {
-    let project = Project::find(&ctx.cwd)?;
-    if project.is_none() && !all {
-        bail!("not in a project directory: pass --all to list every stack in the backend");
-    }
-    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(project.as_ref())?);
-    let filter = if all {
-        None
-    } else {
-        project.as_ref().map(|p| p.name.as_str())
-    };
-    let current = match &project {
-        Some(p) => ctx.home.selected_stack(&p.name, &p.dir)?,
-        None => None,
-    };
-    let mut rows = Vec::new();
-    let options = ListStacksOptions {
-        project: filter.map(str::to_owned),
-    };
-    for summary in backend.list_stacks(&options).await? {
-        let sr = &summary.stack_ref;
-        let latest = current_checkpoint(ctx, &backend, sr)
-            .await
-            .ok()
-            .and_then(|c| c.latest);
-        let count = latest.as_ref().map(|s| s.resources.len());
-        let updated = latest.as_ref().map(|s| s.manifest.time.clone());
-        let is_current = project.as_ref().is_some_and(|p| p.name == sr.project)
-            && current.as_deref() == Some(sr.stack.as_str());
-        let name = if all {
-            format!("{}/{}", sr.project, sr.stack)
-        } else {
-            sr.stack.clone()
-        };
-        rows.push((name, is_current, updated, count));
-    }
-    rows.sort_by(|a, b| a.0.cmp(&b.0));
-    if json {
-        let list: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(name, current, updated, count)| {
-                serde_json::json!({
-                    "name": name,
-                    "current": current,
-                    "lastUpdate": updated,
-                    "resourceCount": count,
-                })
-            })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
-        return Ok(());
-    }
-    let shown: Vec<(String, String, String)> = rows
-        .into_iter()
-        .map(|(name, current, updated, count)| {
-            (
-                if current { format!("{name}*") } else { name },
-                updated.unwrap_or_else(|| "n/a".to_owned()),
-                count.map_or_else(|| "n/a".to_owned(), |c| c.to_string()),
-            )
-        })
-        .collect();
-    let w0 = shown.iter().map(|r| r.0.len()).max().unwrap_or(0).max(4);
-    let w1 = shown.iter().map(|r| r.1.len()).max().unwrap_or(0).max(11);
-    println!("{:<w0$}  {:<w1$}  RESOURCE COUNT", "NAME", "LAST UPDATE");
-    for (a, b, c) in shown {
-        println!("{a:<w0$}  {b:<w1$}  {c}");
-    }
     Ok(())
 }
 

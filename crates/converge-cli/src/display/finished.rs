@@ -1,0 +1,185 @@
+//! The lines of a step that finished without error: its summary line (with
+//! the changed keys, `[diff: ~length]`), and with `--diff` the values that
+//! change, old → new.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use converge_engine::StepOp;
+use converge_model::{DiffKind, PropertyDiff, PropertyMap, ResourceState, Urn};
+
+use super::values::{changed_keys, diff_lines, property_lines, ChangedKeys, ValueStyle};
+use super::{done, elapsed_suffix, label, progressive, symbol, DisplayOptions};
+
+pub(super) struct FinishedStep<'a> {
+    pub op: StepOp,
+    pub old: Option<&'a ResourceState>,
+    pub new: Option<&'a ResourceState>,
+    /// The provider's (or the engine's) diff: property path → change.
+    pub diff: &'a BTreeMap<String, PropertyDiff>,
+}
+
+/// What a step's detail compares.
+enum Detail<'a> {
+    None,
+    /// Every property, under one sign.
+    Whole(char, &'a PropertyMap),
+    /// Old → new.
+    Change(&'a PropertyMap, &'a PropertyMap),
+}
+
+impl FinishedStep<'_> {
+    pub fn render(
+        &self,
+        urn: &Urn,
+        elapsed: Option<Duration>,
+        opts: DisplayOptions,
+    ) -> Vec<String> {
+        if self.op == StepOp::Same {
+            return Vec::new();
+        }
+        // A refresh that found the object gone deletes it from the state.
+        let op = match (self.op, self.new) {
+            (StepOp::Refresh, None) => StepOp::Delete,
+            (op, _) => op,
+        };
+        let verb = if opts.preview {
+            progressive(op, true)
+        } else {
+            done(op)
+        };
+        let mut line = format!(
+            " {:<2} {} {}{}",
+            symbol(op),
+            label(urn),
+            verb,
+            elapsed_suffix(elapsed)
+        );
+        let keys = self.changed_keys();
+        if !opts.diff && !keys.is_empty() {
+            line.push_str(&format!(" [diff: {}]", keys.compact()));
+        }
+        let mut lines = vec![line];
+        if opts.diff {
+            lines.extend(self.detail(opts));
+        }
+        lines
+    }
+
+    fn detail_source(&self) -> Detail<'_> {
+        match (self.op, self.old, self.new) {
+            (StepOp::Refresh, Some(old), Some(new)) => Detail::Change(&old.outputs, &new.outputs),
+            (
+                StepOp::Update | StepOp::Replace | StepOp::CreateReplacement,
+                Some(old),
+                Some(new),
+            ) => Detail::Change(&old.inputs, &new.inputs),
+            (StepOp::Create | StepOp::Import | StepOp::Read, _, Some(new)) => {
+                Detail::Whole('+', &new.inputs)
+            }
+            (StepOp::Delete, Some(old), _) => Detail::Whole('-', &old.inputs),
+            _ => Detail::None,
+        }
+    }
+
+    /// The top-level keys that change, by kind: from the provider's diff
+    /// when it names any, else from comparing the values.
+    fn changed_keys(&self) -> ChangedKeys {
+        if !self.diff.is_empty() {
+            let mut out = ChangedKeys::default();
+            let mut seen = BTreeSet::new();
+            for (path, change) in self.diff {
+                let key = top_level(path);
+                if key.is_empty() || !seen.insert(key.to_owned()) {
+                    continue;
+                }
+                let whole_key = path.len() == key.len();
+                let list = match change.kind {
+                    DiffKind::Add | DiffKind::AddReplace if whole_key => &mut out.added,
+                    DiffKind::Delete | DiffKind::DeleteReplace if whole_key => &mut out.deleted,
+                    _ => &mut out.updated,
+                };
+                list.push(key.to_owned());
+            }
+            return out;
+        }
+        match self.detail_source() {
+            Detail::Change(old, new) => changed_keys(old, new),
+            _ => ChangedKeys::default(),
+        }
+    }
+
+    fn detail(&self, opts: DisplayOptions) -> Vec<String> {
+        let style = ValueStyle {
+            show_secrets: opts.show_secrets,
+        };
+        let mut lines = match self.detail_source() {
+            Detail::None => Vec::new(),
+            Detail::Whole(sign, map) => property_lines(sign, map, style),
+            Detail::Change(old, new) => diff_lines(old, new, style),
+        };
+        if let Detail::Change(old, new) = self.detail_source() {
+            // What the provider reports beyond the compared values (a
+            // change of an output, say) is named without values.
+            let shown = changed_keys(old, new);
+            let shown: BTreeSet<&str> = shown
+                .added
+                .iter()
+                .chain(&shown.deleted)
+                .chain(&shown.updated)
+                .map(String::as_str)
+                .collect();
+            for (path, change) in self.diff {
+                if !path.is_empty() && !shown.contains(top_level(path)) {
+                    lines.push(format!("      {} {path}", kind_sign(change.kind)));
+                }
+            }
+        }
+        let replacing: BTreeSet<&str> = self
+            .diff
+            .iter()
+            .filter(|(_, change)| change.kind.is_replace())
+            .map(|(path, _)| top_level(path))
+            .filter(|k| !k.is_empty())
+            .collect();
+        if !replacing.is_empty() {
+            let keys: Vec<&str> = replacing.into_iter().collect();
+            lines.push(format!(
+                "      (replaced because of changes to: {})",
+                keys.join(", ")
+            ));
+        }
+        lines
+    }
+}
+
+/// The first element of a property path: `tags` of `tags.env`, `list` of
+/// `list[0]`, `a.b` of `["a.b"].c`.
+fn top_level(path: &str) -> &str {
+    if let Some(rest) = path.strip_prefix("[\"") {
+        return rest.split_once("\"]").map_or(path, |(k, _)| k);
+    }
+    let end = path.find(['.', '[']).unwrap_or(path.len());
+    &path[..end]
+}
+
+fn kind_sign(kind: DiffKind) -> char {
+    match kind {
+        DiffKind::Add | DiffKind::AddReplace => '+',
+        DiffKind::Delete | DiffKind::DeleteReplace => '-',
+        DiffKind::Update | DiffKind::UpdateReplace => '~',
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::top_level;
+
+    #[test]
+    fn the_top_level_key_of_a_path() {
+        assert_eq!(top_level("tags.env"), "tags");
+        assert_eq!(top_level("list[0]"), "list");
+        assert_eq!(top_level("length"), "length");
+        assert_eq!(top_level("[\"a.b\"].c"), "a.b");
+    }
+}
