@@ -243,8 +243,10 @@ pub enum StackCommand {
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
-    #[command(flatten)]
-    pub stack: StackArg,
+    /// The stack to operate on (`stack`, `project/stack` or
+    /// `org/project/stack`); also accepted after the subcommand.
+    #[arg(short = 's', long = "stack", value_name = "STACK", global = true)]
+    pub stack: Option<String>,
     /// Show secret values in plaintext when listing.
     #[arg(long)]
     pub show_secrets: bool,

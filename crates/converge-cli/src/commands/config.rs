@@ -169,7 +169,7 @@ fn remove_path(v: &mut Value, path: &[PathElement]) -> bool {
 pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
     let project = ctx.project()?;
     let backend = ctx.backend(Some(&project))?;
-    let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
+    let stack = ctx.resolve_stack(&project, args.stack.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
     let opts = ctx.passphrase_options();
