@@ -73,23 +73,21 @@ impl Project {
         if doc.get("runtime").is_none() {
             bail!("{}: the project has no `runtime`", file.display());
         }
+        let opts = ParseOptions {
+            project: &name,
+            yaml_runtime: runtime_name(&doc) == Some("yaml"),
+        };
         let config = match doc.get("config") {
-            None | Some(Value::Null) => ProjectConfig::default(),
+            None | Some(Value::Null) => ProjectConfig::parse(&Mapping::new(), opts)?,
             // The older meaning of `config`: the stack config directory.
             Some(Value::String(_)) if doc.contains_key("stackConfigDir") => bail!(
                 "{}: should not use both `config` and `stackConfigDir` to define the stack \
                  config directory; use only `stackConfigDir`",
                 file.display()
             ),
-            Some(Value::String(_)) => ProjectConfig::default(),
-            Some(Value::Mapping(section)) => {
-                let opts = ParseOptions {
-                    project: &name,
-                    yaml_runtime: runtime_name(&doc) == Some("yaml"),
-                };
-                ProjectConfig::parse(section, opts)
-                    .with_context(|| format!("{}: invalid project config", file.display()))?
-            }
+            Some(Value::String(_)) => ProjectConfig::parse(&Mapping::new(), opts)?,
+            Some(Value::Mapping(section)) => ProjectConfig::parse(section, opts)
+                .with_context(|| format!("{}: invalid project config", file.display()))?,
             Some(_) => bail!(
                 "{}: `config` must be a mapping of configuration keys",
                 file.display()

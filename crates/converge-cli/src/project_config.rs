@@ -99,6 +99,8 @@ pub struct ParseOptions<'a> {
 /// The declarations of a project's `config:` block, by key.
 #[derive(Debug, Clone, Default)]
 pub struct ProjectConfig {
+    /// The project's name: the namespace of bare keys.
+    project: String,
     decls: Vec<Declaration>,
 }
 
@@ -113,7 +115,31 @@ impl ProjectConfig {
             decls.push(declaration(name, node, opts)?);
         }
         decls.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(ProjectConfig { decls })
+        Ok(ProjectConfig {
+            project: opts.project.to_owned(),
+            decls,
+        })
+    }
+
+    /// The stack's configuration with bare keys (`name: x`, as a
+    /// hand-written stack file may have them) in the project's namespace,
+    /// as Pulumi reads them; a namespaced key of the same name wins.
+    fn namespaced(&self, stack_config: &Mapping) -> Mapping {
+        let mut out = Mapping::new();
+        for (k, v) in stack_config {
+            match k.as_str() {
+                Some(bare) if !bare.contains(':') && !self.project.is_empty() => {
+                    let key = format!("{}:{bare}", self.project);
+                    if !stack_config.contains_key(key.as_str()) {
+                        out.insert(key.into(), v.clone());
+                    }
+                }
+                _ => {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        out
     }
 
     #[cfg(test)]
@@ -130,6 +156,7 @@ impl ProjectConfig {
     /// for the keys it does not set, sorted by key: what `config` lists
     /// and `config get` reads. Nothing is checked.
     pub fn apply(&self, stack_config: &Mapping) -> Mapping {
+        let stack_config = &self.namespaced(stack_config);
         let mut entries: Vec<(Value, Value)> = stack_config
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -150,6 +177,7 @@ impl ProjectConfig {
     /// no default must be set. Secure values are decrypted by `crypter`
     /// to check their type; no error shows a value.
     pub fn check(&self, stack: &str, stack_config: &Mapping, crypter: &dyn Crypter) -> Result<()> {
+        let stack_config = &self.namespaced(stack_config);
         let mut missing = Vec::new();
         for d in self.decls.iter().filter(|d| d.own) {
             let Some(value) = stack_config.get(d.key.as_str()) else {
@@ -423,6 +451,12 @@ plain: 7
              web:replicas: '3'\n"
         );
         assert!(c.declared_secret("web:dbPassword"));
+        // A bare stack key is the project's.
+        let merged = c.apply(&stack("name: bare\nreplicas: '5'\nweb:replicas: '6'\n"));
+        assert_eq!(merged.get("web:name"), Some(&Value::from("bare")));
+        assert_eq!(merged.get("web:replicas"), Some(&Value::from("6")));
+        assert!(merged.get("name").is_none());
+        check(&c, "enabled: 'false'\ntags: []\ndbPassword: {secure: x}\n").unwrap();
         assert!(!c.declared_secret("web:name"));
     }
 

@@ -269,13 +269,8 @@ config:
     w.run(&["config", "set", "--secret", "dbPassword", "s3cr3t"]);
     w.run(&["config", "set", "enabled", "true"]);
     w.run(&["up", "--yes"]);
-    let out: serde_json::Value = serde_json::from_str(&w.run(&[
-        "stack",
-        "output",
-        "--json",
-        "--show-secrets",
-    ]))
-    .unwrap();
+    let out: serde_json::Value =
+        serde_json::from_str(&w.run(&["stack", "output", "--json", "--show-secrets"])).unwrap();
     assert_eq!(
         out,
         serde_json::json!({
@@ -289,7 +284,12 @@ config:
     );
 
     w.run(&["config", "set", "--path", "tags[0]", "x"]);
-    let out = w.scratch.command("pw").args(["up", "--yes"]).output().unwrap();
+    let out = w
+        .scratch
+        .command("pw")
+        .args(["up", "--yes"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

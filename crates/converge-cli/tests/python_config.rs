@@ -121,13 +121,8 @@ fn project_config_reaches_the_program_typed_with_its_defaults() {
 
     w.run(&["config", "rm", "replicas"]);
     w.run(&["up", "--yes"]);
-    let out: serde_json::Value = serde_json::from_str(&w.run(&[
-        "stack",
-        "output",
-        "--json",
-        "--show-secrets",
-    ]))
-    .unwrap();
+    let out: serde_json::Value =
+        serde_json::from_str(&w.run(&["stack", "output", "--json", "--show-secrets"])).unwrap();
     assert_eq!(
         out,
         serde_json::json!({
