@@ -325,3 +325,28 @@ fn config_cp_copies_values_and_reencrypts_secrets_for_the_destination() {
         "n3w\n"
     );
 }
+
+#[test]
+fn stack_files_live_in_the_stack_config_dir() {
+    let w = World::new();
+    let projects = [
+        (
+            PROGRAM.replacen("config:\n", "stackConfigDir: settings\nconfig:\n", 1),
+            "settings",
+        ),
+        // The older form: `config` naming the directory.
+        (
+            "name: cfg\nruntime: yaml\nconfig: older\n".to_owned(),
+            "older",
+        ),
+    ];
+    for (text, dir) in projects {
+        std::fs::write(w.scratch.project.join("Pulumi.yaml"), text).unwrap();
+        std::fs::create_dir_all(w.scratch.project.join(dir)).unwrap();
+        w.run(&["config", "set", "greeting", dir]);
+        let file = w.scratch.project.join(dir).join("Pulumi.dev.yaml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains(&format!("cfg:greeting: {dir}")), "{text}");
+        assert_eq!(w.run(&["config", "get", "greeting"]), format!("{dir}\n"));
+    }
+}
