@@ -7,13 +7,16 @@ mod copy;
 mod list;
 
 use std::io::Read;
+use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
+use converge_backend::{Backend, StackRef};
 use converge_model::{PathElement, PropertyPath};
 use converge_state::secrets::Crypter;
 use serde_norway::{Mapping, Value};
 
 use crate::args::{ConfigArgs, ConfigCommand};
+use crate::commands::stack::{current_checkpoint, snapshot_salt};
 use crate::config_value::{contains_secure, secure};
 use crate::context::Context;
 use crate::passphrase::stack_crypter;
@@ -168,7 +171,7 @@ fn remove_path(v: &mut Value, path: &[PathElement]) -> bool {
 
 pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
     let project = ctx.project()?;
-    let backend = ctx.backend(Some(&project))?;
+    let backend: Arc<dyn Backend> = ctx.backend(Some(&project))?.into();
     let stack = ctx.resolve_stack(&project, args.stack.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
@@ -203,7 +206,14 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
                 }
             };
             let new = if secret {
-                let crypter = stack_crypter(&mut settings, None, opts, true)?;
+                // A stack file without a salt (a fresh checkout) takes the
+                // one the stack's state records, so that its secrets and
+                // the state's share one key.
+                let salt = match settings.encryption_salt() {
+                    Some(_) => None,
+                    None => state_salt(ctx, &backend, &stack).await?,
+                };
+                let crypter = stack_crypter(&mut settings, salt.as_deref(), opts, true)?;
                 secure(crypter.encrypt(&value)?)
             } else if key.path.is_empty() {
                 Value::String(value)
@@ -251,7 +261,6 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             settings.save()
         }
         Some(ConfigCommand::Cp { key, dest, path }) => {
-            let backend: std::sync::Arc<dyn converge_backend::Backend> = backend.into();
             let key = key
                 .map(|k| parse_key(&project.name, &k, path))
                 .transpose()?;
@@ -264,6 +273,16 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             copy::copy(ctx, &project, &backend, copy).await
         }
     }
+}
+
+/// The passphrase salt the stack's state records, if any.
+async fn state_salt(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+) -> Result<Option<String>> {
+    let checkpoint = current_checkpoint(ctx, backend, stack).await?;
+    Ok(checkpoint.latest.as_ref().and_then(snapshot_salt))
 }
 
 #[cfg(test)]

@@ -11,8 +11,7 @@ use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef};
 use serde_norway::Value;
 
-use super::{display_key, get_path, set_path, ConfigKey};
-use crate::commands::stack::{current_checkpoint, snapshot_salt};
+use super::{display_key, get_path, set_path, state_salt, ConfigKey};
 use crate::config_value::{contains_secure, reencrypt};
 use crate::context::Context;
 use crate::passphrase::stack_crypter;
@@ -99,14 +98,4 @@ pub async fn copy(
     }
     to.set_config(dest_config);
     to.save()
-}
-
-/// The passphrase salt the stack's state records, if any.
-async fn state_salt(
-    ctx: &Context,
-    backend: &Arc<dyn Backend>,
-    stack: &StackRef,
-) -> Result<Option<String>> {
-    let checkpoint = current_checkpoint(ctx, backend, stack).await?;
-    Ok(checkpoint.latest.as_ref().and_then(snapshot_salt))
 }
