@@ -252,12 +252,15 @@ pub enum StackCommand {
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
-    #[command(flatten)]
-    pub stack: StackArg,
+    /// The stack to operate on (`stack`, `project/stack` or
+    /// `org/project/stack`); also accepted after the subcommand.
+    #[arg(short = 's', long = "stack", value_name = "STACK", global = true)]
+    pub stack: Option<String>,
     /// Show secret values in plaintext when listing.
     #[arg(long)]
     pub show_secrets: bool,
-    /// Print JSON when listing.
+    /// Print JSON when listing (`{"<key>": {"value", "objectValue",
+    /// "secret"}}`; secrets' values only with --show-secrets).
     #[arg(short, long)]
     pub json: bool,
     #[command(subcommand)]
@@ -293,6 +296,18 @@ pub enum ConfigCommand {
     /// Remove a configuration value.
     Rm {
         key: String,
+        #[arg(long)]
+        path: bool,
+    },
+    /// Copy one configuration value, or all of them, to another stack
+    /// (secrets are re-encrypted for it).
+    Cp {
+        /// The key to copy; every key when omitted.
+        key: Option<String>,
+        /// The stack to copy to.
+        #[arg(short, long, value_name = "STACK")]
+        dest: String,
+        /// Treat the key as a property path (`a.b[0]`).
         #[arg(long)]
         path: bool,
     },

@@ -3,12 +3,14 @@
 mod args;
 mod atomic_write;
 mod commands;
+mod config_value;
 mod context;
 mod display;
 mod home;
 mod passphrase;
 mod program;
 mod project;
+mod project_config;
 mod providers;
 mod remote;
 mod stack_settings;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use converge_engine::Program;
 use converge_language::nodejs::NodeProgram;
 use converge_language::process::RunOptions;
@@ -11,7 +11,7 @@ use converge_language::yaml::{ConfigValue, YamlOptions, YamlProgram};
 use converge_plugin::host::{DynamicProviders, NodeDynamicProvider};
 use converge_state::secrets::Crypter;
 
-use crate::commands::config::{contains_secure, to_json};
+use crate::config_value::{contains_secure, secure_ciphertext, to_json};
 use crate::project::Project;
 use crate::stack_settings::StackSettings;
 
@@ -26,26 +26,40 @@ pub fn check_runtime(project: &Project) -> Result<()> {
 }
 
 /// The stack's configuration as programs see it: `project:key` → value,
-/// secure values decrypted and marked secret.
+/// the project's defaults (`Pulumi.yaml`'s `config:`) for the keys the
+/// stack does not set, secure values decrypted and marked secret (as are
+/// the keys the project declares secret). The stack's own values are
+/// first checked against the project's declarations, as Pulumi does
+/// before any operation: a value of the wrong type, a plaintext value of
+/// a secret key or a missing required key fails here, before anything
+/// runs.
 pub fn program_config(
+    project: &Project,
+    stack: &str,
     settings: &StackSettings,
     crypter: &dyn Crypter,
 ) -> Result<BTreeMap<String, ConfigValue>> {
+    let stack_config = settings.config();
+    project
+        .config
+        .check(stack, &stack_config, crypter)
+        .context("validating stack config")?;
     let mut out = BTreeMap::new();
-    for (key, value) in settings.config() {
+    for (key, value) in project.config.apply(&stack_config) {
         let Some(key) = key.as_str() else { continue };
-        let v = match &value {
-            serde_norway::Value::Mapping(m) if m.len() == 1 && m.get("secure").is_some() => {
-                let ct = m.get("secure").and_then(|v| v.as_str()).unwrap_or_default();
-                ConfigValue::secret(crypter.decrypt(ct)?)
+        let declared_secret = project.config.declared_secret(key);
+        let v = match (&value, secure_ciphertext(&value)) {
+            (_, Some(ciphertext)) => ConfigValue::secret(crypter.decrypt(ciphertext)?),
+            (serde_norway::Value::String(s), None) if declared_secret => {
+                ConfigValue::secret(s.clone())
             }
-            serde_norway::Value::String(s) => ConfigValue::plain(s.clone()),
+            (serde_norway::Value::String(s), None) => ConfigValue::plain(s.clone()),
             // Objects and arrays reach programs as JSON, with their secure
             // values decrypted; one secure value makes the whole key secret.
-            other if contains_secure(other) => {
+            (other, None) if contains_secure(other) || declared_secret => {
                 ConfigValue::secret(to_json(other, Some(crypter))?.to_string())
             }
-            other => ConfigValue::plain(to_json(other, None)?.to_string()),
+            (other, None) => ConfigValue::plain(to_json(other, None)?.to_string()),
         };
         out.insert(key.to_owned(), v);
     }

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_norway::{Mapping, Value};
 
+use crate::project_config::{ParseOptions, ProjectConfig};
+
 pub const PROJECT_FILE_NAMES: [&str; 2] = ["Pulumi.yaml", "Pulumi.yml"];
 
 /// A loaded project: its directory and its file's content.
@@ -12,6 +14,8 @@ pub const PROJECT_FILE_NAMES: [&str; 2] = ["Pulumi.yaml", "Pulumi.yml"];
 pub struct Project {
     pub dir: PathBuf,
     pub name: String,
+    /// The project-level configuration (`config:`).
+    pub config: ProjectConfig,
     doc: Mapping,
 }
 
@@ -69,20 +73,41 @@ impl Project {
         if doc.get("runtime").is_none() {
             bail!("{}: the project has no `runtime`", file.display());
         }
+        let opts = ParseOptions {
+            project: &name,
+            yaml_runtime: runtime_name(&doc) == Some("yaml"),
+        };
+        let config = match doc.get("config") {
+            None | Some(Value::Null) => ProjectConfig::parse(&Mapping::new(), opts)?,
+            // The older meaning of `config`: the stack config directory.
+            Some(Value::String(_)) if doc.contains_key("stackConfigDir") => bail!(
+                "{}: should not use both `config` and `stackConfigDir` to define the stack \
+                 config directory; use only `stackConfigDir`",
+                file.display()
+            ),
+            Some(Value::String(_)) => ProjectConfig::parse(&Mapping::new(), opts)?,
+            Some(Value::Mapping(section)) => ProjectConfig::parse(section, opts)
+                .with_context(|| format!("{}: invalid project config", file.display()))?,
+            Some(_) => bail!(
+                "{}: `config` must be a mapping of configuration keys",
+                file.display()
+            ),
+        };
         let dir = file
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        Ok(Project { dir, name, doc })
+        Ok(Project {
+            dir,
+            name,
+            config,
+            doc,
+        })
     }
 
     /// The runtime's name (`runtime: python` or `runtime: {name: python}`).
     pub fn runtime(&self) -> Option<&str> {
-        match self.doc.get("runtime")? {
-            Value::String(s) => Some(s),
-            Value::Mapping(m) => m.get("name")?.as_str(),
-            _ => None,
-        }
+        runtime_name(&self.doc)
     }
 
     /// `backend.url`, if the project pins a backend.
@@ -101,10 +126,16 @@ impl Project {
             == Some("always")
     }
 
-    /// Where the stack configuration files live (`stackConfigDir`, else the
-    /// project directory).
+    /// Where the stack configuration files live (`stackConfigDir`, or a
+    /// `config` that is a path as older projects write it, else the project
+    /// directory).
     pub fn stack_config_dir(&self) -> PathBuf {
-        match self.doc.get("stackConfigDir").and_then(Value::as_str) {
+        let dir = self
+            .doc
+            .get("stackConfigDir")
+            .or_else(|| self.doc.get("config"))
+            .and_then(Value::as_str);
+        match dir {
             Some(d) => self.dir.join(d),
             None => self.dir.clone(),
         }
@@ -113,6 +144,15 @@ impl Project {
     /// The path of `Pulumi.<stack>.yaml`.
     pub fn stack_config_file(&self, stack: &str) -> PathBuf {
         self.stack_config_dir().join(format!("Pulumi.{stack}.yaml"))
+    }
+}
+
+/// The runtime's name (`runtime: python` or `runtime: {name: python}`).
+fn runtime_name(doc: &Mapping) -> Option<&str> {
+    match doc.get("runtime")? {
+        Value::String(s) => Some(s),
+        Value::Mapping(m) => m.get("name")?.as_str(),
+        _ => None,
     }
 }
 
@@ -157,5 +197,37 @@ mod tests {
         assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("invalid project name"));
         let f = write(d.path(), "name: [\n");
         assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("not valid YAML"));
+        let f = write(
+            d.path(),
+            "name: a\nruntime: yaml\nconfig:\n  aws:region: {default: x}\n",
+        );
+        let e = format!("{:#}", Project::load(&f).unwrap_err());
+        assert!(
+            e.contains("invalid project config") && e.contains("'value'"),
+            "{e}"
+        );
+        let f = write(
+            d.path(),
+            "name: a\nruntime: yaml\nconfig: cfg\nstackConfigDir: x\n",
+        );
+        assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("stackConfigDir"));
+    }
+
+    #[test]
+    fn config_declarations_and_the_older_config_directory() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "name: web\nruntime: python\nconfig:\n  n: {type: integer, default: 2}\n",
+        );
+        let p = Project::require(d.path()).unwrap();
+        assert_eq!(p.config.declarations()[0].key, "web:n");
+        write(d.path(), "name: web\nruntime: python\nconfig: settings\n");
+        let p = Project::require(d.path()).unwrap();
+        assert!(p.config.declarations().is_empty());
+        assert_eq!(
+            p.stack_config_file("dev"),
+            d.path().join("settings/Pulumi.dev.yaml")
+        );
     }
 }

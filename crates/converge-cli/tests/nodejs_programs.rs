@@ -231,3 +231,69 @@ exports.description = comp.describe("Hello").apply(r => r.description);
     let down = run(&["destroy", "--yes"]);
     assert!(down.contains("- 4 deleted"), "{down}");
 }
+
+/// Project-level configuration (`config:` in Pulumi.yaml) reaches a
+/// Node.js program: defaults where the stack sets nothing, typed values,
+/// another namespace's value; a stack value of the wrong type is refused
+/// before the program runs.
+#[test]
+fn a_nodejs_program_reads_project_config_with_defaults_and_types() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let program = r#"
+const pulumi = require("@pulumi/pulumi");
+const c = new pulumi.Config();
+exports.name = c.require("name");
+exports.replicas = c.requireNumber("replicas");
+exports.enabled = c.requireBoolean("enabled");
+exports.tags = c.requireObject("tags");
+exports.password = c.requireSecret("dbPassword");
+exports.region = new pulumi.Config("aws").require("region");
+"#;
+    let w = NodeWorld::new(&modules, program);
+    std::fs::write(
+        w.scratch.project.join("Pulumi.yaml"),
+        "name: nodeproj
+runtime: nodejs
+config:
+  name: {type: string, default: hello}
+  replicas: {type: integer, default: 3}
+  enabled: {type: boolean, default: false}
+  tags: {type: array, items: {type: integer}, default: [1, 2]}
+  dbPassword: {type: string, secret: true}
+  aws:region: us-west-2
+",
+    )
+    .unwrap();
+    w.run(&["config", "set", "--secret", "dbPassword", "s3cr3t"]);
+    w.run(&["config", "set", "enabled", "true"]);
+    w.run(&["up", "--yes"]);
+    let out: serde_json::Value =
+        serde_json::from_str(&w.run(&["stack", "output", "--json", "--show-secrets"])).unwrap();
+    assert_eq!(
+        out,
+        serde_json::json!({
+            "name": "hello",
+            "replicas": 3,
+            "enabled": true,
+            "tags": [1, 2],
+            "password": "s3cr3t",
+            "region": "us-west-2",
+        })
+    );
+
+    w.run(&["config", "set", "--path", "tags[0]", "x"]);
+    let out = w
+        .scratch
+        .command("pw")
+        .args(["up", "--yes"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Stack 'dev' with configuration key 'tags' must be of type 'array<integer>'"),
+        "{err}"
+    );
+}

@@ -219,6 +219,32 @@ fn config_plain_secret_and_path_values() {
     );
 }
 
+/// A stack whose settings file has no salt (a fresh checkout) but whose
+/// state records one: a new secret is encrypted with the state's key, so
+/// the state's secrets and the config's still open with one passphrase.
+#[test]
+fn a_secret_set_without_a_salt_uses_the_states_key() {
+    let w = World::new();
+    w.init_with_demo_state();
+    // A fresh checkout: the settings file is not committed.
+    let settings = w.project.join("Pulumi.dev.yaml");
+    std::fs::remove_file(&settings).unwrap();
+    w.ok(&["config", "set", "--secret", "token", "t0k3n"]);
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(w.stack_file()).unwrap()).unwrap();
+    let state_salt = state["checkpoint"]["latest"]["secrets_providers"]["state"]["salt"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains(&format!("encryptionsalt: {state_salt}")),
+        "{text}"
+    );
+    assert_eq!(w.ok(&["config", "get", "token"]), "t0k3n\n");
+    let out = w.ok(&["stack", "output", "--show-secrets"]);
+    assert!(out.contains("s3cr3t"), "{out}");
+}
+
 #[test]
 fn passphrase_from_file_and_missing_passphrase() {
     let w = World::new();

@@ -156,6 +156,27 @@ fn config_value_of_the_wrong_type_and_missing_config() {
 }
 
 #[test]
+fn a_secret_config_value_of_the_wrong_type_is_not_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{HEADER}config:\n  n:\n    type: Number\n  pin:\n    type: Integer\n    secret: true\n"
+    );
+    let mut opts = options(&[("proj:pin", "12ab")]);
+    opts.config
+        .insert("proj:n".to_owned(), ConfigValue::secret("s3cr3t"));
+    std::fs::write(dir.path().join("Pulumi.yaml"), text).unwrap();
+    let e = YamlProgram::load(dir.path(), opts)
+        .err()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        e,
+        "Pulumi.yaml:4:3: config 'n' must be a Number, but the stack sets it to a secret value\n\
+         Pulumi.yaml:6:3: config 'pin' must be a Integer, but the stack sets it to a secret value"
+    );
+}
+
+#[test]
 fn dependency_cycle_through_resources() {
     let e = errors(
         "resources:

@@ -1,17 +1,28 @@
-//! `converge config [set|get|rm]`: a stack's configuration in
-//! `Pulumi.<stack>.yaml`, with secrets encrypted by the stack's passphrase.
+//! `converge config [set|get|rm|cp]`: a stack's configuration in
+//! `Pulumi.<stack>.yaml`, with secrets encrypted by the stack's passphrase,
+//! and the project's defaults from `Pulumi.yaml` where the stack sets
+//! nothing.
+
+mod copy;
+mod list;
 
 use std::io::Read;
+use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
+use converge_backend::{Backend, StackRef};
 use converge_model::{PathElement, PropertyPath};
 use converge_state::secrets::Crypter;
 use serde_norway::{Mapping, Value};
 
 use crate::args::{ConfigArgs, ConfigCommand};
+use crate::commands::stack::{current_checkpoint, snapshot_salt};
+use crate::config_value::{contains_secure, secure};
 use crate::context::Context;
 use crate::passphrase::stack_crypter;
 use crate::stack_settings::StackSettings;
+
+use list::{print_value, ListOptions};
 
 /// A config key as the user wrote it, resolved: the top-level key with its
 /// namespace (`project:key`), and the path below it (`--path` only).
@@ -67,67 +78,6 @@ fn display_key(project: &str, key: &str) -> String {
         .to_owned()
 }
 
-fn secure(ciphertext: String) -> Value {
-    let mut m = Mapping::new();
-    m.insert("secure".into(), ciphertext.into());
-    Value::Mapping(m)
-}
-
-fn secure_ciphertext(v: &Value) -> Option<&str> {
-    let m = v.as_mapping()?;
-    if m.len() == 1 {
-        m.get("secure")?.as_str()
-    } else {
-        None
-    }
-}
-
-pub(crate) fn contains_secure(v: &Value) -> bool {
-    if secure_ciphertext(v).is_some() {
-        return true;
-    }
-    match v {
-        Value::Mapping(m) => m.values().any(contains_secure),
-        Value::Sequence(s) => s.iter().any(contains_secure),
-        _ => false,
-    }
-}
-
-/// The plaintext JSON form of a config value, secrets decrypted by
-/// `crypter` or shown as `[secret]` when there is none.
-pub(crate) fn to_json(v: &Value, crypter: Option<&dyn Crypter>) -> Result<serde_json::Value> {
-    if let Some(ct) = secure_ciphertext(v) {
-        return Ok(match crypter {
-            Some(c) => serde_json::Value::String(c.decrypt(ct)?),
-            None => serde_json::Value::String("[secret]".into()),
-        });
-    }
-    Ok(match v {
-        Value::Null => serde_json::Value::Null,
-        Value::Bool(b) => serde_json::Value::Bool(*b),
-        Value::Number(n) => serde_json::to_value(n)?,
-        Value::String(s) => serde_json::Value::String(s.clone()),
-        Value::Sequence(items) => serde_json::Value::Array(
-            items
-                .iter()
-                .map(|i| to_json(i, crypter))
-                .collect::<Result<_>>()?,
-        ),
-        Value::Mapping(m) => {
-            let mut out = serde_json::Map::new();
-            for (k, v) in m {
-                let k = match k {
-                    Value::String(s) => s.clone(),
-                    other => serde_norway::to_string(other)?.trim_end().to_owned(),
-                };
-                out.insert(k, to_json(v, crypter)?);
-            }
-            serde_json::Value::Object(out)
-        }
-        Value::Tagged(t) => to_json(&t.value, crypter)?,
-    })
-}
-
 /// A value set inside an object or array with `--path`, typed as Pulumi
 /// types it: `true` and `false` are booleans, what parses as a 64-bit
 /// integer is an integer, anything else stays a string.
@@ -139,14 +89,6 @@ fn typed(value: String) -> Value {
             Ok(i) => Value::Number(i.into()),
             Err(_) => Value::String(value),
         },
-    }
-}
-
-/// How a plain value prints: strings raw, everything else as JSON.
-fn render_plain(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 
@@ -229,19 +171,21 @@ fn remove_path(v: &mut Value, path: &[PathElement]) -> bool {
 
 pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
     let project = ctx.project()?;
-    let backend = ctx.backend(Some(&project))?;
-    let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
+    let backend: Arc<dyn Backend> = ctx.backend(Some(&project))?.into();
+    let stack = ctx.resolve_stack(&project, args.stack.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
     let opts = ctx.passphrase_options();
 
     match args.command {
-        None => list(
-            &project.name,
+        None => list::list(
+            &project,
             &mut settings,
-            ctx,
-            args.show_secrets,
-            args.json,
+            ListOptions {
+                passphrase: opts,
+                show_secrets: args.show_secrets,
+                json: args.json,
+            },
         ),
         Some(ConfigCommand::Set {
             key,
@@ -262,7 +206,14 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
                 }
             };
             let new = if secret {
-                let crypter = stack_crypter(&mut settings, None, opts, true)?;
+                // A stack file without a salt (a fresh checkout) takes the
+                // one the stack's state records, so that its secrets and
+                // the state's share one key.
+                let salt = match settings.encryption_salt() {
+                    Some(_) => None,
+                    None => state_salt(ctx, &backend, &stack).await?,
+                };
+                let crypter = stack_crypter(&mut settings, salt.as_deref(), opts, true)?;
                 secure(crypter.encrypt(&value)?)
             } else if key.path.is_empty() {
                 Value::String(value)
@@ -278,30 +229,25 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
         Some(ConfigCommand::Get { key, path, json }) => {
             let shown = key.clone();
             let key = parse_key(&project.name, &key, path)?;
-            let config = settings.config();
+            // The project's defaults count, as in Pulumi.
+            let config = project.config.apply(&settings.config());
             let value = config
                 .get(key.top.as_str())
                 .and_then(|v| get_path(v, &key.path))
                 .with_context(|| {
                     format!(
-                        "configuration key {shown:?} not found for stack {}",
+                        "configuration key '{}' not found for stack '{}'",
+                        display_key(&project.name, &shown),
                         stack.stack
                     )
                 })?;
-            let is_secret = contains_secure(value);
-            let crypter = if is_secret {
+            // `get` shows a secret's value, as Pulumi's does.
+            let crypter = if contains_secure(value) {
                 Some(stack_crypter(&mut settings, None, opts, false)?)
             } else {
                 None
             };
-            let plain = to_json(value, crypter.as_ref().map(|c| c as &dyn Crypter))?;
-            if json {
-                let out = serde_json::json!({ "value": render_plain(&plain), "secret": is_secret });
-                println!("{}", serde_json::to_string_pretty(&out)?);
-            } else {
-                println!("{}", render_plain(&plain));
-            }
-            Ok(())
+            print_value(value, crypter.as_ref().map(|c| c as &dyn Crypter), json)
         }
         Some(ConfigCommand::Rm { key, path }) => {
             let key = parse_key(&project.name, &key, path)?;
@@ -314,59 +260,29 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             settings.set_config(config);
             settings.save()
         }
+        Some(ConfigCommand::Cp { key, dest, path }) => {
+            let key = key
+                .map(|k| parse_key(&project.name, &k, path))
+                .transpose()?;
+            let copy = copy::Copy {
+                source: &stack,
+                source_settings: settings,
+                dest: &dest,
+                key,
+            };
+            copy::copy(ctx, &project, &backend, copy).await
+        }
     }
 }
 
-fn list(
-    project: &str,
-    settings: &mut StackSettings,
+/// The passphrase salt the stack's state records, if any.
+async fn state_salt(
     ctx: &Context,
-    show_secrets: bool,
-    json: bool,
-) -> Result<()> {
-    let config = settings.config();
-    let any_secret = config.values().any(contains_secure);
-    let crypter = if any_secret && show_secrets {
-        Some(stack_crypter(
-            settings,
-            None,
-            ctx.passphrase_options(),
-            false,
-        )?)
-    } else {
-        None
-    };
-    let crypter = crypter.as_ref().map(|c| c as &dyn Crypter);
-    if json {
-        let mut out = serde_json::Map::new();
-        for (k, v) in &config {
-            let k = k.as_str().unwrap_or_default().to_owned();
-            let secret = contains_secure(v);
-            let mut entry = serde_json::Map::new();
-            if !secret || crypter.is_some() {
-                entry.insert("value".into(), render_plain(&to_json(v, crypter)?).into());
-            }
-            entry.insert("secret".into(), secret.into());
-            out.insert(k, entry.into());
-        }
-        println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(());
-    }
-    let rows: Vec<(String, String)> = config
-        .iter()
-        .map(|(k, v)| {
-            Ok((
-                display_key(project, k.as_str().unwrap_or_default()),
-                render_plain(&to_json(v, crypter)?),
-            ))
-        })
-        .collect::<Result<_>>()?;
-    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(3);
-    println!("{:<width$}  VALUE", "KEY");
-    for (k, v) in rows {
-        println!("{k:<width$}  {v}");
-    }
-    Ok(())
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+) -> Result<Option<String>> {
+    let checkpoint = current_checkpoint(ctx, backend, stack).await?;
+    Ok(checkpoint.latest.as_ref().and_then(snapshot_salt))
 }
 
 #[cfg(test)]

@@ -149,7 +149,7 @@ async fn run_locked(
 
     // The stack's configuration, decrypted once: the program's, and the
     // default providers' (`<package>:<key>`).
-    let config = program_config(&settings, crypter.as_ref())?;
+    let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
     let options = deployment_options(project, locked.stack(), args, &config)?;
     let display_options = DisplayOptions {
         diff: args.diff,

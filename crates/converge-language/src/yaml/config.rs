@@ -284,12 +284,15 @@ fn resolve_one(
     let (value, secret) = match (raw, default) {
         (Some(raw), _) => {
             let value = parse_value(&raw.value, &ty).ok_or_else(|| {
+                // A secret's value never appears in an error.
+                let shown = if raw.secret || decl.secret {
+                    "a secret value".to_owned()
+                } else {
+                    format!("{:?}", raw.value)
+                };
                 (
                     decl.key.pos,
-                    format!(
-                        "config '{name}' must be a {ty}, but the stack sets it to {:?}",
-                        raw.value
-                    ),
+                    format!("config '{name}' must be a {ty}, but the stack sets it to {shown}"),
                 )
             })?;
             (value, raw.secret)

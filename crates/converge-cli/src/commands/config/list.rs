@@ -1,0 +1,108 @@
+//! `converge config` (the list, with the project's defaults) and the value
+//! `config get` prints: as text, or as JSON in Pulumi's shape —
+//! `{"value": …, "objectValue": …, "secret": …}`.
+
+use anyhow::Result;
+use converge_state::secrets::Crypter;
+use serde::Serialize;
+use serde_norway::Value;
+
+use super::display_key;
+use crate::config_value::{contains_secure, is_object, to_json, to_text};
+use crate::passphrase::{stack_crypter, PassphraseOptions};
+use crate::project::Project;
+use crate::stack_settings::StackSettings;
+
+/// How `converge config` lists.
+#[derive(Debug, Clone, Copy)]
+pub struct ListOptions {
+    pub passphrase: PassphraseOptions,
+    /// Decrypt secrets instead of showing `[secret]` (or, in JSON,
+    /// leaving their values out).
+    pub show_secrets: bool,
+    pub json: bool,
+}
+
+/// One value in `--json` output, as Pulumi writes it: `value` is the text
+/// (objects and arrays as JSON text), `objectValue` the parsed object or
+/// array; a secret's are left out unless it was decrypted.
+#[derive(Debug, Serialize)]
+struct ValueJson {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<String>,
+    #[serde(rename = "objectValue", skip_serializing_if = "Option::is_none")]
+    object_value: Option<serde_json::Value>,
+    secret: bool,
+}
+
+impl ValueJson {
+    fn of(v: &Value, crypter: Option<&dyn Crypter>) -> Result<ValueJson> {
+        let secret = contains_secure(v);
+        if secret && crypter.is_none() {
+            return Ok(ValueJson {
+                value: None,
+                object_value: None,
+                secret,
+            });
+        }
+        Ok(ValueJson {
+            value: Some(to_text(v, crypter)?),
+            object_value: if is_object(v) {
+                Some(to_json(v, crypter)?)
+            } else {
+                None
+            },
+            secret,
+        })
+    }
+}
+
+/// Lists the stack's configuration with the project's defaults for the
+/// keys it does not set, sorted by key.
+pub fn list(project: &Project, settings: &mut StackSettings, opts: ListOptions) -> Result<()> {
+    let config = project.config.apply(&settings.config());
+    let crypter = if opts.show_secrets && config.values().any(contains_secure) {
+        Some(stack_crypter(settings, None, opts.passphrase, false)?)
+    } else {
+        None
+    };
+    let crypter = crypter.as_ref().map(|c| c as &dyn Crypter);
+    if opts.json {
+        let mut out = serde_json::Map::new();
+        for (k, v) in &config {
+            let key = k.as_str().unwrap_or_default().to_owned();
+            out.insert(key, serde_json::to_value(ValueJson::of(v, crypter)?)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let rows: Vec<(String, String)> = config
+        .iter()
+        .map(|(k, v)| {
+            Ok((
+                display_key(&project.name, k.as_str().unwrap_or_default()),
+                to_text(v, crypter)?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(3);
+    println!("{:<width$}  VALUE", "KEY");
+    for (k, v) in rows {
+        println!("{k:<width$}  {v}");
+    }
+    Ok(())
+}
+
+/// Prints one value for `config get`: its text, or with `json` Pulumi's
+/// JSON shape.
+pub fn print_value(v: &Value, crypter: Option<&dyn Crypter>, json: bool) -> Result<()> {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&ValueJson::of(v, crypter)?)?
+        );
+    } else {
+        println!("{}", to_text(v, crypter)?);
+    }
+    Ok(())
+}
