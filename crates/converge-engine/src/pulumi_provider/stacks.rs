@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use converge_backend::{Backend, BackendError, StackRef};
+use converge_backend::{Backend, BackendError, StackRef, DIY_ORGANIZATION};
 use converge_model::{PropertyMap, PropertyValue, STACK_TYPE};
 use converge_state::checkpoint::{
     property_map_from_json, property_map_to_json, PropertyValueError,
@@ -196,9 +196,14 @@ impl StackReferences {
             }
         })?;
         if !exists {
+            // A name typed without an organization lives in the backend's.
+            let mut shown = stack.clone();
+            if shown.organization == DIY_ORGANIZATION {
+                shown.organization = self.backend.default_organization();
+            }
             return Err(StackReferenceError::NotFound {
                 name: name.to_owned(),
-                stack: stack.to_string(),
+                stack: shown.to_string(),
                 backend: self.backend.url(),
             });
         }
