@@ -373,3 +373,64 @@ fn python_stack_references_on_s3() {
     let app = App::python(&venv, |_| Backend::Url(url), "organization");
     references_work(&app);
 }
+
+const YAML_PRODUCER: &str = "name: producer
+runtime: yaml
+outputs:
+  message: MESSAGE
+  token:
+    fn::secret: s3cr3t
+";
+
+const YAML_CONSUMER: &str = r#"name: consumer
+runtime: yaml
+resources:
+  ref:
+    type: pulumi:pulumi:StackReference
+    properties:
+      name: producer/prod
+outputs:
+  message: ${ref.outputs["message"]}
+  token: ${ref.outputs["token"]}
+  secrets: ${ref.secretOutputNames}
+"#;
+
+/// A YAML program declares a stack reference as a resource (as Pulumi
+/// YAML does): it reads the other project's stack and follows it.
+#[test]
+fn yaml_stack_references_on_the_file_backend() {
+    let scratch = Scratch::new(&YAML_PRODUCER.replace("MESSAGE", "hello"));
+    let consumer = scratch.dir.path().join("consumer");
+    std::fs::create_dir_all(&consumer).unwrap();
+    std::fs::write(consumer.join("Pulumi.yaml"), YAML_CONSUMER).unwrap();
+    let run = |args: &[&str]| common::stdout_of(converge_on(&scratch, &Backend::File, args), &[]);
+    let consume = |args: &[&str]| {
+        let mut all = vec!["-C", "../consumer"];
+        all.extend_from_slice(args);
+        run(&all)
+    };
+    run(&["stack", "init", "prod"]);
+    run(&["up", "--yes"]);
+    consume(&["stack", "init", "dev"]);
+    consume(&["up", "--yes"]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&consume(&["stack", "output", "--json"])).unwrap();
+    assert_eq!(shown["message"], "hello", "{shown}");
+    assert_eq!(shown["token"], "[secret]", "{shown}");
+    assert_eq!(shown["secrets"], serde_json::json!(["token"]), "{shown}");
+    let state = consume(&["stack", "export"]);
+    assert!(!state.contains("s3cr3t"), "{state}");
+
+    std::fs::write(
+        scratch.project.join("Pulumi.yaml"),
+        YAML_PRODUCER.replace("MESSAGE", "changed"),
+    )
+    .unwrap();
+    run(&["up", "--yes"]);
+    let up = consume(&["up", "--yes"]);
+    assert!(up.contains("~ 1 updated"), "{up}");
+    let shown: serde_json::Value =
+        serde_json::from_str(&consume(&["stack", "output", "--json", "--show-secrets"])).unwrap();
+    assert_eq!(shown["message"], "changed", "{shown}");
+    assert_eq!(shown["token"], "s3cr3t", "{shown}");
+}

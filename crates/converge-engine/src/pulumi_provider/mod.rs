@@ -145,16 +145,34 @@ impl Provider for PulumiProvider {
         }
     }
 
-    /// Another stack is another resource: a new name replaces it.
+    /// Another stack is another resource: a new name replaces it. The same
+    /// stack with other outputs than recorded is an update, so a registered
+    /// reference follows its stack as a read one does.
     async fn diff(&self, req: DiffRequest) -> Result<DiffResponse, ProviderError> {
         only_stack_references(&req.urn)?;
-        if req.old_inputs.get("name") == req.new_inputs.get("name") {
+        let name = req.new_inputs.get("name");
+        if req.old_inputs.get("name") != name {
+            return Ok(DiffResponse {
+                changes: DiffChanges::Some,
+                replace_keys: vec!["name".to_owned()],
+                changed_keys: vec!["name".to_owned()],
+                ..DiffResponse::default()
+            });
+        }
+        let current = self
+            .read_reference(name.unwrap_or(&PropertyValue::Null))
+            .await?;
+        let changed: Vec<String> = current
+            .iter()
+            .filter(|(k, v)| req.old_outputs.get(k.as_str()) != Some(v))
+            .map(|(k, _)| k.clone())
+            .collect();
+        if changed.is_empty() {
             return Ok(DiffResponse::none());
         }
         Ok(DiffResponse {
             changes: DiffChanges::Some,
-            replace_keys: vec!["name".to_owned()],
-            changed_keys: vec!["name".to_owned()],
+            changed_keys: changed,
             ..DiffResponse::default()
         })
     }
@@ -197,11 +215,17 @@ impl Provider for PulumiProvider {
         })
     }
 
+    /// The referenced stack's outputs changed: read them again.
     async fn update(&self, req: UpdateRequest) -> Result<UpdateResponse, ProviderError> {
-        Err(ProviderError::failed(format!(
-            "{} cannot be updated: a stack reference to another stack is a replacement",
-            req.urn
-        )))
+        only_stack_references(&req.urn)?;
+        let name = req
+            .new_inputs
+            .get("name")
+            .cloned()
+            .unwrap_or(PropertyValue::Null);
+        Ok(UpdateResponse {
+            properties: self.read_reference(&name).await?,
+        })
     }
 
     /// Forgets the reference; the referenced stack is never touched.

@@ -415,3 +415,86 @@ async fn the_stack_output_functions_read_the_other_stack() {
         .resource("default")
         .is_some_and(|r| r.type_token == "pulumi:providers:pulumi"));
 }
+
+/// Registers (rather than reads) a stack reference `ref` to `name`, as
+/// Pulumi YAML and older SDKs do.
+fn registering(name: &str) -> TestProgram {
+    let name = name.to_owned();
+    program(move |m| {
+        let name = name.clone();
+        async move {
+            let stack = register_stack(&m).await?;
+            let goal = ResourceGoal {
+                type_token: STACK_REFERENCE.to_owned(),
+                name: "ref".to_owned(),
+                custom: true,
+                inputs: PropertyMap::from([("name".to_owned(), s(&name))]),
+                ..ResourceGoal::default()
+            };
+            reg(&m, &stack, goal).await.map(|_| ())
+        }
+    })
+}
+
+#[tokio::test]
+async fn a_registered_stack_reference_follows_its_stack_too() {
+    let stacks = Stacks::new(true).await;
+    stacks.deploy_other(plain_and_secret("one")).await;
+    let other = StackRef::new("proj", "third").unwrap();
+    let empty = checkpoint::write_checkpoint(
+        &StackCheckpoint {
+            stack: other.to_string(),
+            config: None,
+            latest: None,
+        },
+        SecretsMode::Opaque,
+    )
+    .unwrap();
+    stacks.backend.create_stack(&other, &empty).await.unwrap();
+    let mut w = stacks.world();
+
+    let r = w.up(&registering("other")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "ref"), vec![StepOp::Create]);
+    assert_eq!(outputs_of(&w, "ref").get("plain"), Some(&s("one")));
+    assert!(!w.resource("ref").unwrap().external);
+
+    let r = w.up(&registering("other")).await;
+    assert_eq!(ops_of(&r, "ref"), vec![StepOp::Same]);
+    stacks.deploy_other(plain_and_secret("two")).await;
+    let r = w.up(&registering("other")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "ref"), vec![StepOp::Update]);
+    assert_eq!(outputs_of(&w, "ref").get("plain"), Some(&s("two")));
+    assert_eq!(
+        outputs_of(&w, "ref").get("secret"),
+        Some(&PropertyValue::secret(s("s3cr3t")))
+    );
+
+    // Another stack is another reference; the old one is forgotten, and
+    // neither stack is written.
+    let before = stacks.other_bytes().await;
+    let r = w.up(&registering("third")).await;
+    expect_ok(&r);
+    assert_eq!(
+        ops_of(&r, "ref"),
+        vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
+    );
+    assert_eq!(outputs_of(&w, "ref"), PropertyMap::new());
+    assert_eq!(stacks.other_bytes().await, before);
+
+    // A name that is not a string is refused by Check.
+    let bad = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let goal = ResourceGoal {
+            type_token: STACK_REFERENCE.to_owned(),
+            name: "ref".to_owned(),
+            custom: true,
+            inputs: PropertyMap::from([("name".to_owned(), PropertyValue::Number(1.0))]),
+            ..ResourceGoal::default()
+        };
+        reg(&m, &stack, goal).await.map(|_| ())
+    });
+    let error = w.up(&bad).await.error.unwrap().to_string();
+    assert!(error.contains("must be a string"), "{error}");
+}
