@@ -1,9 +1,16 @@
-//! Where the passphrase comes from, and the stack's passphrase crypter.
+//! Where the passphrase comes from, the stack's passphrase crypter, and
+//! the crypters of the stacks it references.
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
-use converge_state::secrets::PassphraseCrypter;
+use converge_backend::StackRef;
+use converge_engine::pulumi_provider::{OpenError, SecretsOpener};
+use converge_state::secrets::passphrase::PROVIDER_TYPE;
+use converge_state::secrets::{Crypter, PassphraseCrypter, PassphraseError};
+use converge_state::SecretsProviders;
 
 use crate::stack_settings::StackSettings;
 
@@ -92,4 +99,76 @@ pub fn stack_crypter(
     settings.set_encryption_salt(&salt);
     settings.save()?;
     Ok(crypter)
+}
+
+/// The salt a passphrase secrets provider records (`state.salt`), if it
+/// is one.
+pub fn provider_salt(provider: &SecretsProviders) -> Option<String> {
+    if provider.kind != PROVIDER_TYPE {
+        return None;
+    }
+    let state: serde_json::Value = serde_json::from_str(provider.state.as_deref()?).ok()?;
+    state.get("salt")?.as_str().map(str::to_owned)
+}
+
+/// Opens the secrets of stacks a program references (`StackReference`)
+/// with this process's passphrase, from `PULUMI_CONFIG_PASSPHRASE` or
+/// `PULUMI_CONFIG_PASSPHRASE_FILE` (never a prompt: the operation's display
+/// is running): the common case is one passphrase for related stacks. Keys
+/// are derived once per salt.
+#[derive(Debug, Default)]
+pub struct ReferencedSecrets {
+    crypters: Mutex<HashMap<String, Arc<PassphraseCrypter>>>,
+}
+
+impl ReferencedSecrets {
+    pub fn new() -> Self {
+        ReferencedSecrets::default()
+    }
+
+    fn open_passphrase(&self, provider: Option<&SecretsProviders>) -> Result<Arc<dyn Crypter>> {
+        let Some(provider) = provider else {
+            bail!("its state names no secrets provider");
+        };
+        if provider.kind != PROVIDER_TYPE {
+            bail!(
+                "its secrets provider is {:?}; Converge opens only passphrase-encrypted stacks",
+                provider.kind
+            );
+        }
+        let Some(salt) = provider_salt(provider) else {
+            bail!("its passphrase secrets provider records no salt");
+        };
+        let mut crypters = self.crypters.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = crypters.get(&salt) {
+            return Ok(c.clone());
+        }
+        let passphrase = read_passphrase(
+            PassphraseOptions {
+                non_interactive: true,
+            },
+            "",
+        )?;
+        let crypter = match PassphraseCrypter::from_encryption_salt(&passphrase, &salt) {
+            Ok(c) => Arc::new(c),
+            Err(PassphraseError::WrongPassphrase) => bail!(
+                "the passphrase in {ENV_PASSPHRASE} (or {ENV_PASSPHRASE_FILE}) is not the one \
+                 its secrets were encrypted with; a stack reference decrypts the referenced \
+                 stack's secret outputs with this stack's passphrase, so both stacks need the same"
+            ),
+            Err(e) => return Err(e.into()),
+        };
+        crypters.insert(salt, crypter.clone());
+        Ok(crypter)
+    }
+}
+
+impl SecretsOpener for ReferencedSecrets {
+    fn open(
+        &self,
+        _stack: &StackRef,
+        provider: Option<&SecretsProviders>,
+    ) -> std::result::Result<Arc<dyn Crypter>, OpenError> {
+        self.open_passphrase(provider).map_err(Into::into)
+    }
 }

@@ -1,11 +1,14 @@
-//! Where providers come from: installed plugins (`pulumi-resource-<pkg>`
-//! on PATH or in the plugin directory) and the program's dynamic providers
-//! first, then the built-in providers (random, command, converge's file).
+//! Where providers come from: the engine's provider of package `pulumi`
+//! (stack references) when the command deploys a stack, installed plugins
+//! (`pulumi-resource-<pkg>` on PATH or in the plugin directory) and the
+//! program's dynamic providers, then the built-in providers (random,
+//! command, converge's file).
 //! What plugins write to stderr (and log through the engine) is shown as
 //! diagnostics of the running operation.
 
 use std::sync::{Arc, Mutex};
 
+use converge_engine::pulumi_provider::{PulumiLoader, StackReferences};
 use converge_engine::{EventSink, Severity};
 use converge_plugin::host::{
     ChainLoader, LogSeverity, PluginLoader, PluginLoaderOptions, PluginLogLine, PluginLogSource,
@@ -75,6 +78,13 @@ impl Providers {
             loader,
             log,
         }
+    }
+
+    /// The same providers with the engine's provider of package `pulumi`
+    /// (stack references to `stacks`' backend) in front.
+    pub fn with_stack_references(mut self, stacks: StackReferences) -> Self {
+        self.loader = Arc::new(PulumiLoader::new(self.loader, stacks));
+        self
     }
 
     pub fn loader(&self) -> Arc<dyn ProviderLoader> {

@@ -18,6 +18,9 @@
 //! - [`stack_state`]: the one owner of a stack's state: what every reader
 //!   sees (the checkpoint with the journal replayed), recovery after a
 //!   crash, journaled base changes, an operation's journal and compaction.
+//! - [`pulumi_provider`]: the engine's provider of package `pulumi`
+//!   (`StackReference`, the stack-output reads), reading other stacks of
+//!   the same backend.
 //! - [`events`], [`plan`]: what the CLI renders.
 
 mod deletions;
@@ -31,6 +34,7 @@ mod ledger;
 pub mod monitor;
 pub mod operations;
 pub mod plan;
+pub mod pulumi_provider;
 pub mod stack_state;
 mod step_generator;
 mod steps;

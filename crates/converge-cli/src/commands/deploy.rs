@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef, UpdateKind};
+use converge_engine::pulumi_provider::StackReferences;
 use converge_engine::stack_state::{Recovery, UpdateRecord};
 use converge_engine::{
     DeploymentOptions, EngineEvent, EventSink, LockedStack, OperationContext, OperationResult,
@@ -22,7 +23,7 @@ use crate::commands::stack::snapshot_salt;
 use crate::context::{now_rfc3339, Context};
 use crate::display::live::{Display, LiveDisplay};
 use crate::display::{say, DisplayOptions};
-use crate::passphrase::stack_crypter;
+use crate::passphrase::{stack_crypter, ReferencedSecrets};
 use crate::program::{check_runtime, load_program, program_config};
 use crate::project::Project;
 use crate::providers::Providers;
@@ -87,10 +88,15 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     if matches!(op, Operation::Preview | Operation::Up) {
         check_runtime(&project)?;
     }
+    let references = StackReferences::new(
+        backend.clone(),
+        stack.clone(),
+        Arc::new(ReferencedSecrets::new()),
+    );
     let mut locked = StackState::new(backend, stack)
         .lock(ctx.lock_info())
         .await?;
-    let providers = Providers::new(&project);
+    let providers = Providers::new(&project).with_stack_references(references);
     let result = run_locked(ctx, op, &args, &project, &mut locked, &providers).await;
     providers.shutdown().await;
     let released = locked.release().await;

@@ -10,6 +10,7 @@ mod deletes;
 mod options;
 mod remote;
 mod replace;
+mod stack_reference;
 mod targeting;
 
 use std::sync::{Arc, Mutex};

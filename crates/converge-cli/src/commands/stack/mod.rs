@@ -117,12 +117,7 @@ async fn create_stack(backend: &dyn Backend, stack: &StackRef) -> Result<()> {
 
 /// The salt of a snapshot's passphrase secrets provider, if it has one.
 pub fn snapshot_salt(snapshot: &Snapshot) -> Option<String> {
-    let sp = snapshot.secrets_providers.as_ref()?;
-    if sp.kind != "passphrase" {
-        return None;
-    }
-    let state: serde_json::Value = serde_json::from_str(sp.state.as_deref()?).ok()?;
-    state.get("salt")?.as_str().map(str::to_owned)
+    crate::passphrase::provider_salt(snapshot.secrets_providers.as_ref()?)
 }
 
 pub fn passphrase_provider(salt: &str) -> SecretsProviders {
