@@ -180,3 +180,20 @@ fn refresh_previews_and_refresh_before_an_operation() {
     );
     assert!(w.state().contains("converge:index:File::motd"));
 }
+
+#[test]
+fn an_operations_error_is_printed_once() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(
+        &venv,
+        "import pulumi\npulumi.CustomResource('random:index/randomPet:RandomPet', 'pet', {'length': 'two', 'id': None})\n",
+    );
+    let (code, out) = exit_of(&w, &["up", "--yes", "--skip-preview"]);
+    assert_eq!(code, Some(1), "{out}");
+    let errors = out.lines().filter(|l| l.starts_with("error: ")).count();
+    assert_eq!(errors, 1, "{out}");
+    assert!(
+        out.contains("Resources:") && out.contains("Duration: "),
+        "{out}"
+    );
+}

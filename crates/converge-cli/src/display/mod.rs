@@ -164,16 +164,13 @@ pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptio
                 .unwrap_or_default();
             vec![format!("{prefix}{place}: {message}")]
         }
-        EngineEvent::Summary { counts, error } => summary(counts, error.as_deref(), opts),
+        // The operation's error is the command's: `main` prints it, once.
+        EngineEvent::Summary { counts, .. } => summary(counts, opts),
     }
 }
 
 /// The closing summary: counts by kind.
-pub fn summary(
-    counts: &BTreeMap<StepOp, usize>,
-    error: Option<&str>,
-    opts: DisplayOptions,
-) -> Vec<String> {
+pub fn summary(counts: &BTreeMap<StepOp, usize>, opts: DisplayOptions) -> Vec<String> {
     let mut lines = vec![String::new(), "Resources:".to_owned()];
     let mut changed = false;
     for (op, n) in counts {
@@ -206,10 +203,6 @@ pub fn summary(
         lines.push(format!("    {same} unchanged"));
     } else if !changed {
         lines.push("    no changes".to_owned());
-    }
-    if let Some(e) = error {
-        lines.push(String::new());
-        lines.push(format!("error: {e}"));
     }
     lines
 }

@@ -271,8 +271,6 @@ fn a_preview_with_detailed_diffs_and_a_failure() {
             + 1 to create
             ~ 1 to update
             - 1 to delete
-
-        error: delete of b failed
         "#);
     // Without --diff, the changed keys on the step's line.
     insta::assert_snapshot!(run(&[(update, None)], DisplayOptions { preview: true, ..Default::default() }), @r" ~  random:index/randomPet:RandomPet a update [diff: ~size,tags]");
