@@ -78,3 +78,21 @@ fn targets_excludes_and_replacements_take_urn_patterns() {
     let state = w.state();
     assert!(state.contains("RandomPet::db") && !state.contains("RandomPet::child"));
 }
+
+/// As in Pulumi, the stack resource is always targeted: a targeted `up`
+/// of a new stack creates the stack and what it targets, nothing else.
+#[test]
+fn a_targeted_up_of_a_new_stack_creates_only_its_targets() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, PETS);
+    let up = w.run(&["up", "--yes", "--target", "**::db"]);
+    assert!(
+        up.contains("pulumi:pulumi:Stack pyproj-dev created"),
+        "{up}"
+    );
+    let state = w.state();
+    assert!(state.contains("RandomPet::db\""), "{state}");
+    assert!(!state.contains("RandomPet::web-a\""), "{state}");
+    let p = w.run(&["preview"]);
+    assert!(p.contains("+ 3 to create"), "{p}");
+}

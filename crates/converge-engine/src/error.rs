@@ -57,6 +57,10 @@ pub enum EngineError {
     InvalidProviderReference(#[from] ProviderReferenceError),
     #[error("{urn} depends on {dependency}, which is not in this deployment")]
     UnknownDependency { urn: Urn, dependency: Urn },
+    #[error(
+        "{urn} depends on {dependency}, which does not exist and is not targeted; target it too (--target, or --target-dependents on what it depends on)"
+    )]
+    DependencyNotTargeted { urn: Urn, dependency: Urn },
     #[error("{0}")]
     Journal(#[from] JournalError),
     #[error("skipped {0}: an earlier step failed")]

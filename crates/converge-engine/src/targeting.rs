@@ -114,9 +114,15 @@ impl Selection {
     /// Whether the registration `state` may change. How it is reached
     /// follows its new dependencies, not its old state's, and is recorded
     /// first, so its own dependents find it.
+    ///
+    /// The stack resource's registration is always targeted (as in
+    /// Pulumi's engine), so that a targeted update of a new stack can
+    /// create what it targets; only an exclusion leaves it out. (A destroy
+    /// deletes it only when targeted.)
     pub fn register(&self, state: &ResourceState) -> bool {
         self.reach(state);
-        self.is_targeted(&state.urn)
+        let stack = state.urn.is_stack() && !self.excluded(&state.urn);
+        stack || self.is_targeted(&state.urn)
     }
 
     /// The first pattern that matches none of `urns`, as an error.

@@ -65,26 +65,29 @@ fn find_old(d: &Deployment, urn: &Urn, aliases: &[Urn]) -> Result<Option<usize>,
 }
 
 /// Every parent and dependency must be a resource registered earlier in
-/// this deployment and recorded (so the new snapshot stays ordered).
+/// this deployment. Those registered but not recorded — new resources left
+/// out by `--target`/`--exclude` — are returned: only a resource that is
+/// itself targeted may not depend on them.
 fn check_references(
     d: &Deployment,
     urn: &Urn,
     refs: impl Iterator<Item = Urn>,
-) -> Result<(), EngineError> {
+) -> Result<Vec<Urn>, EngineError> {
     let p = d.progress();
+    let mut skipped = Vec::new();
     for dependency in refs {
-        let recorded = p
-            .registered
-            .get(&dependency)
-            .is_some_and(|r| r.op.is_some());
-        if !recorded {
-            return Err(EngineError::UnknownDependency {
-                urn: urn.clone(),
-                dependency,
-            });
+        match p.registered.get(&dependency) {
+            Some(r) if r.op.is_some() => {}
+            Some(_) => skipped.push(dependency),
+            None => {
+                return Err(EngineError::UnknownDependency {
+                    urn: urn.clone(),
+                    dependency,
+                })
+            }
         }
     }
-    Ok(())
+    Ok(skipped)
 }
 
 /// The state a registration asks for, before any provider call.
@@ -121,7 +124,7 @@ pub(crate) async fn register(
 ) -> Result<RegisterResult, EngineError> {
     let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
     d.check_not_failed(&urn)?;
-    check_references(
+    let skipped = check_references(
         d,
         &urn,
         goal.parent
@@ -152,6 +155,9 @@ pub(crate) async fn register(
     let targeted = d.selection.register(&state);
     if !is_provider && !targeted {
         return untargeted(d, old_index, state).await;
+    }
+    if let Some(dependency) = skipped.into_iter().next() {
+        return Err(EngineError::DependencyNotTargeted { urn, dependency });
     }
     if !goal.custom {
         return component(d, old_index, state).await;

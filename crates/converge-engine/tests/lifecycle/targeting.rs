@@ -145,6 +145,45 @@ async fn a_pattern_may_name_a_resource_the_program_creates() {
     assert_eq!(ops_of(&r, "db"), vec![StepOp::Same]);
 }
 
+/// As Pulumi's engine does, the stack resource is always targeted: a
+/// targeted update of a new stack creates it (and the default provider
+/// its targets need), and nothing else.
+#[tokio::test]
+async fn a_targeted_update_of_a_new_stack_creates_the_stack_resource() {
+    let (mut w, _cloud) = world(provider());
+    w.options.targets = Some(vec![pattern("**web-a")]);
+    let r = w.up(&three("1")).await;
+    expect_ok(&r);
+    assert!(w.resource("web-a").is_some());
+    assert!(w.resource("web-b").is_none() && w.resource("db").is_none());
+    assert!(w
+        .snapshot
+        .resources
+        .iter()
+        .any(|r| r.type_token == "pulumi:pulumi:Stack"));
+    // What depends on a resource left out is left out too; a target that
+    // depends on one is an error naming both.
+    let (mut w, _cloud) = world(provider());
+    w.options.targets = Some(vec![pattern("**::x")]);
+    expect_ok(&w.up(&graph("1")).await);
+    assert!(w.resource("x").is_some() && w.resource("b").is_none());
+    w.options.targets = Some(vec![pattern("**::b")]);
+    let err = w.up(&graph("1")).await.error.unwrap().to_string();
+    assert!(
+        err.contains("Thing::b depends on")
+            && err.contains("Thing::a, which does not exist and is not targeted"),
+        "{err}"
+    );
+    w.options.target_dependents = true;
+    w.options.targets = Some(vec![pattern("**::a")]);
+    expect_ok(&w.up(&graph("1")).await);
+    assert!(w.resource("c").is_some() && w.resource("e").is_some());
+    // An excluded stack resource is still excluded.
+    let (mut w, _cloud) = world(provider());
+    w.options.excludes = vec![pattern("**pulumi:pulumi:Stack**")];
+    assert!(w.up(&three("1")).await.error.is_some());
+}
+
 #[tokio::test]
 async fn target_dependents_follows_every_kind_of_dependency() {
     let (mut w, _cloud) = world(provider());
