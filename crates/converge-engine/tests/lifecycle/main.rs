@@ -4,6 +4,7 @@
 //! every object in the cloud is tracked.
 
 mod aliases;
+mod aliases_inherited;
 mod basics;
 mod claims;
 mod deletes;
