@@ -12,6 +12,7 @@ mod options;
 mod remote;
 mod replace;
 mod targeting;
+mod timeouts;
 
 use std::sync::{Arc, Mutex};
 
