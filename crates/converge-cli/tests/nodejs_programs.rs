@@ -4,20 +4,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-fn node_modules() -> Option<PathBuf> {
-    match std::env::var_os("CONVERGE_TEST_NODE_MODULES") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("CONVERGE_TEST_NODE_MODULES is not set: run scripts/test")
-        }
-        None => {
-            eprintln!("SKIPPED: set CONVERGE_TEST_NODE_MODULES (scripts/test does) to run Node.js programs");
-            None
-        }
-    }
-}
+use common::nodejs::{node_modules, NodeWorld};
 
 const PROGRAM: &str = r#"
 const pulumi = require("@pulumi/pulumi");
@@ -40,41 +27,6 @@ exports.password = pw.result;
 exports.member = group.member.result;
 exports.values = { n: 7, list: ["a", 2], flag: false };
 "#;
-
-/// A project `nodeproj` running `program` as its `index.js`, with the
-/// SDK's `node_modules`, and its stack `dev`.
-struct NodeWorld {
-    scratch: common::Scratch,
-    /// Extra environment for every command.
-    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
-}
-
-impl NodeWorld {
-    fn new(modules: &std::path::Path, program: &str) -> NodeWorld {
-        let scratch = common::Scratch::new("name: nodeproj\nruntime: nodejs\n");
-        let project = &scratch.project;
-        std::fs::write(project.join("index.js"), program).unwrap();
-        std::fs::write(
-            project.join("package.json"),
-            r#"{"name":"nodeproj","main":"index.js"}"#,
-        )
-        .unwrap();
-        std::os::unix::fs::symlink(modules, project.join("node_modules")).unwrap();
-        let w = NodeWorld {
-            scratch,
-            env: Vec::new(),
-        };
-        w.run(&["stack", "init", "dev"]);
-        w
-    }
-
-    /// Runs `converge args…`, which must succeed; its stdout.
-    fn run(&self, args: &[&str]) -> String {
-        let mut cmd = self.scratch.command("pw");
-        cmd.envs(self.env.iter().cloned());
-        common::stdout_of(cmd, args)
-    }
-}
 
 #[test]
 fn a_nodejs_program_deploys_and_destroys() {

@@ -1,6 +1,6 @@
 //! Why an operation or a step failed.
 
-use converge_model::{ProviderReferenceError, Urn, UrnError};
+use converge_model::{ProviderReferenceError, TimeoutError, Urn, UrnError};
 use converge_plugin::{CheckFailure, ProviderError, RegistryError};
 
 use converge_state::journal::ReplayError;
@@ -51,6 +51,26 @@ pub enum EngineError {
     ImportMismatch { urn: Urn, keys: Vec<String> },
     #[error("import of {urn} failed: no object with ID {id} exists")]
     ImportNotFound { urn: Urn, id: String },
+    /// A registration's `customTimeouts` holds something that is not a
+    /// duration.
+    #[error("resource {urn}: {source}")]
+    BadCustomTimeout {
+        urn: Urn,
+        #[source]
+        source: TimeoutError,
+    },
+    /// A provider call outlasted the resource's custom timeout for it.
+    #[error("{op} of {urn} timed out: the provider's {call} took longer than customTimeouts.{key} ({timeout})")]
+    TimedOut {
+        op: StepOp,
+        urn: Urn,
+        /// The provider method: `Read`.
+        call: &'static str,
+        /// The `customTimeouts` key: `read`.
+        key: &'static str,
+        /// The timeout as the program wrote it.
+        timeout: String,
+    },
     #[error("{0}")]
     InvalidUrn(#[from] UrnError),
     #[error("{0}")]

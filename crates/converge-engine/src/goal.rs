@@ -57,6 +57,8 @@ pub struct ReadGoal {
     pub provider: Option<String>,
     pub version: Option<String>,
     pub dependencies: Vec<Urn>,
+    /// `read` bounds the provider's Read.
+    pub custom_timeouts: Option<CustomTimeouts>,
 }
 
 /// What a registration answers.

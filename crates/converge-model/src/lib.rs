@@ -6,11 +6,13 @@
 //! - [`Urn`]: the URN grammar of seed 001, parsed and validated.
 //! - [`PropertyPath`]: Pulumi's property-path syntax (`a.b[0]["k.x"]`, `*`).
 //! - [`ResourceState`]: one resource as the checkpoint records it.
+//! - [`CustomTimeouts`]: per-operation timeouts and Go's duration syntax.
 //! - [`diff`]: detailed-diff vocabulary and a deep diff of property maps.
 
 pub mod diff;
 pub mod path;
 pub mod resource;
+pub mod timeouts;
 pub mod urn;
 pub mod urn_pattern;
 pub mod value;
@@ -20,9 +22,8 @@ pub use path::{
     PathElement, PathResetError, PathSetError, PropertyPath, PropertyPathError,
     PropertyPathErrorKind,
 };
-pub use resource::{
-    CustomTimeouts, DependencyKind, ProviderReference, ProviderReferenceError, ResourceState,
-};
+pub use resource::{DependencyKind, ProviderReference, ProviderReferenceError, ResourceState};
+pub use timeouts::{go_duration_seconds, CustomTimeouts, TimeoutError};
 pub use urn::{
     package_of, provider_package, provider_type, Urn, UrnError, PROVIDER_TYPE_PREFIX, STACK_TYPE,
 };

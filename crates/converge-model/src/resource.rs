@@ -4,16 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::urn::provider_package;
-use crate::{PropertyMap, Urn, UrnError};
-
-/// Per-operation timeouts, as the program set them. Values are Go duration
-/// strings (`"5m"`), kept as written.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct CustomTimeouts {
-    pub create: Option<String>,
-    pub update: Option<String>,
-    pub delete: Option<String>,
-}
+use crate::{CustomTimeouts, PropertyMap, Urn, UrnError};
 
 /// A resource's state: every field of the checkpoint's resource record.
 ///

@@ -116,6 +116,8 @@ pub struct ReadRequest {
     pub inputs: Option<PropertyMap>,
     /// Last recorded state; `None` when importing or reading.
     pub state: Option<PropertyMap>,
+    /// The resource's read timeout (`customTimeouts.read`), if any.
+    pub timeout: Option<Duration>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -57,6 +57,7 @@ async fn refresh(id: &str, state: &PropertyMap) -> ReadResponse {
             id: id.into(),
             inputs: Some(state.clone()),
             state: Some(state.clone()),
+            timeout: None,
         })
         .await
         .unwrap()
@@ -246,6 +247,7 @@ async fn import_by_path() {
             id: path.clone(),
             inputs: None,
             state: None,
+            timeout: None,
         })
         .await
         .unwrap();
@@ -258,6 +260,7 @@ async fn import_by_path() {
             id: path_of(&dir, "nope"),
             inputs: None,
             state: None,
+            timeout: None,
         })
         .await
         .unwrap();

@@ -90,6 +90,7 @@ async fn import(token: &str, id: &str) -> Result<ReadResponse, converge_plugin::
             id: id.into(),
             inputs: None,
             state: None,
+            timeout: None,
         })
         .await
 }
@@ -465,6 +466,7 @@ async fn read_returns_the_recorded_state() {
             id: r.id.clone(),
             inputs: None,
             state: Some(r.properties.clone()),
+            timeout: None,
         })
         .await
         .unwrap();

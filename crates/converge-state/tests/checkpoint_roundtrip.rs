@@ -111,6 +111,7 @@ fn checkpoint_fixture_reads_into_the_domain() {
     assert_eq!(timeouts.create.as_deref(), Some("300s"));
     assert_eq!(timeouts.update, None);
     assert_eq!(timeouts.delete.as_deref(), Some("1.5s"));
+    assert_eq!(timeouts.read.as_deref(), Some("45s"));
     assert_eq!(bucket.property_dependencies["tags"], Vec::<Urn>::new());
 
     let object = resource(&snap, "index");
@@ -181,7 +182,8 @@ fn checkpoint_round_trips_semantically_and_byte_stably() {
         "\"tiny\": 1e-7,",
         "\"count\": 3,",
         "\"create\": 300,",
-        "\"delete\": 1.5",
+        "\"delete\": 1.5,",
+        "\"read\": 45\n",
         // Unknown fields come back after the known ones, sorted.
         "\"retainOnDelete\": true,\n                    \"futureFlag\": true,\n                    \"hooks\": {",
     ] {

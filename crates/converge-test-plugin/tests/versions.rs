@@ -232,6 +232,7 @@ async fn a_grpc_provider_speaks_every_method() {
             id: id.clone(),
             inputs: None,
             state: None,
+            timeout: None,
         })
         .await
         .unwrap();
@@ -268,6 +269,7 @@ async fn a_grpc_provider_speaks_every_method() {
             id,
             inputs: None,
             state: None,
+            timeout: None,
         })
         .await
         .unwrap();

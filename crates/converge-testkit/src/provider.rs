@@ -119,14 +119,17 @@ impl Handlers {
 /// - `Invoke`, `Construct`, `Call`: `Unimplemented`.
 ///
 /// Around every RPC: the call is logged, then the provider sleeps for its
-/// [`latency`](Self::latency). Create and update (unless previews), read and
-/// delete are counted by the cloud and may be failed by its fault switch,
-/// before the closure or default runs.
+/// [`latency`](Self::latency) and that RPC's
+/// [`latency_of`](Self::latency_of). Create and update (unless previews),
+/// read and delete are counted by the cloud and may be failed by its fault
+/// switch, before the closure or default runs.
 pub struct MockProvider {
     package: String,
     version: semver::Version,
     cloud: Arc<MockCloud>,
     latency: Duration,
+    /// Extra latency of single RPCs.
+    latency_of: BTreeMap<Rpc, Duration>,
     replace_on_changes: Vec<PropertyPath>,
     strict_lifecycle: bool,
     handlers: Handlers,
@@ -158,6 +161,7 @@ impl MockProvider {
             version: semver::Version::new(1, 0, 0),
             cloud: MockCloud::new(),
             latency: Duration::ZERO,
+            latency_of: BTreeMap::new(),
             replace_on_changes: Vec::new(),
             strict_lifecycle: false,
             handlers: Handlers::default(),
@@ -181,6 +185,13 @@ impl MockProvider {
     /// Sleeps this long at the start of every RPC.
     pub fn latency(mut self, latency: Duration) -> Self {
         self.latency = latency;
+        self
+    }
+
+    /// Sleeps this long (on top of [`latency`](Self::latency)) at the start
+    /// of every `rpc` call: a slow `Read`, say.
+    pub fn latency_of(mut self, rpc: Rpc, latency: Duration) -> Self {
+        self.latency_of.insert(rpc, latency);
         self
     }
 
@@ -329,8 +340,9 @@ impl MockProvider {
 
     async fn enter(&self, rpc: Rpc) -> Result<(), ProviderError> {
         lock(&self.calls).push(rpc);
-        if !self.latency.is_zero() {
-            tokio::time::sleep(self.latency).await;
+        let latency = self.latency + self.latency_of.get(&rpc).copied().unwrap_or_default();
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
         }
         if self.strict_lifecycle && rpc.needs_configure() && lock(&self.config).is_none() {
             return Err(ProviderError::Failed(format!(

@@ -52,6 +52,7 @@ fn read_req(name: &str, id: &str, inputs: Option<PropertyMap>) -> ReadRequest {
         id: id.to_owned(),
         inputs,
         state: None,
+        timeout: None,
     }
 }
 

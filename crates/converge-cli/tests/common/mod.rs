@@ -100,6 +100,7 @@ pub fn stdout_of(mut cmd: Command, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+pub mod nodejs;
 pub mod python;
 pub mod service;
 /// A directory (under `root`) holding `pulumi-resource-convergetest`, the

@@ -145,9 +145,9 @@ fn custom_timeouts(
         create: non_empty(&t.create),
         update: non_empty(&t.update),
         delete: non_empty(&t.delete),
+        read: non_empty(&t.read),
     };
-    let any = timeouts.create.is_some() || timeouts.update.is_some() || timeouts.delete.is_some();
-    any.then_some(timeouts)
+    (!timeouts.is_empty()).then_some(timeouts)
 }
 
 /// Refuses what Converge does not implement, with a message that says so.
@@ -244,6 +244,8 @@ pub(crate) fn read_goal(req: &ReadResourceRequest) -> Result<ReadGoal, Status> {
         provider: non_empty(&req.provider),
         version: non_empty(&req.version),
         dependencies: urns("dependencies", &req.dependencies)?,
+        // The SDKs send no timeouts with a read.
+        custom_timeouts: None,
     })
 }
 

@@ -27,6 +27,7 @@ pub(super) async fn construct(
     let r = &goal.resource;
     let urn = step_generator::make_urn(d, &r.type_token, &r.name, r.parent.as_ref())?;
     d.check_not_failed(&urn)?;
+    step_generator::check_timeouts(&urn, r.options.custom_timeouts.as_ref())?;
     // The provider registers the component with these (resolved) aliases.
     let aliases = aliases::resolve(d, r, &urn)?;
     let reference = step_generator::resolve_provider(d, r).await?;

@@ -5,7 +5,10 @@
 //! compute it (`all_aliases` in the Python SDK):
 //!
 //! - each alias of the registration, as a URN (a spec's missing parts are
-//!   the registration's current ones);
+//!   the registration's current ones; a spec naming a parent that was
+//!   itself found under other URNs — its aliases — also yields the URN
+//!   under each of those, as Pulumi's engine takes the old URN of a
+//!   renamed alias parent);
 //! - for each alias of its parent (all of them: the parent's own and those
 //!   it inherited), the registration under that former parent, with its
 //!   own type and name and with the type and name of each of its aliases.
@@ -30,12 +33,10 @@ pub(crate) fn resolve(
     goal: &ResourceGoal,
     urn: &Urn,
 ) -> Result<Vec<Urn>, EngineError> {
-    let own = goal
-        .options
-        .aliases
-        .iter()
-        .map(|alias| alias_urn(d, goal, alias))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut own = Vec::new();
+    for alias in &goal.options.aliases {
+        own.extend(alias_urns(d, goal, alias)?);
+    }
     let mut out = own.clone();
     if let Some(parent) = &goal.parent {
         let parent_aliases = d.progress().aliases_of(parent);
@@ -61,24 +62,31 @@ pub(crate) fn resolve(
     Ok(out)
 }
 
-/// One alias as a URN.
-fn alias_urn(d: &Deployment, goal: &ResourceGoal, alias: &Alias) -> Result<Urn, EngineError> {
+/// One alias as URNs: the URN it names, and for a spec whose parent is
+/// given, the same under each alias of that parent.
+fn alias_urns(d: &Deployment, goal: &ResourceGoal, alias: &Alias) -> Result<Vec<Urn>, EngineError> {
     let spec = match alias {
-        Alias::Urn(urn) => return Ok(urn.clone()),
+        Alias::Urn(urn) => return Ok(vec![urn.clone()]),
         Alias::Spec(spec) => spec,
     };
-    let parent = match &spec.parent {
-        AliasParent::Current => goal.parent.as_ref(),
-        AliasParent::None => None,
-        AliasParent::Urn(p) => Some(p),
+    let parents: Vec<Option<Urn>> = match &spec.parent {
+        AliasParent::Current => vec![goal.parent.clone()],
+        AliasParent::None => vec![None],
+        AliasParent::Urn(p) => std::iter::once(p.clone())
+            .chain(d.progress().aliases_of(p))
+            .map(Some)
+            .collect(),
     };
-    Ok(Urn::for_resource(
-        spec.stack.as_deref().unwrap_or(&d.opts.stack),
-        spec.project.as_deref().unwrap_or(&d.opts.project),
-        parent,
-        spec.type_token.as_deref().unwrap_or(&goal.type_token),
-        spec.name.as_deref().unwrap_or(&goal.name),
-    )?)
+    let urn_under = |parent: &Option<Urn>| {
+        Urn::for_resource(
+            spec.stack.as_deref().unwrap_or(&d.opts.stack),
+            spec.project.as_deref().unwrap_or(&d.opts.project),
+            parent.as_ref(),
+            spec.type_token.as_deref().unwrap_or(&goal.type_token),
+            spec.name.as_deref().unwrap_or(&goal.name),
+        )
+    };
+    Ok(parents.iter().map(urn_under).collect::<Result<_, _>>()?)
 }
 
 /// The URN a child named `child_name` of type `child_type` had when its

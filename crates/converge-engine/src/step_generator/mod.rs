@@ -22,7 +22,7 @@ use converge_plugin::CheckRequest;
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::{Severity, StepOp};
-use crate::goal::{ReadGoal, RegisterResult, ResourceGoal};
+use crate::goal::{ReadGoal, RegisterResult, ResourceGoal, ResourceOptions};
 use crate::ledger::Registered;
 use crate::steps::{self, create::CreateStep, delete};
 
@@ -61,6 +61,21 @@ fn find_old(d: &Deployment, urn: &Urn, aliases: &[Urn]) -> Result<Option<usize>,
             urn: urn.clone(),
             found: found.into_iter().map(|(u, _)| u).collect(),
         }),
+    }
+}
+
+/// A registration's custom timeouts must be durations: one that is not is
+/// refused, naming its key, before anything happens.
+pub(crate) fn check_timeouts(
+    urn: &Urn,
+    timeouts: Option<&converge_model::CustomTimeouts>,
+) -> Result<(), EngineError> {
+    match timeouts.map(|t| t.check()) {
+        Some(Err(source)) => Err(EngineError::BadCustomTimeout {
+            urn: urn.clone(),
+            source,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -124,6 +139,7 @@ pub(crate) async fn register(
 ) -> Result<RegisterResult, EngineError> {
     let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
     d.check_not_failed(&urn)?;
+    check_timeouts(&urn, goal.options.custom_timeouts.as_ref())?;
     let skipped = check_references(
         d,
         &urn,
@@ -424,6 +440,7 @@ pub(crate) async fn read(
 ) -> Result<RegisterResult, EngineError> {
     let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
     d.check_not_failed(&urn)?;
+    check_timeouts(&urn, goal.custom_timeouts.as_ref())?;
     let old_index = d.olds.get(&urn).copied();
     d.progress().reserve(&urn, old_index)?;
     let resource_goal = ResourceGoal {
@@ -435,6 +452,10 @@ pub(crate) async fn read(
         provider: goal.provider.clone(),
         version: goal.version.clone(),
         dependencies: goal.dependencies.clone(),
+        options: ResourceOptions {
+            custom_timeouts: goal.custom_timeouts.clone(),
+            ..ResourceOptions::default()
+        },
         ..ResourceGoal::default()
     };
     let provider = resolve_provider(d, &resource_goal).await?;

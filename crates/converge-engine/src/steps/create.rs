@@ -153,7 +153,7 @@ async fn perform(d: &Deployment, state: &mut ResourceState) -> Result<(), Engine
         .create(CreateRequest {
             urn: urn.clone(),
             properties: state.inputs.clone(),
-            timeout: timeout(state, |t| t.create.as_ref()),
+            timeout: timeout(state, "create"),
             preview: d.opts.preview,
         })
         .await

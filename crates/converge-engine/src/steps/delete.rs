@@ -84,7 +84,7 @@ async fn perform(d: &Deployment, old: &ResourceState) -> Result<(), EngineError>
             id: old.id.clone().unwrap_or_default(),
             inputs: old.inputs.clone(),
             outputs: old.outputs.clone(),
-            timeout: timeout(old, |t| t.delete.as_ref()),
+            timeout: timeout(old, "delete"),
         })
         .await
         .map_err(|source| EngineError::Step {

@@ -7,7 +7,7 @@ use converge_plugin::{CheckRequest, DiffChanges, DiffRequest, ReadRequest};
 use converge_state::journal::JournalEntry;
 use converge_state::OperationType;
 
-use super::{claim, failed, finish, mark_secret_outputs, provider_of};
+use super::{claim, failed, finish, mark_secret_outputs, provider_of, read_within};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
@@ -55,15 +55,15 @@ async fn perform(
     };
     let provider = provider_of(d, state).await?;
     let _permit = d.pool.acquire().await;
-    let read = provider
-        .read(ReadRequest {
-            urn: urn.clone(),
-            id: import_id.to_owned(),
-            inputs: None,
-            state: None,
-        })
-        .await
-        .map_err(step_err)?;
+    let request = ReadRequest {
+        urn: urn.clone(),
+        id: import_id.to_owned(),
+        inputs: None,
+        state: None,
+        timeout: None,
+    };
+    let timeouts = state.custom_timeouts.as_ref();
+    let read = read_within(provider.as_ref(), StepOp::Import, timeouts, request).await?;
     if read.id.is_empty() {
         return Err(EngineError::ImportNotFound {
             urn,

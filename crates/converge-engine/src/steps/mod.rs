@@ -15,8 +15,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use converge_model::{PropertyDiff, PropertyMap, PropertyValue, ResourceState, Urn};
-use converge_plugin::Provider;
+use converge_model::{
+    CustomTimeouts, PropertyDiff, PropertyMap, PropertyValue, ResourceState, Urn,
+};
+use converge_plugin::{Provider, ReadRequest, ReadResponse};
 
 use crate::deployment::Deployment;
 use crate::error::EngineError;
@@ -87,37 +89,42 @@ pub(crate) fn mark_secret_outputs(
     }
 }
 
-/// Which timeout applies to an operation (`customTimeouts`).
-pub(crate) fn timeout(
-    state: &ResourceState,
-    pick: fn(&converge_model::CustomTimeouts) -> Option<&String>,
-) -> Option<Duration> {
-    let text = state.custom_timeouts.as_ref().and_then(pick)?;
-    parse_duration(text)
+/// The resource's custom timeout for `key` (`create`, `update`,
+/// `delete`), which the provider is given with the call.
+pub(crate) fn timeout(state: &ResourceState, key: &str) -> Option<Duration> {
+    state.custom_timeouts.as_ref()?.duration(key)
 }
 
-/// Go-style durations: `90s`, `5m`, `1h30m`, `1.5h`, bare seconds.
-fn parse_duration(text: &str) -> Option<Duration> {
-    if let Ok(secs) = text.parse::<f64>() {
-        return (secs > 0.0).then(|| Duration::from_secs_f64(secs));
-    }
-    let mut total = 0f64;
-    let mut number = String::new();
-    for c in text.chars() {
-        if c.is_ascii_digit() || c == '.' {
-            number.push(c);
-            continue;
-        }
-        let n: f64 = number.parse().ok()?;
-        number.clear();
-        total += n * match c {
-            'h' => 3600.0,
-            'm' => 60.0,
-            's' => 1.0,
-            _ => return None,
-        };
-    }
-    (number.is_empty() && total > 0.0).then(|| Duration::from_secs_f64(total))
+/// A provider `Read` for step `op`, bounded by `timeouts.read`: the
+/// provider is told the timeout, and a read that outlasts it fails the step
+/// naming the operation, the resource and the timeout. (A read changes
+/// nothing, so the engine may stop waiting for it.)
+pub(crate) async fn read_within(
+    provider: &dyn Provider,
+    op: StepOp,
+    timeouts: Option<&CustomTimeouts>,
+    mut req: ReadRequest,
+) -> Result<ReadResponse, EngineError> {
+    let urn = req.urn.clone();
+    let limit = timeouts.and_then(|t| Some((t.duration("read")?, t.read.clone()?)));
+    req.timeout = limit.as_ref().map(|(d, _)| *d);
+    let call = provider.read(req);
+    let result = match limit {
+        None => call.await,
+        Some((limit, text)) => match tokio::time::timeout(limit, call).await {
+            Ok(result) => result,
+            Err(_) => {
+                return Err(EngineError::TimedOut {
+                    op,
+                    urn,
+                    call: "Read",
+                    key: "read",
+                    timeout: text,
+                })
+            }
+        },
+    };
+    result.map_err(|source| EngineError::Step { op, urn, source })
 }
 
 /// Records a registration's final state, emits its finish event and plan
@@ -211,18 +218,4 @@ pub(crate) fn failed(d: &Deployment, op: StepOp, urn: &Urn, err: EngineError) ->
         error: Some(err.to_string()),
     });
     err
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("90s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("300"), Some(Duration::from_secs(300)));
-        assert_eq!(parse_duration("0"), None);
-        assert_eq!(parse_duration("5x"), None);
-    }
 }

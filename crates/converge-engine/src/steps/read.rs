@@ -6,7 +6,7 @@ use converge_plugin::{ProviderError, ReadRequest};
 use converge_state::journal::JournalEntry;
 use converge_state::OperationType;
 
-use super::{claim, failed, finish, provider_of};
+use super::{claim, failed, finish, provider_of, read_within};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
@@ -26,19 +26,20 @@ pub(crate) async fn run(
     let outcome = async {
         let provider = provider_of(d, &state).await?;
         let _permit = d.pool.acquire().await;
-        let response = provider
-            .read(ReadRequest {
-                urn: urn.clone(),
-                id: state.id.clone().unwrap_or_default(),
-                inputs: Some(state.inputs.clone()),
-                state: None,
-            })
-            .await
-            .map_err(|source| EngineError::Step {
-                op,
-                urn: urn.clone(),
-                source,
-            })?;
+        let request = ReadRequest {
+            urn: urn.clone(),
+            id: state.id.clone().unwrap_or_default(),
+            inputs: Some(state.inputs.clone()),
+            state: None,
+            timeout: None,
+        };
+        let response = read_within(
+            provider.as_ref(),
+            op,
+            state.custom_timeouts.as_ref(),
+            request,
+        )
+        .await?;
         if response.id.is_empty() {
             return Err(EngineError::Step {
                 op,

@@ -4,7 +4,7 @@
 use converge_plugin::ReadRequest;
 use converge_state::journal::JournalEntry;
 
-use super::{failed, provider_of, report};
+use super::{failed, provider_of, read_within, report};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
@@ -21,19 +21,14 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
     let read = async {
         let provider = provider_of(d, &old).await?;
         let _permit = d.pool.acquire().await;
-        provider
-            .read(ReadRequest {
-                urn: urn.clone(),
-                id: old.id.clone().unwrap_or_default(),
-                inputs: Some(old.inputs.clone()),
-                state: Some(old.outputs.clone()),
-            })
-            .await
-            .map_err(|source| EngineError::Step {
-                op,
-                urn: urn.clone(),
-                source,
-            })
+        let request = ReadRequest {
+            urn: urn.clone(),
+            id: old.id.clone().unwrap_or_default(),
+            inputs: Some(old.inputs.clone()),
+            state: Some(old.outputs.clone()),
+            timeout: None,
+        };
+        read_within(provider.as_ref(), op, old.custom_timeouts.as_ref(), request).await
     }
     .await;
     let response = match read {

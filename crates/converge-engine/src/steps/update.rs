@@ -78,7 +78,7 @@ async fn perform(
             old_inputs: old.inputs.clone(),
             old_outputs: old.outputs.clone(),
             new_inputs: new.inputs.clone(),
-            timeout: timeout(new, |t| t.update.as_ref()),
+            timeout: timeout(new, "update"),
             ignore_changes: new.ignore_changes.clone(),
             preview: d.opts.preview,
         })

@@ -1,102 +1,331 @@
-//! Aliases inherited through parents: the engine resolves every
-//! program's aliases (specs and URNs) and multiplies out its parent's, so a
-//! renamed or retyped parent keeps its children and grandchildren, whatever
-//! language the program is written in.
+//! Aliases, one form at a time: a resource deployed under one identity is
+//! registered under another with an alias naming the first, and the
+//! engine finds its old state — no create, no delete, the new URN in the
+//! state, the same ID. The forms are those the Python and Node.js SDKs
+//! send: a whole URN, or a spec with any of name, type, parent (a URN, or
+//! none: the stack), stack and project, unset parts being the resource's
+//! current ones. (Aliases inherited from a parent: `aliases_inherited.rs`;
+//! two registrations claiming one old resource: `claims.rs`.)
 
-use converge_engine::{Alias, AliasSpec, StepOp};
-use converge_testkit::{component, custom, program, register_stack, TestProgram};
+use converge_engine::{Alias, AliasParent, AliasSpec, DeploymentOptions, OperationResult, StepOp};
+use converge_model::ResourceState;
+use converge_testkit::{
+    component, custom, program, register_stack, Lifecycle, MockCloud, TestProgram,
+};
 
 use super::*;
 
-/// A component, a child named after it (`<component>-bucket`) and a
-/// grandchild; the component's former identity (if any) as a spec.
-fn site(ty: &'static str, name: &'static str, was: Option<AliasSpec>) -> TestProgram {
+const T2: &str = "pkg:index:Gadget";
+const COMP_A: &str = "my:index:Site";
+const COMP_B: &str = "my:index:Shop";
+
+/// Where the resource under test sits: under the stack, or under one of
+/// the components `a` and `b` that every program registers (of different
+/// types, so that a move from one to the other changes the URN).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum At {
+    Stack,
+    A,
+    B,
+}
+
+/// The resource under test: its type, name, place and aliases.
+#[derive(Debug, Clone)]
+struct Thing {
+    ty: String,
+    name: String,
+    at: At,
+    aliases: Vec<Alias>,
+}
+
+fn thing(ty: &str, name: &str, at: At) -> Thing {
+    Thing {
+        ty: ty.to_owned(),
+        name: name.to_owned(),
+        at,
+        aliases: Vec::new(),
+    }
+}
+
+impl Thing {
+    fn aliased(mut self, alias: impl Into<Alias>) -> Thing {
+        self.aliases.push(alias.into());
+        self
+    }
+}
+
+fn spec(f: impl FnOnce(&mut AliasSpec)) -> Alias {
+    let mut s = AliasSpec::default();
+    f(&mut s);
+    Alias::Spec(s)
+}
+
+fn parse(s: &str) -> Urn {
+    Urn::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+/// The URN of component `a` in the test stack.
+fn comp_a() -> Urn {
+    parse(&format!("urn:pulumi:test::proj::{COMP_A}::a"))
+}
+
+/// The stack, components `a` and `b` (`a` retyped to `a_type` with an
+/// alias if that is not its type), and the resource under test.
+fn program_with(thing: Thing, a_type: &'static str) -> TestProgram {
     program(move |m| {
-        let was = was.clone();
+        let thing = thing.clone();
         async move {
             let stack = register_stack(&m).await?;
-            let mut comp = component(ty, name);
-            comp.options.aliases = was.into_iter().map(Alias::Spec).collect();
-            let comp = reg(&m, &stack, comp).await?;
-            let mut bucket = custom(T, &format!("{name}-bucket"), inputs(&[("v", "1")]));
-            bucket.parent = Some(comp.urn);
-            let bucket = reg(&m, &stack, bucket).await?;
-            let mut leaf = custom(T, "leaf", inputs(&[("v", "1")]));
-            leaf.parent = Some(bucket.urn);
-            reg(&m, &stack, leaf).await?;
+            let mut a = component(a_type, "a");
+            if a_type != COMP_A {
+                a.options.aliases = vec![spec(|s| s.type_token = Some(COMP_A.to_owned()))];
+            }
+            let a = reg(&m, &stack, a).await?;
+            let b = reg(&m, &stack, component(COMP_B, "b")).await?;
+            let mut goal = custom(&thing.ty, &thing.name, inputs(&[("v", "1")]));
+            goal.parent = match thing.at {
+                At::Stack => None,
+                At::A => Some(a.urn),
+                At::B => Some(b.urn),
+            };
+            goal.options.aliases = thing.aliases;
+            reg(&m, &stack, goal).await?;
             Ok(())
         }
     })
 }
 
-#[tokio::test]
-async fn children_and_grandchildren_follow_a_renamed_and_retyped_parent() {
-    let (mut w, cloud) = world(provider());
-    expect_ok(&w.up(&site("my:index:Web", "web", None)).await);
-    let was = AliasSpec {
-        name: Some("web".to_owned()),
-        type_token: Some("my:index:Web".to_owned()),
-        ..AliasSpec::default()
-    };
-    let r = w.up(&site("my:index:Site", "site", Some(was))).await;
-    expect_ok(&r);
-    // Nothing created, nothing deleted: every resource found its old state
-    // under its parent's former URN (the child's name follows its parent's:
-    // `web-bucket` was `site-bucket`'s name).
-    assert!(
-        all_ops(&r)
-            .iter()
-            .all(|(_, op)| !matches!(op, StepOp::Create | StepOp::Delete)),
-        "{:?}",
-        all_ops(&r)
-    );
-    assert_eq!(cloud.counts().creates, 2);
-    assert_eq!(cloud.counts().deletes, 0);
-    let urns: Vec<&str> = w
+fn prog(thing: Thing) -> TestProgram {
+    program_with(thing, COMP_A)
+}
+
+/// The live custom resource in `w`'s state (there is one).
+fn the_thing(w: &Lifecycle) -> ResourceState {
+    let things: Vec<&ResourceState> = w
         .snapshot
         .resources
         .iter()
-        .map(|r| r.urn.as_str())
+        .filter(|r| r.custom && !r.is_provider() && !r.delete)
         .collect();
-    assert!(
-        urns.contains(
-            &"urn:pulumi:test::proj::my:index:Site$pkg:index:Thing$pkg:index:Thing::leaf"
-        ),
-        "{urns:?}"
+    assert_eq!(things.len(), 1, "{things:#?}");
+    things[0].clone()
+}
+
+/// Checks that the second deployment `r` found the old state `before`
+/// under the resource's new URN `after`: no create or delete of it, one
+/// `same` step, the same ID, the old URN gone from the state.
+fn found(
+    w: &Lifecycle,
+    cloud: &MockCloud,
+    r: &OperationResult,
+    before: &ResourceState,
+    after: &str,
+) {
+    expect_ok(r);
+    let now = the_thing(w);
+    assert_eq!(now.urn.as_str(), after);
+    assert_eq!(now.id, before.id, "the object changed");
+    assert_eq!(
+        ops_of(r, now.urn.name()),
+        vec![StepOp::Same],
+        "{:?}",
+        all_ops(r)
     );
-    assert!(w.resource("web-bucket").is_none() && w.resource("site-bucket").is_some());
+    assert!(
+        !w.snapshot.resources.iter().any(|s| s.urn == before.urn),
+        "the old URN is still in the state"
+    );
+    assert_eq!(cloud.counts().creates, 1, "{:?}", all_ops(r));
+    assert_eq!(cloud.counts().deletes, 0, "{:?}", all_ops(r));
+    assert_eq!(cloud.len(), 1);
+}
+
+/// Deploys `before`, then `after`; checks `after` (whose URN is
+/// `after_urn`) took over `before`'s object.
+async fn moves(before: Thing, after: Thing, after_urn: &str) {
+    let (mut w, cloud) = world(provider());
+    expect_ok(&w.up(&prog(before)).await);
+    let old = the_thing(&w);
+    let r = w.up(&prog(after)).await;
+    found(&w, &cloud, &r, &old, after_urn);
+    // The next deployment of the same program finds it under its own URN.
+    let again = w.preview(&prog_again(&w)).await;
+    expect_ok(&again);
+    assert!(
+        all_ops(&again).iter().all(|(_, op)| *op == StepOp::Same),
+        "{:?}",
+        all_ops(&again)
+    );
+}
+
+/// The program that registers the resource now in `w`'s state, without
+/// aliases.
+fn prog_again(w: &Lifecycle) -> TestProgram {
+    let now = the_thing(w);
+    let at = match now.parent.as_ref().map(|p| p.name()) {
+        Some("a") => At::A,
+        Some("b") => At::B,
+        _ => At::Stack,
+    };
+    prog(thing(&now.type_token, now.urn.name(), at))
 }
 
 #[tokio::test]
-async fn a_childs_own_alias_is_also_taken_under_its_parents_former_urn() {
-    // The parent is renamed and, in the same change, so is the child: the
-    // child's old URN is its old name under its parent's old URN.
-    let p = |comp: &'static str, child: &'static str, aliased: bool| {
-        program(move |m| async move {
-            let stack = register_stack(&m).await?;
-            let mut c = component("my:index:Comp", comp);
-            let mut thing = custom(T, child, inputs(&[("v", "1")]));
-            if aliased {
-                c.options.aliases = vec![Alias::Spec(AliasSpec {
-                    name: Some("a".to_owned()),
-                    ..AliasSpec::default()
-                })];
-                thing.options.aliases = vec![Alias::Spec(AliasSpec {
-                    name: Some("x".to_owned()),
-                    ..AliasSpec::default()
-                })];
-            }
-            let c = reg(&m, &stack, c).await?;
-            thing.parent = Some(c.urn);
-            reg(&m, &stack, thing).await?;
-            Ok(())
-        })
-    };
+async fn a_urn_alias_finds_the_old_resource() {
+    let old = parse(&format!("urn:pulumi:test::proj::{T}::x"));
+    moves(
+        thing(T, "x", At::Stack),
+        thing(T, "y", At::Stack).aliased(old),
+        &format!("urn:pulumi:test::proj::{T}::y"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_name_alias_finds_the_old_resource() {
+    moves(
+        thing(T, "x", At::A),
+        thing(T, "y", At::A).aliased(spec(|s| s.name = Some("x".to_owned()))),
+        &format!("urn:pulumi:test::proj::{COMP_A}${T}::y"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_type_alias_finds_the_old_resource() {
+    // At the top and under a component: the type is the last part of the
+    // qualified type either way.
+    moves(
+        thing(T, "x", At::Stack),
+        thing(T2, "x", At::Stack).aliased(spec(|s| s.type_token = Some(T.to_owned()))),
+        &format!("urn:pulumi:test::proj::{T2}::x"),
+    )
+    .await;
+    moves(
+        thing(T, "x", At::A),
+        thing(T2, "x", At::A).aliased(spec(|s| s.type_token = Some(T.to_owned()))),
+        &format!("urn:pulumi:test::proj::{COMP_A}${T2}::x"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_parent_alias_finds_the_old_resource() {
+    // Moved from component `a` to component `b`.
+    moves(
+        thing(T, "x", At::A),
+        thing(T, "x", At::B).aliased(spec(|s| s.parent = AliasParent::Urn(comp_a()))),
+        &format!("urn:pulumi:test::proj::{COMP_B}${T}::x"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_no_parent_alias_finds_the_old_resource_at_the_top() {
+    // Moved from the top of the stack into component `a`: `noParent` (and,
+    // the same, the stack's URN as the alias's parent).
+    moves(
+        thing(T, "x", At::Stack),
+        thing(T, "x", At::A).aliased(spec(|s| s.parent = AliasParent::None)),
+        &format!("urn:pulumi:test::proj::{COMP_A}${T}::x"),
+    )
+    .await;
+    let stack = parse("urn:pulumi:test::proj::pulumi:pulumi:Stack::proj-test");
+    moves(
+        thing(T, "x", At::Stack),
+        thing(T, "x", At::B).aliased(spec(|s| s.parent = AliasParent::Urn(stack))),
+        &format!("urn:pulumi:test::proj::{COMP_B}${T}::x"),
+    )
+    .await;
+}
+
+/// Deploys `before` as stack `old_stack` of project `old_project`, then
+/// `after` as stack `test` of project `proj`.
+async fn moves_across(old_stack: &str, old_project: &str, alias: Alias) {
     let (mut w, cloud) = world(provider());
-    expect_ok(&w.up(&p("a", "x", false)).await);
-    let r = w.up(&p("b", "y", true)).await;
+    w.options = DeploymentOptions::new(old_stack, old_project);
+    expect_ok(&w.up(&prog(thing(T, "x", At::A))).await);
+    let old = the_thing(&w);
+    w.options = DeploymentOptions::new("test", "proj");
+    let r = w.up(&prog(thing(T, "x", At::A).aliased(alias))).await;
+    found(
+        &w,
+        &cloud,
+        &r,
+        &old,
+        &format!("urn:pulumi:test::proj::{COMP_A}${T}::x"),
+    );
+}
+
+#[tokio::test]
+async fn a_stack_alias_finds_the_old_resource() {
+    // The old URN names the old stack; the parent's type is the current
+    // parent's (an unset part is as now).
+    let alias = spec(|s| s.stack = Some("old".to_owned()));
+    moves_across("old", "proj", alias).await;
+}
+
+#[tokio::test]
+async fn a_project_alias_finds_the_old_resource() {
+    let alias = spec(|s| s.project = Some("oldproj".to_owned()));
+    moves_across("test", "oldproj", alias).await;
+}
+
+#[tokio::test]
+async fn a_name_type_and_parent_alias_finds_the_old_resource() {
+    moves(
+        thing(T, "x", At::A),
+        thing(T2, "y", At::B).aliased(spec(|s| {
+            s.name = Some("x".to_owned());
+            s.type_token = Some(T.to_owned());
+            s.parent = AliasParent::Urn(comp_a());
+        })),
+        &format!("urn:pulumi:test::proj::{COMP_B}${T2}::y"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_alias_parent_that_was_itself_renamed_is_taken_under_its_old_urn() {
+    // Component `a` is retyped (found through its own alias) and the
+    // resource moves from it to `b`, naming `a` as it is now — the parent
+    // object, as programs do — in its alias: its old URN is under `a`'s
+    // old URN.
+    let (mut w, cloud) = world(provider());
+    expect_ok(&w.up(&prog(thing(T, "x", At::A))).await);
+    let old = the_thing(&w);
+    let a_now = parse("urn:pulumi:test::proj::my:index:Place::a");
+    let moved = thing(T, "x", At::B).aliased(spec(|s| s.parent = AliasParent::Urn(a_now)));
+    let r = w.up(&program_with(moved, "my:index:Place")).await;
+    found(
+        &w,
+        &cloud,
+        &r,
+        &old,
+        &format!("urn:pulumi:test::proj::{COMP_B}${T}::x"),
+    );
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Same]);
+}
+
+#[tokio::test]
+async fn an_alias_that_matches_nothing_is_a_new_resource() {
+    let (mut w, cloud) = world(provider());
+    expect_ok(&w.up(&prog(thing(T, "x", At::Stack))).await);
+    let ghost = parse(&format!("urn:pulumi:test::proj::{T}::ghost"));
+    let r = w
+        .up(&prog(
+            thing(T, "y", At::Stack)
+                .aliased(ghost)
+                .aliased(spec(|s| s.name = Some("nobody".to_owned()))),
+        ))
+        .await;
     expect_ok(&r);
-    assert_eq!(ops_of(&r, "y"), vec![StepOp::Same]);
-    assert_eq!(cloud.counts().creates, 1);
-    assert_eq!(cloud.counts().deletes, 0);
+    assert_eq!(ops_of(&r, "y"), vec![StepOp::Create]);
+    assert_eq!(ops_of(&r, "x"), vec![StepOp::Delete]);
+    assert_eq!(cloud.counts().creates, 2);
+    assert_eq!(cloud.counts().deletes, 1);
+    assert_eq!(
+        the_thing(&w).urn.as_str(),
+        format!("urn:pulumi:test::proj::{T}::y")
+    );
 }

@@ -149,6 +149,7 @@ async fn read_records_an_external_resource() {
                     provider: None,
                     version: None,
                     dependencies: vec![],
+                    custom_timeouts: None,
                 })
                 .await
                 .map_err(|e| e.to_string())?;

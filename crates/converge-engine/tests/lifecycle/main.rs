@@ -4,6 +4,7 @@
 //! every object in the cloud is tracked.
 
 mod aliases;
+mod aliases_inherited;
 mod basics;
 mod claims;
 mod deletes;
@@ -12,6 +13,7 @@ mod remote;
 mod replace;
 mod stack_reference;
 mod targeting;
+mod timeouts;
 
 use std::sync::{Arc, Mutex};
 

@@ -180,6 +180,7 @@ async fn read_reference(
         provider: None,
         version: None,
         dependencies: vec![],
+        custom_timeouts: None,
     })
     .await
     .map_err(|e| e.to_string())

@@ -269,6 +269,7 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
             provider,
             version,
             dependencies,
+            custom_timeouts: custom_timeouts(scope, r).await?,
         };
         let res = ctx.monitor.read_resource(goal).await.map_err(fail)?;
         return Ok(ResourceOut {
@@ -427,51 +428,7 @@ async fn options(scope: &Scope<'_>, r: &Resource) -> Result<ResourceOptions, Yam
         })?;
         aliases.push(Alias::Urn(urn));
     }
-    let custom_timeouts = match &o.custom_timeouts {
-        None => None,
-        Some(e) => {
-            match known(scope, e, "customTimeouts").await? {
-                PropertyValue::Object(m) => {
-                    let get = |k: &str| -> Result<Option<String>, YamlError> {
-                        match m.get(k) {
-                        None | Some(PropertyValue::Null) => Ok(None),
-                        Some(PropertyValue::String(s)) => Ok(Some(s.clone())),
-                        Some(other) => Err(scope.error(
-                            e.pos,
-                            format!(
-                                "options.customTimeouts.{k} must be a duration string like \"5m\", not {}",
-                                article(other)
-                            ),
-                        )),
-                    }
-                    };
-                    if let Some(k) = m
-                        .keys()
-                        .find(|k| !["create", "update", "delete"].contains(&k.as_str()))
-                    {
-                        return Err(scope.error(
-                        e.pos,
-                        format!("options.customTimeouts: unknown key '{k}' (create, update or delete)"),
-                    ));
-                    }
-                    Some(CustomTimeouts {
-                        create: get("create")?,
-                        update: get("update")?,
-                        delete: get("delete")?,
-                    })
-                }
-                other => {
-                    return Err(scope.error(
-                        e.pos,
-                        format!(
-                            "options.customTimeouts must be an object, not {}",
-                            article(&other)
-                        ),
-                    ))
-                }
-            }
-        }
-    };
+    let custom_timeouts = custom_timeouts(scope, r).await?;
     let deleted_with = match &o.deleted_with {
         Some(a) => Some(scope.resource(a)?.urn.clone()),
         None => None,
@@ -497,4 +454,57 @@ async fn options(scope: &Scope<'_>, r: &Resource) -> Result<ResourceOptions, Yam
         .await?,
         import_id: opt_string(scope, &o.import, "import").await?,
     })
+}
+
+/// `options.customTimeouts`: an object of Go duration strings under
+/// `create`, `update`, `delete` and `read`; anything else is refused at
+/// the option's position, naming the key.
+async fn custom_timeouts(
+    scope: &Scope<'_>,
+    r: &Resource,
+) -> Result<Option<CustomTimeouts>, YamlError> {
+    let Some(e) = &r.options.custom_timeouts else {
+        return Ok(None);
+    };
+    let map = match known(scope, e, "customTimeouts").await? {
+        PropertyValue::Object(m) => m,
+        other => {
+            return Err(scope.error(
+                e.pos,
+                format!(
+                    "options.customTimeouts must be an object, not {}",
+                    article(&other)
+                ),
+            ))
+        }
+    };
+    let mut timeouts = CustomTimeouts::default();
+    for (k, v) in map {
+        let Some(slot) = timeouts.slot(&k) else {
+            return Err(scope.error(
+                e.pos,
+                format!(
+                    "options.customTimeouts: unknown key '{k}' ({})",
+                    CustomTimeouts::KEYS.join(", ")
+                ),
+            ));
+        };
+        *slot = match v {
+            PropertyValue::Null => None,
+            PropertyValue::String(s) => Some(s),
+            other => {
+                return Err(scope.error(
+                    e.pos,
+                    format!(
+                        "options.customTimeouts.{k} must be a duration string like \"5m\", not {}",
+                        article(&other)
+                    ),
+                ))
+            }
+        };
+    }
+    timeouts
+        .check()
+        .map_err(|err| scope.error(e.pos, format!("options.{err}")))?;
+    Ok((!timeouts.is_empty()).then_some(timeouts))
 }

@@ -423,6 +423,7 @@ impl Provider for GrpcProvider {
             },
             name,
             r#type: type_,
+            timeout: timeout_secs(req.timeout),
             ..Default::default()
         };
         let resp = t.process.client().read(wire_req).await;

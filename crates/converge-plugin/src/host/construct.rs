@@ -67,7 +67,7 @@ pub(super) async fn construct(
                 create: t.create.clone().unwrap_or_default(),
                 update: t.update.clone().unwrap_or_default(),
                 delete: t.delete.clone().unwrap_or_default(),
-                read: String::new(),
+                read: t.read.clone().unwrap_or_default(),
             }
         }),
         deleted_with: o

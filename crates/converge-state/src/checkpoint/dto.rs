@@ -175,4 +175,6 @@ pub(crate) struct CustomTimeouts {
     pub update: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delete: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read: Option<Value>,
 }

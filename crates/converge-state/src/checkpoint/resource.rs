@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use converge_model::{CustomTimeouts, PropertyMap, ProviderReference, ResourceState, Urn};
+use converge_model::{
+    go_duration_seconds, CustomTimeouts, PropertyMap, ProviderReference, ResourceState, Urn,
+};
 use serde_json::{Map, Value};
 
 use super::dto;
@@ -223,28 +225,30 @@ fn timeouts_from_dto(
     t: dto::CustomTimeouts,
     location: &str,
 ) -> Result<CustomTimeouts, CheckpointError> {
-    let one =
-        |field: &'static str, value: Option<Value>| -> Result<Option<String>, CheckpointError> {
-            let bad = |value: &Value| CheckpointError::BadTimeout {
-                location: location.to_owned(),
-                field,
-                value: value.to_string(),
-            };
-            match value {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) => match n.as_f64() {
-                    Some(0.0) => Ok(None),
-                    Some(secs) => Ok(Some(format!("{secs}s"))),
-                    None => Err(bad(&Value::Number(n))),
-                },
-                Some(Value::String(s)) if parse_go_duration(&s).is_some() => Ok(non_empty(Some(s))),
-                Some(other) => Err(bad(&other)),
-            }
+    let one = |field: &'static str,
+               value: Option<Value>|
+     -> Result<Option<String>, CheckpointError> {
+        let bad = |value: &Value| CheckpointError::BadTimeout {
+            location: location.to_owned(),
+            field,
+            value: value.to_string(),
         };
+        match value {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(0.0) => Ok(None),
+                Some(secs) => Ok(Some(format!("{secs}s"))),
+                None => Err(bad(&Value::Number(n))),
+            },
+            Some(Value::String(s)) if go_duration_seconds(&s).is_some() => Ok(non_empty(Some(s))),
+            Some(other) => Err(bad(&other)),
+        }
+    };
     Ok(CustomTimeouts {
         create: one("create", t.create)?,
         update: one("update", t.update)?,
         delete: one("delete", t.delete)?,
+        read: one("read", t.read)?,
     })
 }
 
@@ -387,7 +391,7 @@ fn timeouts_to_dto(
             let Some(text) = value.as_deref().filter(|s| !s.is_empty()) else {
                 return Ok(None);
             };
-            let secs = parse_go_duration(text).ok_or_else(|| CheckpointError::BadTimeout {
+            let secs = go_duration_seconds(text).ok_or_else(|| CheckpointError::BadTimeout {
                 location: format!("resource {}", r.urn),
                 field,
                 value: format!("{text:?}"),
@@ -400,6 +404,7 @@ fn timeouts_to_dto(
         create: one("create", &t.create)?,
         update: one("update", &t.update)?,
         delete: one("delete", &t.delete)?,
+        read: one("read", &t.read)?,
     })
 }
 
@@ -414,66 +419,9 @@ pub(crate) fn parse_raw(raw: Option<&str>, field: &str) -> Result<Option<Value>,
     .transpose()
 }
 
-/// Seconds in a Go duration string (`"5m"`, `"1h30m"`, `"1.5s"`, `"300ms"`);
-/// `None` if it is not one.
-pub(crate) fn parse_go_duration(s: &str) -> Option<f64> {
-    let (negative, mut rest) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if rest == "0" {
-        return Some(0.0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total = 0.0;
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number = &rest[..number_len];
-        if number.is_empty() || number == "." {
-            return None;
-        }
-        let value: f64 = number.parse().ok()?;
-        rest = &rest[number_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += value * scale;
-        rest = &rest[unit_len..];
-    }
-    Some(if negative { -total } else { total })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn go_durations() {
-        assert_eq!(parse_go_duration("300s"), Some(300.0));
-        assert_eq!(parse_go_duration("5m"), Some(300.0));
-        assert_eq!(parse_go_duration("1h30m"), Some(5400.0));
-        assert_eq!(parse_go_duration("1.5s"), Some(1.5));
-        assert_eq!(parse_go_duration("250ms"), Some(0.25));
-        assert_eq!(parse_go_duration("-2s"), Some(-2.0));
-        assert_eq!(parse_go_duration("0"), Some(0.0));
-        for bad in ["", "5", "s", "5x", "1.2.3s", "-"] {
-            assert_eq!(parse_go_duration(bad), None, "{bad:?}");
-        }
-    }
 
     #[test]
     fn timeouts_read_as_seconds_and_write_back() {
@@ -481,11 +429,13 @@ mod tests {
             create: Some(Value::from(300)),
             update: Some(Value::from(0)),
             delete: Some(Value::from(1.5)),
+            read: Some(Value::from(45)),
         };
         let domain = timeouts_from_dto(t, "resource x").unwrap();
         assert_eq!(domain.create.as_deref(), Some("300s"));
         assert_eq!(domain.update, None);
         assert_eq!(domain.delete.as_deref(), Some("1.5s"));
+        assert_eq!(domain.read.as_deref(), Some("45s"));
         let bad = dto::CustomTimeouts {
             create: Some(Value::from("soon")),
             ..Default::default()
