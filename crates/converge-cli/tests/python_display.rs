@@ -157,6 +157,12 @@ fn refresh_previews_and_refresh_before_an_operation() {
     assert!(p.contains("motd update"), "{p}");
     assert_eq!(w.run(&["stack", "export"]), before);
 
+    // Nothing is refreshed into the state before the update is confirmed.
+    let out = w.fails(&["up", "--refresh"]);
+    assert!(out.contains("--yes must be passed"), "{out}");
+    assert!(!out.contains("Refreshing"), "{out}");
+    assert_eq!(w.run(&["stack", "export"]), before);
+
     // Without a refresh the drift goes unseen…
     w.run(&["up", "--yes"]);
     assert_eq!(std::fs::read_to_string(motd(&w)).unwrap(), "edited");
@@ -166,13 +172,31 @@ fn refresh_previews_and_refresh_before_an_operation() {
     yaml.push_str("options:\n  refresh: always\n");
     std::fs::write(&project, yaml).unwrap();
     let up = w.run(&["up", "--yes"]);
-    assert!(up.starts_with("Refreshing (dev):"), "{up}");
-    assert!(up.contains("motd updated"), "{up}");
+    let mut from = 0;
+    for s in [
+        "Previewing refresh (dev):",
+        "Previewing update (dev):",
+        "motd update",
+        "Refreshing (dev):",
+        "Updating (dev):",
+        "motd updated",
+    ] {
+        let at = up[from..].find(s);
+        from += at.unwrap_or_else(|| panic!("no {s:?} after byte {from} in\n{up}"));
+    }
     assert_eq!(std::fs::read_to_string(motd(&w)).unwrap(), "hello");
 
     // --preview-only belongs to refresh and destroy.
     let out = w.fails(&["up", "--yes", "--preview-only"]);
-    assert!(out.contains("--preview-only is a flag of"), "{out}");
+    assert!(
+        out.contains("`converge up` has no --preview-only flag"),
+        "{out}"
+    );
+    let out = w.fails(&["refresh", "--yes", "--replace", "**motd"]);
+    assert!(
+        out.contains("`converge refresh` has no --replace flag"),
+        "{out}"
+    );
     let p = w.run(&["destroy", "--preview-only"]);
     assert!(
         p.contains("Previewing destroy (dev):") && p.contains("to delete"),

@@ -78,9 +78,19 @@ pub enum EngineError {
     #[error("{urn} depends on {dependency}, which is not in this deployment")]
     UnknownDependency { urn: Urn, dependency: Urn },
     #[error(
-        "{urn} depends on {dependency}, which does not exist and is not targeted; target it too (--target, or --target-dependents on what it depends on)"
+        "{urn} depends on {dependency}, which {}; target {dependency} too, or leave {urn} out (--exclude)",
+        if *exists {
+            "is left out of this update while what it depends on changes"
+        } else {
+            "does not exist and is not targeted"
+        }
     )]
-    DependencyNotTargeted { urn: Urn, dependency: Urn },
+    DependencyNotTargeted {
+        urn: Urn,
+        dependency: Urn,
+        /// The dependency has an old state, kept as it is.
+        exists: bool,
+    },
     #[error("{0}")]
     Journal(#[from] JournalError),
     #[error("skipped {0}: an earlier step failed")]

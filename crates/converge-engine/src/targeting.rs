@@ -56,12 +56,14 @@ impl Selection {
         self.reached.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// `--target` (with `--target-replace`) names it. `--replace` alone
+    /// does not: with `--target`, an untargeted resource stays as it is,
+    /// whatever `--replace` says (as in Pulumi).
     fn target_matches(&self, urn: &Urn) -> bool {
         self.opts
             .targets
             .as_ref()
             .is_some_and(|t| any_match(t, urn))
-            || any_match(&self.opts.replace, urn)
     }
 
     fn reach_of(&self, urn: &Urn) -> Reach {
@@ -93,7 +95,8 @@ impl Selection {
         self.target_matches(urn) || self.reach_of(urn).targeted
     }
 
-    fn excluded(&self, urn: &Urn) -> bool {
+    /// `--exclude` (or `--exclude-dependents`) leaves it out.
+    pub fn excluded(&self, urn: &Urn) -> bool {
         any_match(&self.opts.excludes, urn) || self.reach_of(urn).excluded
     }
 

@@ -47,6 +47,15 @@ impl Operation {
         }
     }
 
+    fn command(self) -> &'static str {
+        match self {
+            Operation::Preview => "preview",
+            Operation::Up => "up",
+            Operation::Refresh => "refresh",
+            Operation::Destroy => "destroy",
+        }
+    }
+
     /// The header of the preview before the operation.
     fn preview_header(self) -> &'static str {
         match self {
@@ -75,6 +84,7 @@ impl Operation {
 }
 
 pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()> {
+    check_flags(op, &args)?;
     // A closed stdout (`converge up | head`) must not stop an operation
     // half way: while one runs, SIGPIPE is caught and the display's writes
     // fail quietly instead.
@@ -167,67 +177,17 @@ async fn run_locked(
         Operation::Refresh | Operation::Destroy => args.preview_only,
         Operation::Up => false,
     };
-    if args.preview_only && !matches!(op, Operation::Refresh | Operation::Destroy) {
-        bail!("--preview-only is a flag of `converge refresh` and `converge destroy`");
-    }
-    let mut base = locked.base().clone();
-
-    // --refresh (or `options.refresh: always`): read every resource first.
-    // Before an operation that changes the stack it is its own journaled
-    // run; before a preview it changes nothing either.
-    if (args.refresh || project.refresh_always()) && op != Operation::Refresh {
-        if !args.json {
-            let header = if previewing {
-                Operation::Refresh.preview_header()
-            } else {
-                Operation::Refresh.verb()
-            };
-            say(format!("{header} ({stack_name}):"));
-        }
-        let journal = if previewing {
-            None
-        } else {
-            Some(locked.start().await?)
-        };
-        let sink: Arc<dyn converge_engine::JournalSink> = match &journal {
-            Some(j) => j.clone(),
-            None => Arc::new(converge_engine::DiscardSink),
-        };
-        let (refreshed, summary) = execute(
-            Operation::Refresh,
-            ExecuteParams {
-                base: base.clone(),
-                providers,
-                options: DeploymentOptions {
-                    preview: previewing,
-                    ..options.clone()
-                },
-                program: None,
-                sink,
-                display: DisplayOptions {
-                    preview: previewing,
-                    ..display_options
-                },
-                json: args.json,
-            },
-        )
-        .await;
-        print_lines(&summary);
-        if let Some(journal) = journal {
-            locked.finish(journal, &refreshed, None).await?;
-        }
-        if let Some(e) = refreshed.error {
-            bail!(
-                "the refresh before the {} failed: {e}",
-                op.history_kind().as_str()
-            );
-        }
-        base = if previewing {
-            refreshed.snapshot
-        } else {
-            locked.base().clone()
-        };
-    }
+    // --refresh (or `options.refresh: always`): read every resource
+    // first — previewed (changing nothing) before a preview, journaled only
+    // once the operation is confirmed.
+    let refresh_first = (args.refresh || project.refresh_always()) && op != Operation::Refresh;
+    let refresh = RefreshFirst {
+        providers,
+        options: &options,
+        display: display_options,
+        json: args.json,
+        before: op,
+    };
 
     let program: Option<Box<dyn Program>> = match op {
         Operation::Preview | Operation::Up => Some(load_program(project, &stack_name, config)?),
@@ -246,13 +206,18 @@ async fn run_locked(
         );
     }
     if previewing || !args.skip_preview {
+        let base = if refresh_first {
+            refresh.previewed(locked, &stack_name).await?
+        } else {
+            locked.base().clone()
+        };
         if !args.json {
             say(format!("{} ({stack_name}):", op.preview_header()));
         }
         let (preview, summary) = execute(
             op,
             ExecuteParams {
-                base: base.clone(),
+                base,
                 providers,
                 options: DeploymentOptions {
                     preview: true,
@@ -295,6 +260,9 @@ async fn run_locked(
         }
     }
 
+    if refresh_first {
+        refresh.journaled(locked, &stack_name).await?;
+    }
     if !args.json {
         say(format!("{} ({stack_name}):", op.verb()));
     }
@@ -308,7 +276,7 @@ async fn run_locked(
     let (result, summary) = execute(
         op,
         ExecuteParams {
-            base,
+            base: locked.base().clone(),
             providers,
             options,
             program,
@@ -341,6 +309,121 @@ async fn run_locked(
         return Err(UnexpectedChanges::Occurred.into());
     }
     Ok(())
+}
+
+/// The four operations share their flags' definitions; each takes only
+/// Pulumi's: a flag another operation has is refused, not ignored.
+fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
+    let given = [
+        ("--replace", !args.replace.is_empty()),
+        ("--target-replace", !args.target_replace.is_empty()),
+        ("--refresh", args.refresh),
+        ("--preview-only", args.preview_only),
+        ("--clear-pending-creates", args.clear_pending_creates),
+        ("--skip-preview", args.skip_preview),
+        ("--yes", args.yes),
+    ];
+    let refused: &[&str] = match op {
+        Operation::Preview => &[
+            "--preview-only",
+            "--clear-pending-creates",
+            "--skip-preview",
+            "--yes",
+        ],
+        Operation::Up => &["--preview-only", "--clear-pending-creates"],
+        Operation::Refresh => &["--replace", "--target-replace", "--refresh"],
+        Operation::Destroy => &["--replace", "--target-replace", "--clear-pending-creates"],
+    };
+    for (flag, set) in given {
+        if set && refused.contains(&flag) {
+            bail!(
+                "`converge {}` has no {flag} flag (see `converge {} --help`)",
+                op.command(),
+                op.command()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The refresh before an operation (`--refresh`, `options.refresh:
+/// always`).
+struct RefreshFirst<'a> {
+    providers: &'a Providers,
+    options: &'a DeploymentOptions,
+    display: DisplayOptions,
+    json: bool,
+    /// The operation it comes before.
+    before: Operation,
+}
+
+impl RefreshFirst<'_> {
+    /// Reads every resource and changes nothing: the state a preview of
+    /// the operation starts from.
+    async fn previewed(&self, locked: &LockedStack, stack: &str) -> Result<Snapshot> {
+        if !self.json {
+            say(format!(
+                "{} ({stack}):",
+                Operation::Refresh.preview_header()
+            ));
+        }
+        let (refreshed, summary) = self
+            .run(locked, true, Arc::new(converge_engine::DiscardSink))
+            .await;
+        print_lines(&summary);
+        self.check(refreshed.error)?;
+        Ok(refreshed.snapshot)
+    }
+
+    /// Reads every resource into the stack's state, as its own journaled
+    /// run, once the operation is confirmed.
+    async fn journaled(&self, locked: &mut LockedStack, stack: &str) -> Result<()> {
+        if !self.json {
+            say(format!("{} ({stack}):", Operation::Refresh.verb()));
+        }
+        let journal = locked.start().await?;
+        let (refreshed, summary) = self.run(locked, false, journal.clone()).await;
+        print_lines(&summary);
+        locked.finish(journal, &refreshed, None).await?;
+        self.check(refreshed.error)
+    }
+
+    async fn run(
+        &self,
+        locked: &LockedStack,
+        preview: bool,
+        sink: Arc<dyn converge_engine::JournalSink>,
+    ) -> (OperationResult, Vec<String>) {
+        execute(
+            Operation::Refresh,
+            ExecuteParams {
+                base: locked.base().clone(),
+                providers: self.providers,
+                options: DeploymentOptions {
+                    preview,
+                    ..self.options.clone()
+                },
+                program: None,
+                sink,
+                display: DisplayOptions {
+                    preview,
+                    ..self.display
+                },
+                json: self.json,
+            },
+        )
+        .await
+    }
+
+    fn check(&self, error: Option<converge_engine::EngineError>) -> Result<()> {
+        match error {
+            Some(e) => bail!(
+                "the refresh before the {} failed: {e}",
+                self.before.history_kind().as_str()
+            ),
+            None => Ok(()),
+        }
+    }
 }
 
 /// `--expect-no-changes` found changes (Pulumi's messages; exit code 255).

@@ -25,7 +25,7 @@ enum Detail<'a> {
     /// Every property, under one sign.
     Whole(char, &'a PropertyMap),
     /// Old → new.
-    Change(&'a PropertyMap, &'a PropertyMap),
+    Change(PropertyMap, &'a PropertyMap),
 }
 
 impl FinishedStep<'_> {
@@ -68,18 +68,38 @@ impl FinishedStep<'_> {
 
     fn detail_source(&self) -> Detail<'_> {
         match (self.op, self.old, self.new) {
-            (StepOp::Refresh, Some(old), Some(new)) => Detail::Change(&old.outputs, &new.outputs),
+            (StepOp::Refresh, Some(old), Some(new)) => {
+                Detail::Change(old.outputs.clone(), &new.outputs)
+            }
             (
                 StepOp::Update | StepOp::Replace | StepOp::CreateReplacement,
                 Some(old),
                 Some(new),
-            ) => Detail::Change(&old.inputs, &new.inputs),
+            ) => Detail::Change(self.old_values(old), &new.inputs),
             (StepOp::Create | StepOp::Import | StepOp::Read, _, Some(new)) => {
                 Detail::Whole('+', &new.inputs)
             }
             (StepOp::Delete, Some(old), _) => Detail::Whole('-', &old.inputs),
             _ => Detail::None,
         }
+    }
+
+    /// The old values a change is shown from: the old inputs, except where
+    /// the provider compared the new inputs with the old outputs (state
+    /// that drifted, as a refresh recorded it).
+    fn old_values(&self, old: &ResourceState) -> PropertyMap {
+        let mut values = old.inputs.clone();
+        for (path, change) in self.diff {
+            let key = top_level(path);
+            if change.input_diff || key.is_empty() {
+                continue;
+            }
+            match old.outputs.get(key) {
+                Some(v) => values.insert(key.to_owned(), v.clone()),
+                None => values.remove(key),
+            };
+        }
+        values
     }
 
     /// The top-level keys that change, by kind: from the provider's diff
@@ -104,7 +124,7 @@ impl FinishedStep<'_> {
             return out;
         }
         match self.detail_source() {
-            Detail::Change(old, new) => changed_keys(old, new),
+            Detail::Change(old, new) => changed_keys(&old, new),
             _ => ChangedKeys::default(),
         }
     }
@@ -116,12 +136,12 @@ impl FinishedStep<'_> {
         let mut lines = match self.detail_source() {
             Detail::None => Vec::new(),
             Detail::Whole(sign, map) => property_lines(sign, map, style),
-            Detail::Change(old, new) => diff_lines(old, new, style),
+            Detail::Change(old, new) => diff_lines(&old, new, style),
         };
         if let Detail::Change(old, new) = self.detail_source() {
             // What the provider reports beyond the compared values (a
             // change of an output, say) is named without values.
-            let shown = changed_keys(old, new);
+            let shown = changed_keys(&old, new);
             let shown: BTreeSet<&str> = shown
                 .added
                 .iter()

@@ -306,3 +306,31 @@ Resources:
     );
     assert!(empty.contains("no changes"));
 }
+
+/// After a refresh recorded drift, the provider compares the program's
+/// inputs with the object's state: the detail shows the state's value.
+#[test]
+fn a_change_back_from_drift_shows_the_drifted_value() {
+    let mut update = finished(StepOp::Update, "f", &[("content", DiffKind::Update)], None);
+    if let EngineEvent::StepFinished { old, new, diff, .. } = &mut update {
+        let mut o = state("f", &[("content", "hello\n".into())]);
+        o.outputs
+            .insert("content".to_owned(), PropertyValue::string("drift\n"));
+        *old = Some(o);
+        *new = Some(state("f", &[("content", "hello\n".into())]));
+        for d in diff.values_mut() {
+            d.input_diff = false;
+        }
+    }
+    let opts = DisplayOptions {
+        diff: true,
+        preview: true,
+        show_secrets: false,
+    };
+    insta::assert_snapshot!(run(&[(update.clone(), None)], opts), @r#"
+        ~  random:index/randomPet:RandomPet f update
+             ~ content: "drift\n" => "hello\n"
+        "#);
+    let compact = run(&[(update, None)], DisplayOptions::default());
+    assert!(compact.ends_with("[diff: ~content]"), "{compact}");
+}

@@ -173,7 +173,12 @@ pub(crate) async fn register(
         return untargeted(d, old_index, state).await;
     }
     if let Some(dependency) = skipped.into_iter().next() {
-        return Err(EngineError::DependencyNotTargeted { urn, dependency });
+        let exists = d.olds.contains_key(&dependency);
+        return Err(EngineError::DependencyNotTargeted {
+            urn,
+            dependency,
+            exists,
+        });
     }
     if !goal.custom {
         return component(d, old_index, state).await;
@@ -257,11 +262,12 @@ async fn untargeted(
             Ok(result_of(&s))
         }
         None => {
-            d.events.diagnostic(
-                Severity::Info,
-                Some(&state.urn),
-                "not targeted: this new resource is not created",
-            );
+            let why = if d.selection.excluded(&state.urn) {
+                "excluded: this new resource is not created"
+            } else {
+                "not targeted: this new resource is not created"
+            };
+            d.events.diagnostic(Severity::Info, Some(&state.urn), why);
             d.progress().record(
                 state.urn.clone(),
                 Registered {

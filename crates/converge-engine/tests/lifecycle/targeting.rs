@@ -269,4 +269,12 @@ async fn replace_and_target_replace_by_pattern() {
     );
     assert_eq!(ops_of(&r, "web-b"), vec![StepOp::Same]);
     assert_eq!(ops_of(&r, "db"), vec![StepOp::Same]);
+
+    // `--target` with `--replace` of an untargeted resource: it stays.
+    w.options.targets = Some(vec![pattern("**web-a")]);
+    w.options.replace = vec![pattern("**::db")];
+    let r = w.up(&three("2")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "db"), vec![StepOp::Same]);
+    assert_eq!(ops_of(&r, "web-a"), vec![StepOp::Same]);
 }
