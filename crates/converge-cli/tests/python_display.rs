@@ -221,3 +221,16 @@ fn an_operations_error_is_printed_once() {
         "{out}"
     );
 }
+
+#[test]
+fn a_programs_exception_is_shown_once() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, "import pulumi\nraise ValueError('boom here')\n");
+    let (code, out) = exit_of(&w, &["up", "--yes"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(out.matches("ValueError: boom here").count(), 1, "{out}");
+    assert!(
+        out.contains("error: the program failed (its error is shown above)"),
+        "{out}"
+    );
+}

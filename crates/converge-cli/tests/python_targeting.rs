@@ -101,6 +101,10 @@ fn a_targeted_up_of_a_new_stack_creates_only_its_targets() {
     let before = w.state();
     let up = w.run(&["up", "--yes", "--target", "**::db", "--replace", "**web-a"]);
     assert!(!up.contains("replaced"), "{up}");
-    let id = |s: &str| s.split("RandomPet::web-a\"").nth(1).map(|r| r[..200].to_owned());
+    let id = |s: &str| {
+        s.split("RandomPet::web-a\"")
+            .nth(1)
+            .map(|r| r[..200].to_owned())
+    };
     assert_eq!(id(&w.state()), id(&before));
 }

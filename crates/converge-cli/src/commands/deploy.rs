@@ -214,7 +214,7 @@ async fn run_locked(
         if !args.json {
             say(format!("{} ({stack_name}):", op.preview_header()));
         }
-        let (preview, summary) = execute(
+        let executed = execute(
             op,
             ExecuteParams {
                 base,
@@ -233,7 +233,11 @@ async fn run_locked(
             },
         )
         .await;
-        print_lines(&summary);
+        print_lines(&executed.summary);
+        if let Some(e) = executed.error() {
+            return Err(e);
+        }
+        let preview = executed.result;
         if previewing {
             if args.json {
                 print_json(&preview, args.show_secrets)?;
@@ -273,7 +277,7 @@ async fn run_locked(
     };
     let started = std::time::Instant::now();
     let journal = locked.start().await?;
-    let (result, summary) = execute(
+    let executed = execute(
         op,
         ExecuteParams {
             base: locked.base().clone(),
@@ -286,22 +290,27 @@ async fn run_locked(
         },
     )
     .await;
+    let result = &executed.result;
     let finished = locked
-        .finish(journal, &result, Some(record))
+        .finish(journal, result, Some(record))
         .await
         .context("the update ran, but its final state could not be saved; it will be recovered from the journal on the next run")?;
     if let Some(e) = finished.history_error {
         eprintln!("warning: the update history could not be recorded: {e}");
     }
     if args.json {
-        print_json(&result, args.show_secrets)?;
+        print_json(result, args.show_secrets)?;
     } else {
         if op == Operation::Up {
             print_outputs(&result.snapshot, args.show_secrets);
         }
-        print_lines(&summary);
+        print_lines(&executed.summary);
         say(format!("\nDuration: {}", go_duration(started.elapsed())));
     }
+    if let Some(e) = executed.error() {
+        return Err(e);
+    }
+    let result = executed.result;
     if let Some(e) = result.error {
         return Err(anyhow::Error::new(e));
     }
@@ -367,12 +376,12 @@ impl RefreshFirst<'_> {
                 Operation::Refresh.preview_header()
             ));
         }
-        let (refreshed, summary) = self
+        let refreshed = self
             .run(locked, true, Arc::new(converge_engine::DiscardSink))
             .await;
-        print_lines(&summary);
-        self.check(refreshed.error)?;
-        Ok(refreshed.snapshot)
+        print_lines(&refreshed.summary);
+        self.check(refreshed.result.error)?;
+        Ok(refreshed.result.snapshot)
     }
 
     /// Reads every resource into the stack's state, as its own journaled
@@ -382,10 +391,10 @@ impl RefreshFirst<'_> {
             say(format!("{} ({stack}):", Operation::Refresh.verb()));
         }
         let journal = locked.start().await?;
-        let (refreshed, summary) = self.run(locked, false, journal.clone()).await;
-        print_lines(&summary);
-        locked.finish(journal, &refreshed, None).await?;
-        self.check(refreshed.error)
+        let refreshed = self.run(locked, false, journal.clone()).await;
+        print_lines(&refreshed.summary);
+        locked.finish(journal, &refreshed.result, None).await?;
+        self.check(refreshed.result.error)
     }
 
     async fn run(
@@ -393,7 +402,7 @@ impl RefreshFirst<'_> {
         locked: &LockedStack,
         preview: bool,
         sink: Arc<dyn converge_engine::JournalSink>,
-    ) -> (OperationResult, Vec<String>) {
+    ) -> Executed {
         execute(
             Operation::Refresh,
             ExecuteParams {
@@ -487,7 +496,7 @@ struct ExecuteParams<'a> {
 /// Runs one engine operation while a task renders its events; returns its
 /// result and the lines of its closing summary, for the caller to print
 /// after whatever comes first (the stack's outputs).
-async fn execute(op: Operation, p: ExecuteParams<'_>) -> (OperationResult, Vec<String>) {
+async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
     let (events, mut rx) = EventSink::channel();
     p.providers.log().attach(events.clone());
     let interactive = std::io::stdout().is_terminal();
@@ -499,14 +508,24 @@ async fn execute(op: Operation, p: ExecuteParams<'_>) -> (OperationResult, Vec<S
         Display::Plain(Default::default())
     };
     let display_options = p.display;
+    let shows = !p.json;
     let renderer = tokio::spawn(async move {
+        let mut errors_shown = false;
         while let Some(event) = rx.recv().await {
             if matches!(event, EngineEvent::Summary { .. }) {
-                return display.summary(&event, display_options);
+                return (display.summary(&event, display_options), errors_shown);
             }
+            errors_shown |= shows
+                && matches!(
+                    event,
+                    EngineEvent::Diagnostic {
+                        severity: converge_engine::Severity::Error,
+                        ..
+                    }
+                );
             display.handle(&event, display_options);
         }
-        Vec::new()
+        (Vec::new(), errors_shown)
     });
     let ctx = OperationContext {
         base: p.base,
@@ -522,8 +541,35 @@ async fn execute(op: Operation, p: ExecuteParams<'_>) -> (OperationResult, Vec<S
         (_, Some(program)) => converge_engine::update(ctx, program).await,
         (_, None) => converge_engine::update(ctx, &converge_engine::EmptyProgram).await,
     };
-    let summary = renderer.await.unwrap_or_default();
-    (result, summary)
+    let (summary, errors_shown) = renderer.await.unwrap_or_default();
+    Executed {
+        result,
+        summary,
+        errors_shown,
+    }
+}
+
+/// An operation's result, with what its display showed.
+struct Executed {
+    result: OperationResult,
+    /// The closing summary, for the caller to print.
+    summary: Vec<String>,
+    /// The display showed an error diagnostic (the program's own report of
+    /// its failure, say).
+    errors_shown: bool,
+}
+
+impl Executed {
+    /// The operation's error for `main` to print: a failed program whose
+    /// error the display already showed is not shown twice.
+    fn error(&self) -> Option<anyhow::Error> {
+        match self.result.error.as_ref()? {
+            converge_engine::EngineError::Program(_) if self.errors_shown => Some(anyhow::anyhow!(
+                "the program failed (its error is shown above)"
+            )),
+            _ => None,
+        }
+    }
 }
 
 fn report_pending(base: &Snapshot) {
