@@ -413,6 +413,64 @@ fn unknown_function_and_extra_keys_beside_a_function() {
     );
 }
 
+/// A key starting with `fn::`, in any case, that names no function is an
+/// error where it is written, never literal data: a misspelt
+/// `Fn::Secret` must not leave its value in plaintext.
+#[test]
+fn unknown_fn_keys_in_any_case_are_errors_at_the_key() {
+    let e = errors(
+        "variables:
+  a:
+    Fn::Secrte: hunter2
+  b:
+    FN::JOIN: [\",\", []]
+    other: y
+outputs:
+  c:
+    x:
+      fn::nothingLikeIt: 1
+  d:
+    fn::command:local:run:extra: {}
+  e:
+    fn::command:local:run: not-an-object
+",
+    );
+    assert_eq!(
+        e,
+        "Pulumi.yaml:5:5: unknown function Fn::Secrte; did you mean 'fn::secret'?\n\
+         Pulumi.yaml:7:5: FN::JOIN must be the only key of its object\n\
+         Pulumi.yaml:12:7: unknown function fn::nothingLikeIt; keys starting with fn:: name \
+         a builtin function or invoke one as fn::<pkg>:<module>:<function>\n\
+         Pulumi.yaml:14:5: unknown function fn::command:local:run:extra; keys starting with \
+         fn:: name a builtin function or invoke one as fn::<pkg>:<module>:<function>\n\
+         Pulumi.yaml:16:28: fn::command:local:run: the arguments of function \
+         command:local:run must be an object, not a string"
+    );
+}
+
+/// `fn::invoke`'s keys match in any case, but one that is no key of it
+/// is still an error.
+#[test]
+fn capitalised_invoke_keys_are_accepted_and_unknown_ones_are_not() {
+    let e = errors(
+        "variables:
+  a:
+    Fn::Invoke:
+      Function: pkg:index:getThing
+      Arguments: [1]
+      Retrun: x
+      Options:
+        Provder: ${a}
+",
+    );
+    assert_eq!(
+        e,
+        "Pulumi.yaml:7:18: fn::invoke: arguments must be an object, not a list\n\
+         Pulumi.yaml:8:7: fn::invoke: unknown key 'Retrun'; did you mean 'return'?\n\
+         Pulumi.yaml:10:9: fn::invoke: unknown option 'Provder'; did you mean 'provider'?"
+    );
+}
+
 #[test]
 fn bad_interpolation_syntax() {
     let e = errors(

@@ -17,6 +17,8 @@ pub(crate) struct Template {
     pub variables: Vec<Variable>,
     pub resources: Vec<Resource>,
     pub outputs: Vec<(Key, Expr)>,
+    /// What is accepted but not written as documented, in file order.
+    pub warnings: Vec<YamlError>,
 }
 
 #[derive(Debug, Clone)]
@@ -192,6 +194,7 @@ pub(crate) fn template(file: &str, root: &Node, errors: &mut Vec<YamlError>) -> 
         variables: Vec::new(),
         resources: Vec::new(),
         outputs: Vec::new(),
+        warnings: Vec::new(),
     };
     let Some(entries) = root.as_map() else {
         errors.push(YamlError::at(
@@ -206,7 +209,12 @@ pub(crate) fn template(file: &str, root: &Node, errors: &mut Vec<YamlError>) -> 
         match key.name.as_str() {
             "variables" => {
                 for (k, v) in section(file, value, "variables", errors) {
-                    let expr = ExprParser { file, errors }.expr(v);
+                    let expr = ExprParser {
+                        file,
+                        errors,
+                        warnings: &mut t.warnings,
+                    }
+                    .expr(v);
                     t.variables.push(Variable {
                         key: k.clone(),
                         expr,
@@ -215,14 +223,19 @@ pub(crate) fn template(file: &str, root: &Node, errors: &mut Vec<YamlError>) -> 
             }
             "resources" => {
                 for (k, v) in section(file, value, "resources", errors) {
-                    if let Some(r) = resource(file, k, v, errors) {
+                    if let Some(r) = resource(file, k, v, errors, &mut t.warnings) {
                         t.resources.push(r);
                     }
                 }
             }
             "outputs" => {
                 for (k, v) in section(file, value, "outputs", errors) {
-                    let expr = ExprParser { file, errors }.expr(v);
+                    let expr = ExprParser {
+                        file,
+                        errors,
+                        warnings: &mut t.warnings,
+                    }
+                    .expr(v);
                     t.outputs.push((k.clone(), expr));
                 }
             }
@@ -255,7 +268,13 @@ fn is_type_token(token: &str) -> bool {
     (2..=3).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty())
 }
 
-fn resource(file: &str, key: &Key, node: &Node, errors: &mut Vec<YamlError>) -> Option<Resource> {
+fn resource(
+    file: &str,
+    key: &Key,
+    node: &Node,
+    errors: &mut Vec<YamlError>,
+    warnings: &mut Vec<YamlError>,
+) -> Option<Resource> {
     let Some(entries) = node.as_map() else {
         errors.push(YamlError::at(
             file,
@@ -282,7 +301,11 @@ fn resource(file: &str, key: &Key, node: &Node, errors: &mut Vec<YamlError>) -> 
     let mut has_type = false;
     let mut properties_pos = None;
     for (k, v) in entries {
-        let mut p = ExprParser { file, errors };
+        let mut p = ExprParser {
+            file,
+            errors,
+            warnings,
+        };
         match k.name.as_str() {
             "type" => match v.as_str() {
                 Some(t) if is_type_token(t) => {
@@ -310,7 +333,7 @@ fn resource(file: &str, key: &Key, node: &Node, errors: &mut Vec<YamlError>) -> 
             "properties" => {
                 properties_pos = Some(k.pos);
                 for (pk, pv) in section(file, v, "properties", p.errors) {
-                    let e = ExprParser { file, errors }.expr(pv);
+                    let e = p.expr(pv);
                     r.properties.push((pk.clone(), e));
                 }
             }

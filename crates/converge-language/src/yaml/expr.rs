@@ -1,10 +1,11 @@
 //! Expressions: literals, lists, objects, `${…}` interpolations and
 //! property accesses, and the builtin `fn::` functions, parsed from
-//! positioned YAML nodes. Shape errors (arity, literal argument types,
-//! interpolation syntax) are reported here, with their positions.
+//! positioned YAML nodes (the calls' shapes are `builtins`'). Syntax
+//! errors are reported here, with their positions.
 
+use super::builtins;
 use super::syntax::{Key, Node, NodeKind, Text};
-use super::{did_you_mean, Pos, YamlError};
+use super::{Pos, YamlError};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Expr {
@@ -84,25 +85,6 @@ pub(crate) struct Invoke {
     pub version: Option<Expr>,
     pub ret: Option<String>,
 }
-
-/// Every builtin function's name.
-pub(crate) const FUNCTIONS: &[&str] = &[
-    "fn::invoke",
-    "fn::secret",
-    "fn::join",
-    "fn::split",
-    "fn::select",
-    "fn::toJSON",
-    "fn::toBase64",
-    "fn::fromBase64",
-    "fn::readFile",
-    "fn::stringAsset",
-    "fn::fileAsset",
-    "fn::remoteAsset",
-    "fn::fileArchive",
-    "fn::remoteArchive",
-    "fn::assetArchive",
-];
 
 impl Expr {
     fn new(pos: Pos, kind: ExprKind) -> Self {
@@ -228,15 +210,22 @@ impl Call {
     }
 }
 
-/// Parses expressions of one file, collecting errors.
+/// Parses expressions of one file, collecting errors and warnings.
 pub(crate) struct ExprParser<'a> {
     pub file: &'a str,
     pub errors: &'a mut Vec<YamlError>,
+    /// What Pulumi YAML accepts but warns about (a builtin's name or key
+    /// written in another case).
+    pub warnings: &'a mut Vec<YamlError>,
 }
 
 impl ExprParser<'_> {
     pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
         self.errors.push(YamlError::at(self.file, pos, message));
+    }
+
+    pub fn warn(&mut self, pos: Pos, message: impl Into<String>) {
+        self.warnings.push(YamlError::at(self.file, pos, message));
     }
 
     pub fn expr(&mut self, node: &Node) -> Expr {
@@ -247,7 +236,10 @@ impl ExprParser<'_> {
             NodeKind::Str(text) => return self.string(node.pos, text),
             NodeKind::Seq(items) => ExprKind::List(items.iter().map(|n| self.expr(n)).collect()),
             NodeKind::Map(entries) => {
-                if let Some((key, _)) = entries.iter().find(|(k, _)| k.name.starts_with("fn::")) {
+                // `fn::` in any case is reserved for builtins: a key that
+                // names none is an error, never literal data.
+                if let Some((key, _)) = entries.iter().find(|(k, _)| builtins::is_reserved(&k.name))
+                {
                     if entries.len() > 1 {
                         self.error(
                             key.pos,
@@ -336,228 +328,6 @@ impl ExprParser<'_> {
                 .filter_map(|n| self.resource_ref(n, what))
                 .collect(),
             _ => self.resource_ref(node, what).into_iter().collect(),
-        }
-    }
-
-    fn call(&mut self, key: &Key, arg: &Node) -> Expr {
-        let pos = key.pos;
-        let name = key.name.as_str();
-        let call = match name {
-            "fn::invoke" => self.invoke(pos, arg).map(|i| Call::Invoke(Box::new(i))),
-            "fn::secret" => Some(Call::Secret(self.expr(arg))),
-            "fn::toJSON" => Some(Call::ToJson(self.expr(arg))),
-            "fn::join" => self
-                .pair(pos, name, arg, ["delimiter", "values"])
-                .map(|[d, v]| {
-                    self.expect(name, "the delimiter", &d, &["a string"]);
-                    self.expect(name, "the values", &v, &["a list"]);
-                    Call::Join {
-                        delimiter: d,
-                        values: v,
-                    }
-                }),
-            "fn::split" => self
-                .pair(pos, name, arg, ["delimiter", "source"])
-                .map(|[d, s]| {
-                    self.expect(name, "the delimiter", &d, &["a string"]);
-                    self.expect(name, "the source", &s, &["a string"]);
-                    Call::Split {
-                        delimiter: d,
-                        source: s,
-                    }
-                }),
-            "fn::select" => self.pair(pos, name, arg, ["index", "list"]).map(|[i, l]| {
-                self.select_check(name, &i, &l);
-                Call::Select { index: i, list: l }
-            }),
-            "fn::assetArchive" => match &arg.kind {
-                NodeKind::Map(entries) => Some(Call::AssetArchive(
-                    entries
-                        .iter()
-                        .map(|(k, v)| (k.clone(), self.expr(v)))
-                        .collect(),
-                )),
-                _ => {
-                    self.error(
-                        arg.pos,
-                        format!(
-                            "fn::assetArchive takes an object of assets and archives, not {}",
-                            arg.kind_name()
-                        ),
-                    );
-                    None
-                }
-            },
-            "fn::toBase64" | "fn::fromBase64" | "fn::readFile" | "fn::stringAsset"
-            | "fn::fileAsset" | "fn::remoteAsset" | "fn::fileArchive" | "fn::remoteArchive" => {
-                let e = self.expr(arg);
-                self.expect(name, "its argument", &e, &["a string"]);
-                Some(match name {
-                    "fn::toBase64" => Call::ToBase64(e),
-                    "fn::fromBase64" => Call::FromBase64(e),
-                    "fn::readFile" => Call::ReadFile(e),
-                    "fn::stringAsset" => Call::StringAsset(e),
-                    "fn::fileAsset" => Call::FileAsset(e),
-                    "fn::remoteAsset" => Call::RemoteAsset(e),
-                    "fn::fileArchive" => Call::FileArchive(e),
-                    _ => Call::RemoteArchive(e),
-                })
-            }
-            _ => {
-                let hint = did_you_mean(name, FUNCTIONS.iter().copied());
-                self.error(pos, format!("unknown function {name}{hint}"));
-                None
-            }
-        };
-        match call {
-            Some(c) => Expr::new(pos, ExprKind::Call(Box::new(c))),
-            None => Expr::new(pos, ExprKind::Null),
-        }
-    }
-
-    /// A two-element argument list.
-    fn pair(&mut self, pos: Pos, name: &str, arg: &Node, names: [&str; 2]) -> Option<[Expr; 2]> {
-        match &arg.kind {
-            NodeKind::Seq(items) if items.len() == 2 => {
-                Some([self.expr(&items[0]), self.expr(&items[1])])
-            }
-            NodeKind::Seq(items) => {
-                self.error(
-                    pos,
-                    format!(
-                        "{name} takes 2 arguments, [{}, {}], but got {}",
-                        names[0],
-                        names[1],
-                        items.len()
-                    ),
-                );
-                None
-            }
-            _ => {
-                self.error(
-                    pos,
-                    format!(
-                        "{name} takes a list of 2 arguments, [{}, {}], not {}",
-                        names[0],
-                        names[1],
-                        arg.kind_name()
-                    ),
-                );
-                None
-            }
-        }
-    }
-
-    /// A literal argument must be of one of `kinds`.
-    fn expect(&mut self, func: &str, what: &str, e: &Expr, kinds: &[&str]) {
-        if let Some(kind) = e.literal_kind() {
-            if !kinds.contains(&kind) {
-                self.error(
-                    e.pos,
-                    format!("{func}: {what} must be {}, not {kind}", kinds.join(" or ")),
-                );
-            }
-        }
-    }
-
-    fn select_check(&mut self, name: &str, index: &Expr, list: &Expr) {
-        self.expect(name, "the index", index, &["a number"]);
-        self.expect(name, "the list", list, &["a list"]);
-        if let ExprKind::Number(n) = index.kind {
-            if n < 0.0 || n.fract() != 0.0 {
-                self.error(
-                    index.pos,
-                    format!(
-                        "{name}: the index must be a whole number ≥ 0, not {}",
-                        super::eval::number_text(n)
-                    ),
-                );
-            } else if let ExprKind::List(items) = &list.kind {
-                if n as usize >= items.len() {
-                    self.error(
-                        index.pos,
-                        format!(
-                            "{name}: index {} is out of range for a list of {}",
-                            n as usize,
-                            items.len()
-                        ),
-                    );
-                }
-            }
-        }
-    }
-
-    fn invoke(&mut self, pos: Pos, arg: &Node) -> Option<Invoke> {
-        let Some(entries) = arg.as_map() else {
-            self.error(
-                arg.pos,
-                format!(
-                    "fn::invoke takes an object with function, arguments, options and return, not {}",
-                    arg.kind_name()
-                ),
-            );
-            return None;
-        };
-        let mut invoke = Invoke {
-            function: String::new(),
-            function_pos: arg.pos,
-            arguments: None,
-            provider: None,
-            parent: None,
-            depends_on: Vec::new(),
-            version: None,
-            ret: None,
-        };
-        let mut has_function = false;
-        for (k, v) in entries {
-            match k.name.as_str() {
-                "function" => match v.as_str() {
-                    Some(f) => {
-                        has_function = true;
-                        invoke.function = f.to_owned();
-                        invoke.function_pos = v.pos;
-                    }
-                    None => self.error(v.pos, "fn::invoke: function must be a string"),
-                },
-                "arguments" => {
-                    let e = self.expr(v);
-                    self.expect("fn::invoke", "arguments", &e, &["an object"]);
-                    invoke.arguments = Some(e);
-                }
-                "return" => match v.as_str() {
-                    Some(r) => invoke.ret = Some(r.to_owned()),
-                    None => self.error(v.pos, "fn::invoke: return must be a string"),
-                },
-                "options" => self.invoke_options(&mut invoke, v),
-                other => {
-                    let hint = did_you_mean(other, ["function", "arguments", "options", "return"]);
-                    self.error(k.pos, format!("fn::invoke: unknown key '{other}'{hint}"));
-                }
-            }
-        }
-        if !has_function {
-            self.error(pos, "fn::invoke: missing the function to call");
-            return None;
-        }
-        Some(invoke)
-    }
-
-    fn invoke_options(&mut self, invoke: &mut Invoke, node: &Node) {
-        let Some(entries) = node.as_map() else {
-            self.error(node.pos, "fn::invoke: options must be an object");
-            return;
-        };
-        for (k, v) in entries {
-            match k.name.as_str() {
-                "provider" => invoke.provider = self.resource_ref(v, "provider"),
-                "parent" => invoke.parent = self.resource_ref(v, "parent"),
-                "dependsOn" => invoke.depends_on = self.resource_refs(v, "dependsOn"),
-                "version" => invoke.version = Some(self.expr(v)),
-                other => {
-                    let hint = did_you_mean(other, ["provider", "parent", "dependsOn", "version"]);
-                    self.error(k.pos, format!("fn::invoke: unknown option '{other}'{hint}"));
-                }
-            }
         }
     }
 }
@@ -684,6 +454,7 @@ mod tests {
         let e = ExprParser {
             file: "t.yaml",
             errors: &mut errors,
+            warnings: &mut Vec::new(),
         }
         .expr(&node.as_map().unwrap()[0].1);
         (e, errors)

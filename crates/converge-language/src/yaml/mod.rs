@@ -12,7 +12,8 @@
 //! (independent resources at once), then the stack's outputs.
 //!
 //! Module map: `syntax` (YAML text → positioned nodes), `expr`
-//! (expressions, interpolations, builtin function shapes), `ast` (the
+//! (expressions, interpolations), `builtins` (which `fn::` key names
+//! which function, in any case, and the calls' shapes), `ast` (the
 //! template: config, variables, resources, outputs), `config` (typed
 //! configuration), `validate` (references, cycles, the dependency graph),
 //! `eval` and `functions` (values), `tokens` (type and function tokens
@@ -20,6 +21,7 @@
 //! the monitor).
 
 mod ast;
+mod builtins;
 mod config;
 mod eval;
 mod expr;
@@ -228,6 +230,7 @@ impl YamlProgram {
             )
         };
         let mut template = template;
+        template.warnings = sorted(std::mem::take(&mut template.warnings)).0;
         let mut decls = project_config;
         decls.append(&mut template.config);
         template.config = decls;
@@ -261,6 +264,13 @@ impl YamlProgram {
             .iter()
             .map(|r| r.key.name.as_str())
             .collect()
+    }
+
+    /// What the program writes other than as documented but Pulumi YAML
+    /// accepts (e.g. `Fn::Secret` for `fn::secret`), in file order; each
+    /// run reports them as warnings.
+    pub fn warnings(&self) -> &[YamlError] {
+        &self.inner.template.warnings
     }
 
     /// The resolved configuration, by the name the program uses.

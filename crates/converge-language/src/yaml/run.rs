@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use converge_engine::{Alias, Monitor, Program, ReadGoal, ResourceGoal, ResourceOptions};
+use converge_engine::{Alias, Monitor, Program, ReadGoal, ResourceGoal, ResourceOptions, Severity};
 use converge_model::{provider_package, CustomTimeouts, PropertyMap, PropertyValue, Urn};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -80,6 +80,9 @@ impl Ctx {
 }
 
 async fn run(loaded: Arc<Loaded>, monitor: Monitor) -> Result<(), String> {
+    for warning in &loaded.template.warnings {
+        monitor.diagnostic(Severity::Warning, None, warning.to_string());
+    }
     let tokens = tokens::resolve(&loaded, &monitor)
         .await
         .map_err(|errors| super::sorted(errors).to_string())?;

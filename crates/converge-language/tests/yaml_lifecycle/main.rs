@@ -5,6 +5,7 @@ mod aliases;
 mod basics;
 mod graph;
 mod invoke;
+mod spellings;
 mod timeouts;
 mod tokens;
 mod values;
