@@ -233,6 +233,9 @@ async fn run_locked(
             },
         )
         .await;
+        if !args.json {
+            print_output_changes(locked.base(), &executed.result.snapshot, args.show_secrets);
+        }
         print_lines(&executed.summary);
         if let Some(e) = executed.error() {
             return Err(e);
@@ -666,6 +669,26 @@ fn print_outputs(snapshot: &Snapshot, reveal: bool) {
             other => other.to_string(),
         };
         say(format!("    {k:<width$}: {shown}"));
+    }
+}
+
+/// A preview's changes to the stack's outputs, old → new, as Pulumi shows
+/// them before the resource counts.
+fn print_output_changes(base: &Snapshot, planned: &Snapshot, reveal: bool) {
+    let style = crate::display::values::ValueStyle {
+        show_secrets: reveal,
+    };
+    let lines = crate::display::values::diff_lines(
+        &stack_outputs(Some(base)),
+        &stack_outputs(Some(planned)),
+        style,
+    );
+    if lines.is_empty() {
+        return;
+    }
+    say("\nOutputs:");
+    for line in lines {
+        say(line);
     }
 }
 
