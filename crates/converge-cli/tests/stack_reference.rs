@@ -7,9 +7,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use common::{converge_on, Backend, Scratch};
+use common::{converge_on, failure_of, stdout_of, Backend, Scratch};
 
 const PYTHON: &str = r#"
 import pulumi
@@ -122,15 +121,7 @@ impl App {
     }
 
     fn node(modules: &Path, backend: impl FnOnce(&Scratch) -> Backend, org: &str) -> App {
-        let scratch = Scratch::new("name: app\nruntime: nodejs\n");
-        let project = &scratch.project;
-        std::fs::write(project.join("index.js"), NODE).unwrap();
-        std::fs::write(
-            project.join("package.json"),
-            r#"{"name":"app","main":"index.js"}"#,
-        )
-        .unwrap();
-        std::os::unix::fs::symlink(modules, project.join("node_modules")).unwrap();
+        let scratch = common::nodejs::project(modules, "app", NODE);
         App::new(
             scratch,
             backend,
@@ -159,37 +150,14 @@ impl App {
         app
     }
 
-    fn output(&self, args: &[&str]) -> Output {
-        converge_on(&self.scratch, &self.backend, args)
-            .output()
-            .unwrap()
-    }
-
     /// `converge args…` with the passphrase `pw`, which must succeed.
     fn run(&self, args: &[&str]) -> String {
-        let out = self.output(args);
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        stdout_of(converge_on(&self.scratch, &self.backend, &[]), args)
     }
 
     /// `converge args…`, which must fail; its stdout and stderr.
     fn fails(&self, args: &[&str]) -> String {
-        let out = self.output(args);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            !out.status.success(),
-            "converge {args:?} succeeded:\n{text}"
-        );
-        text
+        failure_of(converge_on(&self.scratch, &self.backend, &[]), args)
     }
 
     fn outputs(&self, stack: &str, reveal: bool) -> serde_json::Value {

@@ -23,7 +23,6 @@ use converge_engine::{
     Program,
 };
 use converge_model::PropertyValue;
-use converge_state::checkpoint::{self, StackCheckpoint};
 use converge_state::journal::entry_to_json;
 use converge_state::secrets::SecretsMode;
 use converge_testkit::{custom, program, register_stack, MockCloud, MockLoader, MockProvider};
@@ -111,17 +110,8 @@ impl World {
 
     async fn on(backend: Arc<dyn Backend>, dir: tempfile::TempDir, latency: Duration) -> World {
         let stack = StackRef::new("bench", "dev").expect("stack name");
-        let empty = checkpoint::write_checkpoint(
-            &StackCheckpoint {
-                stack: stack.to_string(),
-                config: None,
-                latest: None,
-            },
-            SecretsMode::Opaque,
-        )
-        .expect("empty checkpoint");
-        backend
-            .create_stack(&stack, &empty)
+        StackState::new(backend.clone(), stack.clone())
+            .create()
             .await
             .expect("create stack");
         let provider = MockProvider::new("pkg")

@@ -10,7 +10,7 @@ use converge_engine::stack_state::{
     JournalStatus, ReadOptions, Recovery, StackState, UpdateJournal,
 };
 use converge_engine::{DeploymentOptions, EventSink, LockedStack, OperationContext};
-use converge_state::checkpoint::{self, StackCheckpoint};
+use converge_state::checkpoint;
 use converge_state::journal::base_digest;
 use converge_state::secrets::SecretsMode;
 use converge_state::{integrity, OperationType, SecretsProviders, Snapshot};
@@ -27,16 +27,10 @@ async fn world() -> World {
     let dir = tempfile::tempdir().unwrap();
     let backend: Arc<dyn Backend> = Arc::new(FileBackend::new(dir.path(), ""));
     let stack = StackRef::new("proj", "test").unwrap();
-    let empty = checkpoint::write_checkpoint(
-        &StackCheckpoint {
-            stack: stack.to_string(),
-            config: None,
-            latest: None,
-        },
-        SecretsMode::Opaque,
-    )
-    .unwrap();
-    backend.create_stack(&stack, &empty).await.unwrap();
+    StackState::new(backend.clone(), stack.clone())
+        .create()
+        .await
+        .unwrap();
     World {
         _dir: dir,
         state: StackState::new(backend.clone(), stack),

@@ -10,7 +10,7 @@ use converge_backend::{Backend, LockInfo, StackRef};
 use converge_engine::stack_state::{Completion, StackState};
 use converge_engine::{DeploymentOptions, EventSink, LockedStack, OperationContext};
 use converge_server::{RunningServer, Server, ServerOptions};
-use converge_state::checkpoint::{self, StackCheckpoint};
+use converge_state::checkpoint;
 use converge_state::secrets::SecretsMode;
 use converge_state::{integrity, SecretsProviders, Snapshot};
 use converge_testkit::{numbered_things, MockCloud, MockLoader, MockProvider};
@@ -44,13 +44,10 @@ async fn world() -> World {
         .unwrap(),
     );
     let stack = StackRef::with_organization("acme", "proj", "test").unwrap();
-    let empty = StackCheckpoint {
-        stack: stack.to_string(),
-        config: None,
-        latest: None,
-    };
-    let empty = checkpoint::write_checkpoint(&empty, SecretsMode::Opaque).unwrap();
-    backend.create_stack(&stack, &empty).await.unwrap();
+    StackState::new(backend.clone(), stack.clone())
+        .create()
+        .await
+        .unwrap();
     World {
         _dir: dir,
         _running: running,

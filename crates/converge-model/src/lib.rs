@@ -19,7 +19,7 @@ pub mod value;
 
 pub use diff::{diff_objects, DiffKind, PropertyDiff};
 pub use path::{
-    PathElement, PathResetError, PathSetError, PropertyPath, PropertyPathError,
+    peel, PathElement, PathResetError, PathSetError, Peeled, PropertyPath, PropertyPathError,
     PropertyPathErrorKind,
 };
 pub use resource::{DependencyKind, ProviderReference, ProviderReferenceError, ResourceState};

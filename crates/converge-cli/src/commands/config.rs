@@ -92,6 +92,15 @@ fn typed(value: String) -> Value {
     }
 }
 
+/// The value of `key` (a path inside a top-level value) in a stack's
+/// config, or Pulumi's error naming the key (as `shown`) and the stack.
+fn lookup<'a>(config: &'a Mapping, key: &ConfigKey, shown: &str, stack: &str) -> Result<&'a Value> {
+    config
+        .get(key.top.as_str())
+        .and_then(|v| get_path(v, &key.path))
+        .with_context(|| format!("configuration key '{shown}' not found for stack '{stack}'"))
+}
+
 fn get_path<'a>(v: &'a Value, path: &[PathElement]) -> Option<&'a Value> {
     let Some((first, rest)) = path.split_first() else {
         return Some(v);
@@ -231,16 +240,12 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             let key = parse_key(&project.name, &key, path)?;
             // The project's defaults count, as in Pulumi.
             let config = project.config.apply(&settings.config());
-            let value = config
-                .get(key.top.as_str())
-                .and_then(|v| get_path(v, &key.path))
-                .with_context(|| {
-                    format!(
-                        "configuration key '{}' not found for stack '{}'",
-                        display_key(&project.name, &shown),
-                        stack.stack
-                    )
-                })?;
+            let value = lookup(
+                &config,
+                &key,
+                &display_key(&project.name, &shown),
+                &stack.stack,
+            )?;
             // `get` shows a secret's value, as Pulumi's does.
             let crypter = if contains_secure(value) {
                 Some(stack_crypter(&mut settings, None, opts, false)?)

@@ -4,7 +4,7 @@
 //! `[unknown]`. Keys starting with `__` (provider bookkeeping such as
 //! `__defaults`) are not shown.
 
-use converge_model::{Archive, Asset, PropertyMap, PropertyValue};
+use converge_model::{peel, Archive, Asset, PropertyMap, PropertyValue};
 
 /// How values are shown.
 #[derive(Debug, Clone, Copy, Default)]
@@ -242,49 +242,6 @@ impl Printer {
             PropertyValue::ResourceReference(r) => r.urn.to_string(),
             PropertyValue::Unknown | PropertyValue::Secret(_) | PropertyValue::Output(_) => {
                 self.scalar(v)
-            }
-        }
-    }
-}
-
-/// A value with its secret and output wrappers taken off: `value` is `None`
-/// when unknown.
-struct Peeled<'a> {
-    value: Option<&'a PropertyValue>,
-    secret: bool,
-}
-
-fn peel(mut v: &PropertyValue) -> Peeled<'_> {
-    let mut secret = false;
-    loop {
-        match v {
-            PropertyValue::Secret(inner) => {
-                secret = true;
-                v = inner;
-            }
-            PropertyValue::Output(o) => {
-                secret |= o.secret;
-                match &o.element {
-                    Some(inner) => v = inner,
-                    None => {
-                        return Peeled {
-                            value: None,
-                            secret,
-                        }
-                    }
-                }
-            }
-            PropertyValue::Unknown => {
-                return Peeled {
-                    value: None,
-                    secret,
-                }
-            }
-            _ => {
-                return Peeled {
-                    value: Some(v),
-                    secret,
-                }
             }
         }
     }

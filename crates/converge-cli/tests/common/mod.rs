@@ -100,6 +100,21 @@ pub fn stdout_of(mut cmd: Command, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Runs `cmd` (`converge args…`), which must fail; its stdout and stderr.
+pub fn failure_of(mut cmd: Command, args: &[&str]) -> String {
+    let out = cmd.args(args).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success(),
+        "converge {args:?} succeeded:\n{text}"
+    );
+    text
+}
+
 pub mod nodejs;
 pub mod python;
 pub mod service;

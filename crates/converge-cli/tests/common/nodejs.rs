@@ -21,6 +21,21 @@ pub fn node_modules() -> Option<PathBuf> {
     }
 }
 
+/// A scratch world whose project `name` runs `program` as its `index.js`
+/// with the SDK's `node_modules`.
+pub fn project(modules: &Path, name: &str, program: &str) -> Scratch {
+    let scratch = Scratch::new(&format!("name: {name}\nruntime: nodejs\n"));
+    let dir = &scratch.project;
+    std::fs::write(dir.join("index.js"), program).unwrap();
+    std::fs::write(
+        dir.join("package.json"),
+        format!(r#"{{"name":"{name}","main":"index.js"}}"#),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(modules, dir.join("node_modules")).unwrap();
+    scratch
+}
+
 /// A project `nodeproj` running `program` as its `index.js`, with the
 /// SDK's `node_modules`, and its stack `dev`.
 pub struct NodeWorld {
@@ -31,15 +46,7 @@ pub struct NodeWorld {
 
 impl NodeWorld {
     pub fn new(modules: &Path, program: &str) -> NodeWorld {
-        let scratch = Scratch::new("name: nodeproj\nruntime: nodejs\n");
-        let project = &scratch.project;
-        std::fs::write(project.join("index.js"), program).unwrap();
-        std::fs::write(
-            project.join("package.json"),
-            r#"{"name":"nodeproj","main":"index.js"}"#,
-        )
-        .unwrap();
-        std::os::unix::fs::symlink(modules, project.join("node_modules")).unwrap();
+        let scratch = project(modules, "nodeproj", program);
         let w = NodeWorld {
             scratch,
             env: Vec::new(),

@@ -54,13 +54,7 @@ impl PythonWorld {
 
     /// Runs `converge args…`, which must fail; its stdout and stderr.
     pub fn fails(&self, args: &[&str]) -> String {
-        let out = self.cmd(args);
-        assert!(!out.status.success(), "converge {args:?} succeeded");
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
+        super::failure_of(self.scratch.command("pw"), args)
     }
 
     /// The stack's checkpoint file.

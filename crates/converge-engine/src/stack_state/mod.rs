@@ -107,6 +107,23 @@ impl StackState {
         &self.stack
     }
 
+    /// Creates the stack with an empty first checkpoint, as Pulumi does. A
+    /// stack that exists already is the backend's `AlreadyExists` error.
+    pub async fn create(&self) -> Result<(), StackStateError> {
+        let empty = StackCheckpoint {
+            stack: self.stack.to_string(),
+            config: None,
+            latest: None,
+        };
+        let bytes = converge_state::checkpoint::write_checkpoint(&empty, SecretsMode::Opaque)
+            .map_err(|source| StackStateError::Checkpoint {
+                stack: self.stack.to_string(),
+                source: Box::new(source),
+            })?;
+        self.backend.create_stack(&self.stack, &bytes).await?;
+        Ok(())
+    }
+
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
     }

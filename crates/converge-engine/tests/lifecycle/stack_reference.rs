@@ -15,8 +15,7 @@ use converge_engine::stack_state::StackState;
 use converge_engine::{
     DeploymentOptions, EventSink, InvokeGoal, OperationContext, ReadGoal, RegisterResult,
 };
-use converge_state::checkpoint::{self, StackCheckpoint};
-use converge_state::secrets::{Crypter, PassphraseCrypter, SecretsMode};
+use converge_state::secrets::{Crypter, PassphraseCrypter};
 use converge_state::SecretsProviders;
 use converge_testkit::{program, register_stack, MockLoader, TestProgram};
 
@@ -63,16 +62,10 @@ impl Stacks {
         let key: Arc<dyn Crypter> = crypter.clone();
         let other = StackRef::new("proj", "other").unwrap();
         for stack in [&other, &StackRef::new("proj", "test").unwrap()] {
-            let empty = checkpoint::write_checkpoint(
-                &StackCheckpoint {
-                    stack: stack.to_string(),
-                    config: None,
-                    latest: None,
-                },
-                SecretsMode::Opaque,
-            )
-            .unwrap();
-            backend.create_stack(stack, &empty).await.unwrap();
+            StackState::new(backend.clone(), stack.clone())
+                .create()
+                .await
+                .unwrap();
         }
         Stacks {
             _dir: dir,
@@ -442,16 +435,10 @@ async fn a_registered_stack_reference_follows_its_stack_too() {
     let stacks = Stacks::new(true).await;
     stacks.deploy_other(plain_and_secret("one")).await;
     let other = StackRef::new("proj", "third").unwrap();
-    let empty = checkpoint::write_checkpoint(
-        &StackCheckpoint {
-            stack: other.to_string(),
-            config: None,
-            latest: None,
-        },
-        SecretsMode::Opaque,
-    )
-    .unwrap();
-    stacks.backend.create_stack(&other, &empty).await.unwrap();
+    StackState::new(stacks.backend.clone(), other.clone())
+        .create()
+        .await
+        .unwrap();
     let mut w = stacks.world();
 
     let r = w.up(&registering("other")).await;

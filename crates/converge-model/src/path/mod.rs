@@ -465,12 +465,12 @@ fn parse(source: &str) -> Result<PropertyPath, PropertyPathError> {
 /// A value with its secret and known-output wrappers removed, and whether
 /// any of them was secret. `value` is `None` when the value is unknown.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Peeled<'a> {
-    pub(crate) secret: bool,
-    pub(crate) value: Option<&'a PropertyValue>,
+pub struct Peeled<'a> {
+    pub secret: bool,
+    pub value: Option<&'a PropertyValue>,
 }
 
-pub(crate) fn peel(mut v: &PropertyValue) -> Peeled<'_> {
+pub fn peel(mut v: &PropertyValue) -> Peeled<'_> {
     let mut secret = false;
     loop {
         match v {

@@ -11,7 +11,7 @@ use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef};
 use serde_norway::Value;
 
-use super::{display_key, get_path, set_path, state_salt, ConfigKey};
+use super::{display_key, lookup, set_path, state_salt, ConfigKey};
 use crate::config_value::{contains_secure, reencrypt};
 use crate::context::Context;
 use crate::passphrase::stack_crypter;
@@ -46,17 +46,8 @@ pub async fn copy(
     let config = from.config();
     let copied: Vec<(ConfigKey, Value)> = match c.key {
         Some(key) => {
-            let value = config
-                .get(key.top.as_str())
-                .and_then(|v| get_path(v, &key.path))
-                .with_context(|| {
-                    format!(
-                        "configuration key '{}' not found for stack '{}'",
-                        display_key(&project.name, &key.top),
-                        c.source.stack
-                    )
-                })?
-                .clone();
+            let shown = display_key(&project.name, &key.top);
+            let value = lookup(&config, &key, &shown, &c.source.stack)?.clone();
             vec![(key, value)]
         }
         None => config

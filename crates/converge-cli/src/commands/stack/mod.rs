@@ -104,14 +104,10 @@ pub async fn current_state(
 }
 
 /// Creates a stack with an empty first checkpoint, as Pulumi does.
-async fn create_stack(backend: &dyn Backend, stack: &StackRef) -> Result<()> {
-    let cp = StackCheckpoint {
-        stack: stack.to_string(),
-        config: None,
-        latest: None,
-    };
-    let bytes = checkpoint::write_checkpoint(&cp, SecretsMode::Opaque)?;
-    backend.create_stack(stack, &bytes).await?;
+async fn create_stack(backend: &Arc<dyn Backend>, stack: &StackRef) -> Result<()> {
+    StackState::new(backend.clone(), stack.clone())
+        .create()
+        .await?;
     Ok(())
 }
 
@@ -133,9 +129,9 @@ async fn init(ctx: &Context, name: Option<String>) -> Result<()> {
         Some(n) => n,
         None => bail!("which stack? run `converge stack init NAME`"),
     };
-    let backend = ctx.backend(Some(&project))?;
+    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = StackRef::parse(&name, &project.name)?;
-    create_stack(backend.as_ref(), &stack).await?;
+    create_stack(&backend, &stack).await?;
     // Set up passphrase encryption now when a passphrase is at hand, as
     // Pulumi does; otherwise it is set up by the first secret.
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
@@ -155,11 +151,11 @@ async fn select(ctx: &Context, name: Option<String>, create: bool) -> Result<()>
     let Some(name) = name else {
         bail!("which stack? run `converge stack select NAME` (`converge stack ls` lists them)");
     };
-    let backend = ctx.backend(Some(&project))?;
+    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = StackRef::parse(&name, &project.name)?;
     if !backend.stack_exists(&stack).await? {
         if create {
-            create_stack(backend.as_ref(), &stack).await?;
+            create_stack(&backend, &stack).await?;
             println!("Created stack '{}'", stack.stack);
         } else {
             ctx.require_stack(backend.as_ref(), &stack).await?;
