@@ -97,6 +97,10 @@ fn diffs_show_old_and_new_values_and_secrets_stay_masked() {
     let row = ls.lines().find(|l| l.starts_with("dev*")).unwrap();
     assert!(row.contains(" ago") || row.contains(" now "), "{ls}");
     assert!(!row.contains("T0") && !row.contains("Z "), "{ls}");
+    // Outside a project, every stack of the backend, as Pulumi lists them.
+    let outside = w.scratch.dir.path().to_str().unwrap().to_owned();
+    let ls = w.run(&["-C", &outside, "stack", "ls"]);
+    assert!(ls.contains("pyproj/dev "), "{ls}");
 }
 
 #[test]

@@ -1,10 +1,11 @@
-//! `converge stack ls`: the stacks of the project (or, with `--all`, of the
-//! backend), when each was last updated — relative, as Pulumi shows it, or
-//! "in progress" while an update runs — and how many resources each has.
+//! `converge stack ls`: the stacks of the project (or, with `--all` or
+//! outside a project, of the backend), when each was last updated —
+//! relative, as Pulumi shows it, or "in progress" while an update runs —
+//! and how many resources each has.
 
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use converge_backend::{Backend, ListStacksOptions};
 use converge_engine::stack_state::JournalStatus;
 
@@ -23,9 +24,8 @@ struct Row {
 
 pub(super) async fn run(ctx: &Context, all: bool, json: bool) -> Result<()> {
     let project = Project::find(&ctx.cwd)?;
-    if project.is_none() && !all {
-        bail!("not in a project directory: pass --all to list every stack in the backend");
-    }
+    // Outside a project every stack is listed, as Pulumi does.
+    let all = all || project.is_none();
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(project.as_ref())?);
     let filter = if all {
         None
