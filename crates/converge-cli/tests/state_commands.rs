@@ -1,0 +1,185 @@
+//! End to end: `converge state delete` on a
+//! stack deployed with a YAML program of built-in providers, through the
+//! `converge` binary. Every refusal leaves the checkpoint byte-identical;
+//! every edit leaves a state that `stack import` (which verifies
+//! integrity) takes back and that `preview` reads.
+
+mod common;
+
+use serde_json::Value;
+
+const PROGRAM: &str = "name: demo
+runtime: yaml
+resources:
+  pet:
+    type: random:RandomPet
+  other:
+    type: random:RandomPet
+  suffix:
+    type: random:RandomString
+    properties:
+      length: 6
+      special: false
+    options:
+      parent: ${pet}
+  note:
+    type: converge:index:File
+    properties:
+      path: ${pulumi.cwd}/note.txt
+      content: ${pet.id}-${suffix.result}
+  lonely:
+    type: random:RandomInteger
+    properties:
+      min: 1
+      max: 100
+    options:
+      deletedWith: ${other}
+";
+
+const STACK: &str = "urn:pulumi:dev::demo::pulumi:pulumi:Stack::demo-dev";
+const PET: &str = "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::pet";
+const OTHER: &str = "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::other";
+const SUFFIX: &str = "urn:pulumi:dev::demo::random:index/randomPet:RandomPet$random:index/randomString:RandomString::suffix";
+const NOTE: &str = "urn:pulumi:dev::demo::converge:index:File::note";
+const LONELY: &str = "urn:pulumi:dev::demo::random:index/randomInteger:RandomInteger::lonely";
+
+struct World {
+    scratch: common::Scratch,
+}
+
+impl World {
+    /// The program deployed on stack `dev`.
+    fn deployed() -> World {
+        let w = World {
+            scratch: common::Scratch::new(PROGRAM),
+        };
+        w.run(&["stack", "init", "dev"]);
+        let up = w.run(&["up", "--yes"]);
+        assert!(up.contains("+ 8 created"), "{up}");
+        w
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        common::stdout_of(self.scratch.command("pw"), args)
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        common::failure_of(self.scratch.command("pw"), args)
+    }
+
+    fn checkpoint(&self) -> Vec<u8> {
+        std::fs::read(self.scratch.backend.join(".pulumi/stacks/demo/dev.json")).unwrap()
+    }
+
+    /// Fails with an error containing `expected`, the checkpoint unchanged.
+    fn refused(&self, args: &[&str], expected: &str) -> String {
+        let before = self.checkpoint();
+        let err = self.fails(args);
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(self.checkpoint() == before, "{args:?} changed the state");
+        err
+    }
+
+    /// The exported deployment, after checking that `stack import` (which
+    /// verifies integrity) takes it back.
+    fn export(&self) -> Value {
+        let exported = self.run(&["stack", "export"]);
+        let mut import = self.scratch.command("pw");
+        import
+            .args(["stack", "import"])
+            .write_stdin_bytes(exported.as_bytes());
+        let out = import.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&exported).unwrap()
+    }
+
+    fn resources(&self) -> Vec<Value> {
+        self.export()["deployment"]["resources"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn resource(&self, urn: &str) -> Option<Value> {
+        self.resources().into_iter().find(|r| r["urn"] == urn)
+    }
+}
+
+/// `Command::output` with bytes on stdin (std has no such helper).
+trait WriteStdin {
+    fn write_stdin_bytes(&mut self, bytes: &[u8]) -> &mut Self;
+}
+
+impl WriteStdin for std::process::Command {
+    fn write_stdin_bytes(&mut self, bytes: &[u8]) -> &mut Self {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), bytes).unwrap();
+        let (f, path) = file.keep().unwrap();
+        drop(f);
+        self.stdin(std::fs::File::open(path).unwrap())
+    }
+}
+
+fn urns(resources: &[Value]) -> Vec<String> {
+    resources
+        .iter()
+        .map(|r| r["urn"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn delete_forgets_resources_and_refuses_what_would_break_the_state() {
+    let w = World::deployed();
+    // Dependents are named, by kind: a child (parent), a property dependency.
+    let err = w.refused(&["state", "delete", PET, "--yes"], "depend on it");
+    assert!(err.contains(SUFFIX) && err.contains("parent"), "{err}");
+    assert!(
+        err.contains(NOTE) && err.contains("property dependency"),
+        "{err}"
+    );
+    assert!(err.contains("--target-dependents"), "{err}");
+    let err = w.refused(&["state", "delete", OTHER, "--yes"], "deletedWith");
+    assert!(err.contains(LONELY), "{err}");
+    w.refused(&["state", "delete", STACK, "--yes"], "stack resource");
+    let unknown = "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::nope";
+    w.refused(
+        &["state", "delete", unknown, "--yes"],
+        &format!("no resource {unknown}"),
+    );
+    w.refused(&["state", "delete", "pet", "--yes"], "is not a URN");
+    // Non-interactive without --yes: no one to confirm.
+    w.refused(&["state", "delete", LONELY], "pass --yes");
+
+    let out = w.run(&["state", "delete", LONELY, "--yes"]);
+    assert!(out.contains("Deleted 1 resource(s)"), "{out}");
+    assert!(w.resource(LONELY).is_none());
+    assert_eq!(w.resources().len(), 7);
+    // Forgotten, so the program creates it again.
+    let preview = w.run(&["preview"]);
+    assert!(preview.contains("+ 1 to create"), "{preview}");
+
+    // --target-dependents takes the child and the property dependent too.
+    let out = w.run(&["state", "delete", PET, "--target-dependents", "--yes"]);
+    assert!(out.contains("Deleted 3 resource(s)"), "{out}");
+    let left = urns(&w.resources());
+    assert_eq!(
+        left,
+        [
+            STACK,
+            "urn:pulumi:dev::demo::pulumi:providers:random::default",
+            OTHER,
+            "urn:pulumi:dev::demo::pulumi:providers:converge::default",
+        ]
+    );
+
+    // --all forgets everything, the stack resource included.
+    let out = w.run(&["state", "delete", "--all", "--yes"]);
+    assert!(out.contains("Deleted"), "{out}");
+    assert!(w.resources().is_empty());
+    let preview = w.run(&["preview"]);
+    assert!(preview.contains("+ 8 to create"), "{preview}");
+}
