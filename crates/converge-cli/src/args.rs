@@ -207,6 +207,27 @@ pub enum StateCommand {
         #[arg(short, long)]
         yes: bool,
     },
+    /// Protect resources: an update or destroy will not delete them.
+    Protect(ProtectArgs),
+    /// Clear resources' protection.
+    Unprotect(ProtectArgs),
+}
+
+/// `state protect` and `state unprotect`.
+#[derive(Debug, Args, Clone)]
+pub struct ProtectArgs {
+    /// Exact URNs of the resources.
+    #[arg(
+        value_name = "URN",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub urns: Vec<String>,
+    #[command(flatten)]
+    pub stack: StackArg,
+    /// Every resource of the stack.
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Subcommand)]

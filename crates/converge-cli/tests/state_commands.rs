@@ -1,4 +1,4 @@
-//! End to end: `converge state delete` on a
+//! End to end: `converge state delete | protect | unprotect` on a
 //! stack deployed with a YAML program of built-in providers, through the
 //! `converge` binary. Every refusal leaves the checkpoint byte-identical;
 //! every edit leaves a state that `stack import` (which verifies
@@ -182,4 +182,43 @@ fn delete_forgets_resources_and_refuses_what_would_break_the_state() {
     assert!(w.resources().is_empty());
     let preview = w.run(&["preview"]);
     assert!(preview.contains("+ 8 to create"), "{preview}");
+}
+
+#[test]
+fn protect_and_unprotect_guard_deletes() {
+    let w = World::deployed();
+    let out = w.run(&["state", "protect", LONELY, NOTE]);
+    assert!(out.contains("Protected 2 resource(s)"), "{out}");
+    assert_eq!(w.resource(LONELY).unwrap()["protect"], true);
+    assert_eq!(w.resource(NOTE).unwrap()["protect"], true);
+    assert!(w
+        .resource(PET)
+        .unwrap()
+        .get("protect")
+        .is_none_or(|p| p == false));
+
+    w.refused(&["state", "delete", LONELY, "--yes"], "protected");
+    w.refused(
+        &["state", "delete", PET, "--target-dependents", "--yes"],
+        "protected",
+    );
+    w.refused(
+        &["state", "protect", "urn:pulumi:dev::demo::x:y:Z::nope"],
+        "no resource",
+    );
+    // An update may not delete it either.
+    let err = w.fails(&["destroy", "--yes"]);
+    assert!(err.contains("protected"), "{err}");
+
+    let out = w.run(&["state", "unprotect", "--all"]);
+    assert!(out.contains("Unprotected 2 resource(s)"), "{out}");
+    assert!(w
+        .resources()
+        .iter()
+        .all(|r| r.get("protect").is_none_or(|p| p == false)));
+
+    w.run(&["state", "protect", LONELY]);
+    let out = w.run(&["state", "delete", LONELY, "--force", "--yes"]);
+    assert!(out.contains("Deleted 1 resource(s)"), "{out}");
+    assert!(w.resource(LONELY).is_none());
 }

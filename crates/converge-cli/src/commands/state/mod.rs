@@ -1,4 +1,4 @@
-//! `converge state delete`: edits of a
+//! `converge state delete | protect | unprotect`: edits of a
 //! stack's state that touch no cloud object (Pulumi's `pulumi state`).
 //!
 //! Each command takes the stack's lock through `StackState::lock`, edits a
@@ -9,6 +9,7 @@
 //! no passphrase is needed.
 
 mod delete;
+mod protect;
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -44,6 +45,8 @@ pub async fn run(ctx: &Context, cmd: StateCommand) -> Result<()> {
             )
             .await
         }
+        StateCommand::Protect(args) => protect::run(ctx, args, true).await,
+        StateCommand::Unprotect(args) => protect::run(ctx, args, false).await,
     }
 }
 
