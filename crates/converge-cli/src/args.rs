@@ -211,6 +211,17 @@ pub enum StateCommand {
     Protect(ProtectArgs),
     /// Clear resources' protection.
     Unprotect(ProtectArgs),
+    /// Rename a resource in the stack's state, rewriting every reference to it.
+    Rename {
+        /// Exact URN of the resource.
+        #[arg(value_name = "URN")]
+        urn: String,
+        /// Its new name.
+        #[arg(value_name = "NEW_NAME")]
+        new_name: String,
+        #[command(flatten)]
+        stack: StackArg,
+    },
 }
 
 /// `state protect` and `state unprotect`.

@@ -1,4 +1,4 @@
-//! End to end: `converge state delete | protect | unprotect` on a
+//! End to end: `converge state delete | protect | unprotect | rename` on a
 //! stack deployed with a YAML program of built-in providers, through the
 //! `converge` binary. Every refusal leaves the checkpoint byte-identical;
 //! every edit leaves a state that `stack import` (which verifies
@@ -221,4 +221,80 @@ fn protect_and_unprotect_guard_deletes() {
     let out = w.run(&["state", "delete", LONELY, "--force", "--yes"]);
     assert!(out.contains("Deleted 1 resource(s)"), "{out}");
     assert!(w.resource(LONELY).is_none());
+}
+
+#[test]
+fn rename_rewrites_references_and_matches_the_renamed_program() {
+    let w = World::deployed();
+    w.refused(&["state", "rename", PET, "other"], "already exists");
+    w.refused(&["state", "rename", STACK, "x"], "stack resource");
+    w.refused(&["state", "rename", PET, "a::b"], "cannot contain");
+    w.refused(
+        &[
+            "state",
+            "rename",
+            "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::nope",
+            "x",
+        ],
+        "no resource",
+    );
+
+    let dog = "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::dog";
+    let out = w.run(&["state", "rename", PET, "dog"]);
+    assert!(out.contains(dog), "{out}");
+    let exported = w.export().to_string();
+    assert!(!exported.contains(PET), "{exported}");
+    // The child keeps its URN (its parent's type is unchanged) and follows
+    // the parent; the dependent's references follow too.
+    let suffix = w.resource(SUFFIX).unwrap();
+    assert_eq!(suffix["parent"], dog);
+    let note = w.resource(NOTE).unwrap();
+    assert!(
+        note["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d == dog),
+        "{note}"
+    );
+    assert!(
+        note["propertyDependencies"]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d == dog),
+        "{note}"
+    );
+
+    // The old program: its pet is new, and the renamed one goes.
+    let preview = w.run(&["preview"]);
+    assert!(
+        preview.contains("to create") && preview.contains("to delete"),
+        "{preview}"
+    );
+    // The program renamed the same way: nothing to do.
+    let renamed = PROGRAM
+        .replace("  pet:\n", "  dog:\n")
+        .replace("${pet", "${dog");
+    std::fs::write(w.scratch.project.join("Pulumi.yaml"), renamed).unwrap();
+    let preview = w.run(&["preview"]);
+    assert!(preview.contains("8 unchanged"), "{preview}");
+    assert!(
+        !preview.contains("to create") && !preview.contains("to delete"),
+        "{preview}"
+    );
+
+    // A provider renamed: every provider reference follows.
+    let provider = "urn:pulumi:dev::demo::pulumi:providers:random::default";
+    w.run(&["state", "rename", provider, "mine"]);
+    let mine = "urn:pulumi:dev::demo::pulumi:providers:random::mine";
+    for r in w.resources() {
+        if let Some(p) = r["provider"].as_str() {
+            assert!(!p.starts_with(&format!("{provider}::")), "{r}");
+        }
+    }
+    assert!(w.resource(OTHER).unwrap()["provider"]
+        .as_str()
+        .unwrap()
+        .starts_with(mine));
 }

@@ -1,4 +1,4 @@
-//! `converge state delete | protect | unprotect`: edits of a
+//! `converge state delete | protect | unprotect | rename`: edits of a
 //! stack's state that touch no cloud object (Pulumi's `pulumi state`).
 //!
 //! Each command takes the stack's lock through `StackState::lock`, edits a
@@ -10,6 +10,7 @@
 
 mod delete;
 mod protect;
+mod rename;
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -47,6 +48,11 @@ pub async fn run(ctx: &Context, cmd: StateCommand) -> Result<()> {
         }
         StateCommand::Protect(args) => protect::run(ctx, args, true).await,
         StateCommand::Unprotect(args) => protect::run(ctx, args, false).await,
+        StateCommand::Rename {
+            urn,
+            new_name,
+            stack,
+        } => rename::run(ctx, stack.stack, &urn, &new_name).await,
     }
 }
 
