@@ -211,6 +211,10 @@ pub enum StateCommand {
     Protect(ProtectArgs),
     /// Clear resources' protection.
     Unprotect(ProtectArgs),
+    /// Taint resources: the next update replaces them.
+    Taint(TaintArgs),
+    /// Clear resources' taint.
+    Untaint(TaintArgs),
     /// Rename a resource in the stack's state, rewriting every reference to it.
     Rename {
         /// Exact URN of the resource.
@@ -222,6 +226,16 @@ pub enum StateCommand {
         #[command(flatten)]
         stack: StackArg,
     },
+}
+
+/// `state taint` and `state untaint`.
+#[derive(Debug, Args, Clone)]
+pub struct TaintArgs {
+    /// Exact URNs of the resources.
+    #[arg(value_name = "URN", required = true)]
+    pub urns: Vec<String>,
+    #[command(flatten)]
+    pub stack: StackArg,
 }
 
 /// `state protect` and `state unprotect`.

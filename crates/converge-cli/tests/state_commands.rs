@@ -298,3 +298,32 @@ fn rename_rewrites_references_and_matches_the_renamed_program() {
         .unwrap()
         .starts_with(mine));
 }
+
+#[test]
+fn taint_makes_the_next_update_replace_and_untaint_clears_it() {
+    let w = World::deployed();
+    let pet_id = w.resource(PET).unwrap()["id"].clone();
+    w.refused(&["state", "taint", STACK], "stack resource");
+    w.refused(
+        &["state", "taint", "urn:pulumi:dev::demo::x:y:Z::nope"],
+        "no resource",
+    );
+
+    let out = w.run(&["state", "taint", PET, OTHER]);
+    assert!(out.contains("Tainted 2 resource(s)"), "{out}");
+    assert_eq!(w.resource(PET).unwrap()["taint"], true);
+    assert_eq!(w.resource(OTHER).unwrap()["taint"], true);
+    let out = w.run(&["state", "untaint", OTHER]);
+    assert!(out.contains("Untainted 1 resource(s)"), "{out}");
+    assert!(w.resource(OTHER).unwrap().get("taint").is_none());
+
+    let preview = w.run(&["preview"]);
+    assert!(preview.contains("1 to replace"), "{preview}");
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("1 replaced"), "{up}");
+    let pet = w.resource(PET).unwrap();
+    assert_ne!(pet["id"], pet_id);
+    assert!(pet.get("taint").is_none(), "{pet}");
+    let again = w.run(&["preview"]);
+    assert!(again.contains("8 unchanged"), "{again}");
+}

@@ -10,6 +10,8 @@
 //!   forced), the stack resource, and one that others depend on (unless its
 //!   dependents go too).
 //! - [`set_protect`]: set or clear the `protect` flag.
+//! - [`set_taint`]: mark resources for replacement by the next update, or
+//!   clear the mark.
 //! - [`rename`]: give a resource a new name, rewriting every reference to
 //!   its URN.
 
@@ -119,6 +121,31 @@ pub fn set_protect(
     Ok(changed)
 }
 
+/// Sets `taint` to `taint` on every copy of each of `urns`: a tainted
+/// resource is replaced by the next update. Refuses the stack resource.
+/// Returns how many resources changed.
+pub fn set_taint(
+    snapshot: &mut Snapshot,
+    urns: &[Urn],
+    taint: bool,
+) -> Result<usize, SurgeryError> {
+    require_known(snapshot, urns)?;
+    if let Some(stack) = urns.iter().find(|u| u.is_stack()) {
+        return Err(SurgeryError::StackResource {
+            urn: stack.clone(),
+            action: "tainted",
+        });
+    }
+    let mut changed = 0;
+    for r in &mut snapshot.resources {
+        if urns.contains(&r.urn) && r.taint != taint {
+            r.taint = taint;
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use converge_model::{ProviderReference, ResourceState, Urn};
@@ -198,6 +225,30 @@ pub(crate) mod tests {
         assert_eq!(set_protect(&mut s, None, true).unwrap(), 5);
         assert_eq!(set_protect(&mut s, None, false).unwrap(), 6);
         assert!(s.resources.iter().all(|r| !r.protect));
+    }
+
+    #[test]
+    fn taint_marks_and_clears_and_refuses_the_stack() {
+        let mut s = sample();
+        let b = urn("random:index:RandomPet", "b");
+        let stack = urn("pulumi:pulumi:Stack", "demo-dev");
+        assert_eq!(
+            set_taint(&mut s, std::slice::from_ref(&b), true).unwrap(),
+            1
+        );
+        assert!(s.resources.iter().find(|r| r.urn == b).unwrap().taint);
+        let before = s.clone();
+        assert!(matches!(
+            set_taint(&mut s, &[b.clone(), stack], true),
+            Err(SurgeryError::StackResource { .. })
+        ));
+        assert_eq!(
+            set_taint(&mut s, &[urn("x:y:Z", "nope")], true),
+            Err(SurgeryError::UnknownUrn(urn("x:y:Z", "nope")))
+        );
+        assert_eq!(s, before);
+        assert_eq!(set_taint(&mut s, &[b], false).unwrap(), 1);
+        assert!(s.resources.iter().all(|r| !r.taint));
     }
 
     #[test]

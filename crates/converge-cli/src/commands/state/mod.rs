@@ -1,4 +1,5 @@
-//! `converge state delete | protect | unprotect | rename`: edits of a
+//! `converge state delete | protect | unprotect | rename | taint |
+//! untaint`: edits of a
 //! stack's state that touch no cloud object (Pulumi's `pulumi state`).
 //!
 //! Each command takes the stack's lock through `StackState::lock`, edits a
@@ -11,6 +12,7 @@
 mod delete;
 mod protect;
 mod rename;
+mod taint;
 
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
@@ -48,6 +50,8 @@ pub async fn run(ctx: &Context, cmd: StateCommand) -> Result<()> {
         }
         StateCommand::Protect(args) => protect::run(ctx, args, true).await,
         StateCommand::Unprotect(args) => protect::run(ctx, args, false).await,
+        StateCommand::Taint(args) => taint::run(ctx, args, true).await,
+        StateCommand::Untaint(args) => taint::run(ctx, args, false).await,
         StateCommand::Rename {
             urn,
             new_name,
