@@ -65,6 +65,9 @@ pub enum Command {
     Stack(StackCommand),
     /// Manage a stack's configuration.
     Config(ConfigArgs),
+    /// Edit the stack's state without touching any cloud object.
+    #[command(subcommand)]
+    State(StateCommand),
     /// Show what an update would change.
     Preview(OperationArgs),
     /// Create or update the stack's resources.
@@ -174,6 +177,82 @@ pub struct OperationArgs {
     /// (refresh) Forget interrupted creates left in the state.
     #[arg(long)]
     pub clear_pending_creates: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// Forget resources: delete them from the stack's state, leaving their
+    /// cloud objects as they are.
+    #[command(alias = "remove")]
+    Delete {
+        /// Exact URNs of the resources to forget.
+        #[arg(
+            value_name = "URN",
+            required_unless_present = "all",
+            conflicts_with = "all"
+        )]
+        urns: Vec<String>,
+        #[command(flatten)]
+        stack: StackArg,
+        /// Forget every resource of the stack.
+        #[arg(long)]
+        all: bool,
+        /// Forget protected resources too.
+        #[arg(long)]
+        force: bool,
+        /// Forget the resources that depend on these too.
+        #[arg(long)]
+        target_dependents: bool,
+        /// Skip the confirmation prompt.
+        #[arg(short, long)]
+        yes: bool,
+    },
+    /// Protect resources: an update or destroy will not delete them.
+    Protect(ProtectArgs),
+    /// Clear resources' protection.
+    Unprotect(ProtectArgs),
+    /// Taint resources: the next update replaces them.
+    Taint(TaintArgs),
+    /// Clear resources' taint.
+    Untaint(TaintArgs),
+    /// Rename a resource in the stack's state, rewriting every reference to it.
+    Rename {
+        /// Exact URN of the resource.
+        #[arg(value_name = "URN")]
+        urn: String,
+        /// Its new name.
+        #[arg(value_name = "NEW_NAME")]
+        new_name: String,
+        #[command(flatten)]
+        stack: StackArg,
+    },
+}
+
+/// `state taint` and `state untaint`.
+#[derive(Debug, Args, Clone)]
+pub struct TaintArgs {
+    /// Exact URNs of the resources.
+    #[arg(value_name = "URN", required = true)]
+    pub urns: Vec<String>,
+    #[command(flatten)]
+    pub stack: StackArg,
+}
+
+/// `state protect` and `state unprotect`.
+#[derive(Debug, Args, Clone)]
+pub struct ProtectArgs {
+    /// Exact URNs of the resources.
+    #[arg(
+        value_name = "URN",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub urns: Vec<String>,
+    #[command(flatten)]
+    pub stack: StackArg,
+    /// Every resource of the stack.
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -101,6 +101,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Whoami { verbose } => commands::login::whoami(&ctx, verbose),
         Command::Stack(cmd) => commands::stack::run(&ctx, cmd).await,
         Command::Config(args) => commands::config::run(&ctx, args).await,
+        Command::State(cmd) => commands::state::run(&ctx, cmd).await,
         Command::Preview(args) => commands::deploy::run(&ctx, Operation::Preview, args).await,
         Command::Up(args) => commands::deploy::run(&ctx, Operation::Up, args).await,
         Command::Refresh(args) => commands::deploy::run(&ctx, Operation::Refresh, args).await,

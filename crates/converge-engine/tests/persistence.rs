@@ -296,3 +296,60 @@ async fn an_aborted_update_leaves_pending_operations_that_track_every_object() {
     check_cloud_tracked(&w.cloud, &seen, &[]);
     assert!(seen.resources.len() >= live.resources.len());
 }
+
+#[tokio::test]
+async fn a_state_edit_is_verified_journaled_and_seen_by_the_next_update() {
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    let journal = locked.start().await.unwrap();
+    let result = converge_engine::update(
+        w.context(locked.base(), journal.clone()),
+        &numbered_things(3),
+    )
+    .await;
+    assert!(result.error.is_none(), "{:?}", result.error);
+    locked.finish(journal, &result, None).await.unwrap();
+    let deployed = locked.base().clone();
+
+    // An edit that breaks integrity (a second live copy of a URN) is refused
+    // and changes nothing.
+    let mut broken = deployed.clone();
+    broken.resources.push(broken.resources[1].clone());
+    let err = locked.edit_base(broken).unwrap_err();
+    assert!(
+        matches!(err, converge_engine::StackStateError::Integrity { .. }),
+        "{err}"
+    );
+    assert_eq!(locked.base(), &deployed);
+    locked.commit_changes().await.unwrap();
+    assert_eq!(w.stored().await.unwrap().resources, deployed.resources);
+
+    // A valid edit (the last thing forgotten) is committed as a journal of
+    // one Write entry, compacted at once.
+    let mut edited = deployed.clone();
+    let forgotten = edited.resources.pop().unwrap();
+    locked.edit_base(edited.clone()).unwrap();
+    locked.commit_changes().await.unwrap();
+    assert!(!w.journal_left().await);
+    assert_eq!(w.stored().await.unwrap().resources, edited.resources);
+    assert_eq!(w.read_only().await.0.resources, edited.resources);
+
+    // The next update creates the forgotten thing again (its object is a
+    // second one in the cloud: the edit touched no object).
+    let objects = w.cloud.len();
+    let journal = locked.start().await.unwrap();
+    let result = converge_engine::update(
+        w.context(locked.base(), journal.clone()),
+        &numbered_things(3),
+    )
+    .await;
+    assert!(result.error.is_none(), "{:?}", result.error);
+    locked.finish(journal, &result, None).await.unwrap();
+    assert!(locked
+        .base()
+        .resources
+        .iter()
+        .any(|r| r.urn == forgotten.urn));
+    assert_eq!(w.cloud.len(), objects + 1);
+    locked.release().await.unwrap();
+}

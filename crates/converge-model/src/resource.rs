@@ -44,6 +44,8 @@ pub struct ResourceState {
     pub replace_on_changes: Vec<String>,
     pub refresh_before_update: bool,
     pub view_of: Option<Urn>,
+    /// Marked by `converge state taint`: the next update replaces it.
+    pub taint: bool,
     /// Fields this version does not know, kept verbatim (raw JSON text) so
     /// that state written by a newer tool survives a round trip.
     pub unknown_fields: BTreeMap<String, String>,
@@ -83,6 +85,7 @@ impl ResourceState {
             replace_on_changes: Vec::new(),
             refresh_before_update: false,
             view_of: None,
+            taint: false,
             unknown_fields: BTreeMap::new(),
         }
     }

@@ -9,6 +9,8 @@
 //!   operates on it.
 //! - [`journal`]: journal entries and the replay that rebuilds a snapshot from
 //!   a base plus entries (seed 002).
+//! - [`surgery`]: the edits of `converge state` (delete, protect, rename),
+//!   each checked against every integrity rule.
 //! - [`secrets`]: the passphrase crypter (Pulumi-compatible), the blinding
 //!   crypter for display, and the opaque mode that keeps ciphertext as is.
 
@@ -17,6 +19,7 @@ pub mod integrity;
 pub mod journal;
 pub mod secrets;
 pub mod snapshot;
+pub mod surgery;
 #[cfg(feature = "testing")]
 pub mod testing;
 

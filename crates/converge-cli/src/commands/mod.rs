@@ -6,3 +6,4 @@ pub mod deploy;
 pub mod login;
 pub mod serve;
 pub mod stack;
+pub mod state;

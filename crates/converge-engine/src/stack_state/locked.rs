@@ -212,6 +212,20 @@ impl LockedStack {
         self.changes.push(JournalEntry::write(0, snapshot));
     }
 
+    /// Replaces the base with an edit of it (`converge state …`): a Write
+    /// entry, once `snapshot` passes every integrity rule; refused, the base
+    /// unchanged, when it does not. The next compaction stamps a new
+    /// manifest.
+    pub fn edit_base(&mut self, snapshot: Snapshot) -> Result<(), StackStateError> {
+        integrity::verify(&snapshot).map_err(|source| StackStateError::Integrity {
+            stack: self.stack.to_string(),
+            source: Box::new(source),
+        })?;
+        *self.base_mut() = snapshot.clone();
+        self.changes.push(JournalEntry::write(0, snapshot));
+        Ok(())
+    }
+
     /// Opens the journal an operation persists through, its base the stored
     /// checkpoint, and persists the base changes made so far as its first
     /// entries. The operation runs on [`LockedStack::base`].

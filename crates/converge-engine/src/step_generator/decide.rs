@@ -36,7 +36,8 @@ pub(crate) async fn decide(
             diff: BTreeMap::new(),
         });
     }
-    if d.opts.replaces(&new.urn) {
+    // `--replace`, or tainted by `converge state taint`.
+    if d.opts.replaces(&new.urn) || old.taint {
         return Ok(Decision::Replace {
             delete_before_replace: false,
             diff: BTreeMap::new(),

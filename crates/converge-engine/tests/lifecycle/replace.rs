@@ -278,6 +278,42 @@ async fn forced_replacement_with_replace_option() {
     );
 }
 
+#[tokio::test]
+async fn a_tainted_resource_is_replaced_by_the_next_update_and_the_taint_cleared() {
+    let events = log();
+    let (mut w, cloud) = world(replacing("k", false, events.clone()));
+    expect_ok(&w.up(&single("1")).await);
+    let old_id = w.resource("a").unwrap().id.clone();
+    let index = w
+        .snapshot
+        .resources
+        .iter()
+        .position(|r| r.urn.name() == "a")
+        .unwrap();
+    w.snapshot.resources[index].taint = true;
+    // The preview shows the replacement; the same program replaces it.
+    let p = w.preview(&single("1")).await;
+    expect_ok(&p);
+    assert_eq!(
+        ops_of(&p, "a"),
+        vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
+    );
+    let r = w.up(&single("1")).await;
+    expect_ok(&r);
+    assert_eq!(
+        ops_of(&r, "a"),
+        vec![StepOp::CreateReplacement, StepOp::DeleteReplaced]
+    );
+    let a = w.resource("a").unwrap();
+    assert_ne!(a.id, old_id);
+    assert!(!a.taint);
+    assert_eq!(cloud.len(), 1);
+    // Untainted now: the next update leaves it alone.
+    let again = w.up(&single("1")).await;
+    expect_ok(&again);
+    assert_eq!(ops_of(&again, "a"), vec![StepOp::Same]);
+}
+
 fn versioned(version: &'static str) -> TestProgram {
     program(move |m| async move {
         let stack = register_stack(&m).await?;

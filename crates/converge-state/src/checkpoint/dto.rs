@@ -160,6 +160,8 @@ pub(crate) struct Resource {
     pub refresh_before_update: Option<bool>,
     #[serde(rename = "viewOf", skip_serializing_if = "Option::is_none")]
     pub view_of: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taint: Option<bool>,
     /// Every other key, kept and written back (after the known ones).
     #[serde(flatten)]
     pub unknown: Map<String, Value>,

@@ -46,6 +46,7 @@ const KNOWN_RESOURCE_KEYS: &[&str] = &[
     "replaceOnChanges",
     "refreshBeforeUpdate",
     "viewOf",
+    "taint",
 ];
 
 // ---- reading ----
@@ -210,6 +211,7 @@ pub(crate) fn resource_from_dto(
         replace_on_changes: r.replace_on_changes.unwrap_or_default(),
         refresh_before_update: r.refresh_before_update.unwrap_or(false),
         view_of: optional_urn("viewOf", r.view_of)?,
+        taint: r.taint.unwrap_or(false),
         unknown_fields: r
             .unknown
             .into_iter()
@@ -378,6 +380,7 @@ pub(crate) fn resource_to_dto(
         replace_on_changes: strings(&r.replace_on_changes),
         refresh_before_update: flag(r.refresh_before_update),
         view_of: urn(&r.view_of),
+        taint: flag(r.taint),
         unknown,
     })
 }

@@ -1,0 +1,120 @@
+//! `converge state delete | protect | unprotect | rename | taint |
+//! untaint`: edits of a
+//! stack's state that touch no cloud object (Pulumi's `pulumi state`).
+//!
+//! Each command takes the stack's lock through `StackState::lock`, edits a
+//! copy of the base with `converge_state::surgery` (which refuses, with the
+//! state unchanged, any edit that would break an integrity rule), and
+//! commits the result as one Write journal entry with
+//! `LockedStack::edit_base` and `commit_changes`. Secrets stay ciphertext:
+//! no passphrase is needed.
+
+mod delete;
+mod protect;
+mod rename;
+mod taint;
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _, Result};
+use converge_engine::StackState;
+use converge_model::Urn;
+use converge_state::Snapshot;
+
+use crate::args::StateCommand;
+use crate::context::Context;
+
+pub async fn run(ctx: &Context, cmd: StateCommand) -> Result<()> {
+    match cmd {
+        StateCommand::Delete {
+            urns,
+            stack,
+            all,
+            force,
+            target_dependents,
+            yes,
+        } => {
+            delete::run(
+                ctx,
+                stack.stack,
+                delete::DeleteArgs {
+                    urns,
+                    all,
+                    force,
+                    target_dependents,
+                    yes,
+                },
+            )
+            .await
+        }
+        StateCommand::Protect(args) => protect::run(ctx, args, true).await,
+        StateCommand::Unprotect(args) => protect::run(ctx, args, false).await,
+        StateCommand::Taint(args) => taint::run(ctx, args, true).await,
+        StateCommand::Untaint(args) => taint::run(ctx, args, false).await,
+        StateCommand::Rename {
+            urn,
+            new_name,
+            stack,
+        } => rename::run(ctx, stack.stack, &urn, &new_name).await,
+    }
+}
+
+/// Parses the URNs the user typed; each must be an exact URN.
+fn parse_urns(urns: &[String]) -> Result<Vec<Urn>> {
+    urns.iter()
+        .map(|u| {
+            Urn::parse(u).with_context(|| {
+                format!("{u:?} is not a URN (list them with `converge stack export`)")
+            })
+        })
+        .collect()
+}
+
+/// Locks the stack `name` (the current one by default), lets `edit` change
+/// a copy of its state, and commits the copy when it differs. The lock is
+/// released whatever happens; on an error the state is unchanged.
+async fn edit_state<T>(
+    ctx: &Context,
+    name: Option<&str>,
+    edit: impl FnOnce(&mut Snapshot) -> Result<T>,
+) -> Result<T> {
+    let project = ctx.project()?;
+    let backend = ctx.backend(Some(&project))?;
+    let stack = ctx.resolve_stack(&project, name)?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    let mut locked = StackState::new(Arc::from(backend), stack)
+        .lock(ctx.lock_info())
+        .await?;
+    let result = async {
+        let mut snapshot = locked.base().clone();
+        let value = edit(&mut snapshot)?;
+        if &snapshot != locked.base() {
+            locked.edit_base(snapshot)?;
+            locked.commit_changes().await?;
+        }
+        Ok(value)
+    }
+    .await;
+    locked.release().await?;
+    result
+}
+
+/// Asks `question` unless `yes`; fails when the answer is not yes or no
+/// one can answer.
+fn confirm(ctx: &Context, question: &str, yes: bool) -> Result<()> {
+    if yes {
+        return Ok(());
+    }
+    if ctx.non_interactive || !std::io::stdin().is_terminal() {
+        bail!("this needs confirmation: pass --yes");
+    }
+    print!("{question} [yes/no] ");
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    if !matches!(answer.trim(), "yes" | "y") {
+        bail!("confirmation declined; the state is unchanged");
+    }
+    Ok(())
+}
