@@ -74,6 +74,18 @@ impl World {
         assert!(result.error.is_none(), "{:?}", result.error);
     }
 
+    /// Runs an update of `n` things and compacts it, as a whole `up` does.
+    async fn update(&self, locked: &mut LockedStack, n: usize) {
+        let journal = locked.start().await.unwrap();
+        let result = converge_engine::update(
+            self.context(locked.base(), journal.clone()),
+            &numbered_things(n),
+        )
+        .await;
+        assert!(result.error.is_none(), "{:?}", result.error);
+        locked.finish(journal, &result, None).await.unwrap();
+    }
+
     async fn stored(&self) -> Option<Snapshot> {
         let bytes = self
             .backend
@@ -194,13 +206,7 @@ async fn a_reader_that_cannot_prove_the_writer_gone_changes_nothing() {
 async fn a_journal_whose_base_is_no_longer_the_checkpoint_is_dropped() {
     let w = world().await;
     let mut locked = w.state.lock(me()).await.unwrap();
-    let journal = locked.start().await.unwrap();
-    let result = converge_engine::update(
-        w.context(locked.base(), journal.clone()),
-        &numbered_things(2),
-    )
-    .await;
-    locked.finish(journal, &result, None).await.unwrap();
+    w.update(&mut locked, 2).await;
     locked.release().await.unwrap();
     // A process that died between saving the checkpoint and closing the
     // journal leaves one whose base is an older checkpoint.
@@ -301,14 +307,7 @@ async fn an_aborted_update_leaves_pending_operations_that_track_every_object() {
 async fn a_state_edit_is_verified_journaled_and_seen_by_the_next_update() {
     let w = world().await;
     let mut locked = w.state.lock(me()).await.unwrap();
-    let journal = locked.start().await.unwrap();
-    let result = converge_engine::update(
-        w.context(locked.base(), journal.clone()),
-        &numbered_things(3),
-    )
-    .await;
-    assert!(result.error.is_none(), "{:?}", result.error);
-    locked.finish(journal, &result, None).await.unwrap();
+    w.update(&mut locked, 3).await;
     let deployed = locked.base().clone();
 
     // An edit that breaks integrity (a second live copy of a URN) is refused
@@ -337,14 +336,7 @@ async fn a_state_edit_is_verified_journaled_and_seen_by_the_next_update() {
     // The next update creates the forgotten thing again (its object is a
     // second one in the cloud: the edit touched no object).
     let objects = w.cloud.len();
-    let journal = locked.start().await.unwrap();
-    let result = converge_engine::update(
-        w.context(locked.base(), journal.clone()),
-        &numbered_things(3),
-    )
-    .await;
-    assert!(result.error.is_none(), "{:?}", result.error);
-    locked.finish(journal, &result, None).await.unwrap();
+    w.update(&mut locked, 3).await;
     assert!(locked
         .base()
         .resources
