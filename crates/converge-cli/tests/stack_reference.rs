@@ -6,8 +6,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use common::nodejs::node_modules;
 use common::{converge_on, failure_of, stdout_of, Backend, Scratch};
 
 const PYTHON: &str = r#"
@@ -85,19 +86,6 @@ if (pulumi.getStack() !== "b") {
     }
 }
 "#;
-
-fn node_modules() -> Option<PathBuf> {
-    match std::env::var_os("CONVERGE_TEST_NODE_MODULES") {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("CONVERGE_TEST_NODE_MODULES is not set: run scripts/test")
-        }
-        None => {
-            eprintln!("SKIPPED: set CONVERGE_TEST_NODE_MODULES (scripts/test does) to run Node.js programs");
-            None
-        }
-    }
-}
 
 /// The project `app` in a scratch world, on `backend`, whose stacks live
 /// in `org` (what `<org>/app/a` names).
