@@ -173,39 +173,12 @@ impl Call {
     }
 
     fn accesses<'a>(&'a self, out: &mut Vec<&'a Access>) {
-        match self {
-            Call::Invoke(i) => {
-                if let Some(a) = &i.arguments {
-                    a.accesses(out);
-                }
-                if let Some(v) = &i.version {
-                    v.accesses(out);
-                }
-                out.extend(i.provider.iter().chain(&i.parent).chain(&i.depends_on));
-            }
-            Call::Join {
-                delimiter: a,
-                values: b,
-            }
-            | Call::Split {
-                delimiter: a,
-                source: b,
-            }
-            | Call::Select { index: a, list: b } => {
-                a.accesses(out);
-                b.accesses(out);
-            }
-            Call::Secret(e)
-            | Call::ToJson(e)
-            | Call::ToBase64(e)
-            | Call::FromBase64(e)
-            | Call::ReadFile(e)
-            | Call::StringAsset(e)
-            | Call::FileAsset(e)
-            | Call::RemoteAsset(e)
-            | Call::FileArchive(e)
-            | Call::RemoteArchive(e) => e.accesses(out),
-            Call::AssetArchive(entries) => entries.iter().for_each(|(_, e)| e.accesses(out)),
+        for e in self.operands() {
+            e.accesses(out);
+        }
+        // An invoke's options name resources too.
+        if let Call::Invoke(i) = self {
+            out.extend(i.provider.iter().chain(&i.parent).chain(&i.depends_on));
         }
     }
 }
