@@ -17,6 +17,7 @@
 pub mod checkpoint;
 pub mod integrity;
 pub mod journal;
+pub mod plan;
 pub mod secrets;
 pub mod snapshot;
 pub mod surgery;

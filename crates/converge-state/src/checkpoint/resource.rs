@@ -223,7 +223,7 @@ pub(crate) fn resource_from_dto(
 
 /// Seconds in the file (Go's float64 fields; zero means unset), kept in the
 /// domain as Go duration strings (`"300s"`).
-fn timeouts_from_dto(
+pub(crate) fn timeouts_from_dto(
     t: dto::CustomTimeouts,
     location: &str,
 ) -> Result<CustomTimeouts, CheckpointError> {
@@ -368,7 +368,7 @@ pub(crate) fn resource_to_dto(
         custom_timeouts: r
             .custom_timeouts
             .as_ref()
-            .map(|t| timeouts_to_dto(t, r))
+            .map(|t| timeouts_to_dto(t, &format!("resource {}", r.urn)))
             .transpose()?,
         import_id: text(&r.import_id),
         retain_on_delete: flag(r.retain_on_delete),
@@ -385,9 +385,9 @@ pub(crate) fn resource_to_dto(
     })
 }
 
-fn timeouts_to_dto(
+pub(crate) fn timeouts_to_dto(
     t: &CustomTimeouts,
-    r: &ResourceState,
+    location: &str,
 ) -> Result<dto::CustomTimeouts, CheckpointError> {
     let one =
         |field: &'static str, value: &Option<String>| -> Result<Option<Value>, CheckpointError> {
@@ -395,13 +395,18 @@ fn timeouts_to_dto(
                 return Ok(None);
             };
             let secs = go_duration_seconds(text).ok_or_else(|| CheckpointError::BadTimeout {
-                location: format!("resource {}", r.urn),
+                location: location.to_owned(),
                 field,
                 value: format!("{text:?}"),
             })?;
-            Ok((secs != 0.0)
-                .then(|| serde_json::Number::from_f64(secs).map(Value::Number))
-                .flatten())
+            // Go's encoder writes a whole float64 without a fraction.
+            let whole = secs.fract() == 0.0 && secs.abs() < 9.0e15;
+            let number = if whole {
+                Some(serde_json::Number::from(secs as i64))
+            } else {
+                serde_json::Number::from_f64(secs)
+            };
+            Ok((secs != 0.0).then_some(number).flatten().map(Value::Number))
         };
     Ok(dto::CustomTimeouts {
         create: one("create", &t.create)?,
