@@ -31,6 +31,7 @@ pub mod goal;
 pub mod grpc;
 pub mod journaler;
 mod ledger;
+pub mod lifecycle;
 pub mod monitor;
 pub mod operations;
 pub mod plan;
