@@ -214,6 +214,11 @@ pub(crate) async fn run(d: &Arc<Deployment>, destroy: bool) -> Result<(), Engine
                 let _ = tx.send(Some(false));
                 return Ok(());
             }
+            let urn = d.base.resources[c.index].urn.clone();
+            if let Err(e) = crate::saved_plan::enforce::deletion(&d, &urn) {
+                let _ = tx.send(Some(false));
+                return Err(crate::steps::failed(&d, c.op, &urn, e));
+            }
             let result = delete::run(&d, c.op, c.index, DeleteMode::Remove, c.action).await;
             let _ = tx.send(Some(result.is_ok()));
             result

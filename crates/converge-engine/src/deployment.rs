@@ -48,6 +48,8 @@ pub struct DeploymentOptions {
     pub continue_on_error: bool,
     /// Configuration of default providers, by package.
     pub provider_config: BTreeMap<String, PropertyMap>,
+    /// A plan to keep to (`up --plan`) or to check results against.
+    pub plan: Option<crate::saved_plan::PlanConstraint>,
 }
 
 impl DeploymentOptions {
@@ -64,6 +66,7 @@ impl DeploymentOptions {
             replace: Vec::new(),
             continue_on_error: false,
             provider_config: BTreeMap::new(),
+            plan: None,
         }
     }
 
@@ -88,6 +91,8 @@ pub(crate) struct Progress {
     aliases: HashMap<Urn, Vec<Urn>>,
     pub failure: Option<EngineError>,
     pub steps: Vec<PlannedStep>,
+    /// What this deployment did (or plans to do) with each resource.
+    pub resource_plans: BTreeMap<Urn, converge_state::plan::ResourcePlan>,
 }
 
 impl Progress {
@@ -162,6 +167,7 @@ impl Deployment {
             aliases: HashMap::new(),
             failure: None,
             steps: Vec::new(),
+            resource_plans: BTreeMap::new(),
         };
         Deployment {
             selection: Selection::new(&opts, &base),

@@ -39,6 +39,12 @@ pub enum EngineError {
     },
     #[error("resource {urn} is protected: it cannot be {action}; remove the protect option and run an update first")]
     Protected { urn: Urn, action: &'static str },
+    /// `up --plan`: a registration or step the saved plan does not allow.
+    #[error("resource {urn} violates plan: {message}")]
+    PlanViolation { urn: Urn, message: String },
+    /// `up --plan`: steps of the saved plan the update never took.
+    #[error("the update did not take every planned step: {}", .0.iter().map(|(u, s)| format!("{u} ({s})")).collect::<Vec<_>>().join(", "))]
+    PlannedStepsNotRun(Vec<(Urn, String)>),
     #[error("duplicate resource URN {0}: a program may register each resource once")]
     DuplicateUrn(Urn),
     /// Two registrations reach one old resource (by URN or through

@@ -21,6 +21,10 @@
 //! - [`pulumi_provider`]: the engine's provider of package `pulumi`
 //!   (`StackReference`, the stack-output reads), reading other stacks of
 //!   the same backend.
+//! - [`lifecycle`]: the rules of seeds 003/004 (plans, applies), one
+//!   module for every provider kind.
+//! - [`saved_plan`]: what a deployment records for a saved plan, and the
+//!   checks of an update against one.
 //! - [`events`], [`plan`]: what the CLI renders.
 
 mod deletions;
@@ -36,6 +40,7 @@ pub mod monitor;
 pub mod operations;
 pub mod plan;
 pub mod pulumi_provider;
+pub mod saved_plan;
 pub mod stack_state;
 mod step_generator;
 mod steps;
@@ -52,4 +57,5 @@ pub use journaler::{DiscardSink, JournalError, JournalSink, Journaler};
 pub use monitor::{EmptyProgram, Monitor, Program};
 pub use operations::{destroy, preview, refresh, update, OperationContext, OperationResult};
 pub use plan::{Plan, PlannedStep};
+pub use saved_plan::{PlanConstraint, PlanUse};
 pub use stack_state::{LockedStack, StackState, StackStateError};

@@ -13,6 +13,7 @@ use crate::events::EventSink;
 use crate::journaler::{DiscardSink, JournalSink, Journaler};
 use crate::monitor::{EmptyProgram, Monitor, Program};
 use crate::plan::Plan;
+use crate::saved_plan::{self, ResourcePlan};
 use crate::steps;
 
 /// Everything an operation needs from outside.
@@ -39,6 +40,9 @@ pub struct OperationResult {
     pub plan: Plan,
     /// The first error, if the operation failed.
     pub error: Option<EngineError>,
+    /// What the operation did (a preview: plans to do) with each
+    /// resource: its goal, steps and resulting state, for a saved plan.
+    pub resource_plans: std::collections::BTreeMap<converge_model::Urn, ResourcePlan>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,12 +104,16 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     if error.is_none() {
         error = d.progress().failure.clone();
     }
+    if error.is_none() && kind == Kind::Update {
+        error = saved_plan::enforce::unrun_steps(&d);
+    }
     finish(&d, error)
 }
 
 fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
     let journal = d.journal.entries();
     let plan = Plan::new(std::mem::take(&mut d.progress().steps));
+    let resource_plans = std::mem::take(&mut d.progress().resource_plans);
     d.events.send(crate::events::EngineEvent::Summary {
         counts: plan.counts(),
         error: error.as_ref().map(ToString::to_string),
@@ -116,12 +124,14 @@ fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
             journal,
             plan,
             error,
+            resource_plans,
         },
         Err(e) => OperationResult {
             snapshot: (*d.base).clone(),
             journal,
             plan,
             error: Some(error.unwrap_or(EngineError::Replay(Box::new(e)))),
+            resource_plans,
         },
     }
 }
@@ -136,8 +146,15 @@ fn check_patterns(d: &Deployment) -> Result<(), EngineError> {
         .check_matched(urns.chain(registered.iter().copied()))
 }
 
-/// Reads every custom resource of the base, concurrently.
+/// Reads every custom resource of the base, concurrently; with a
+/// refresh-only plan, journals what the plan recorded instead.
 async fn refresh_all(d: &Arc<Deployment>) -> Result<(), EngineError> {
+    let recorded = d
+        .opts
+        .plan
+        .as_ref()
+        .filter(|c| c.plan.refresh_only)
+        .map(|c| Arc::clone(&c.plan));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, r) in d.base.resources.iter().enumerate() {
         let refreshable = r.custom && !r.is_provider() && !r.pending_replacement && r.id.is_some();
@@ -145,7 +162,17 @@ async fn refresh_all(d: &Arc<Deployment>) -> Result<(), EngineError> {
             continue;
         }
         let d = Arc::clone(d);
-        tasks.spawn(async move { steps::refresh::run(&d, i).await });
+        match &recorded {
+            Some(plan) => {
+                let Some(rp) = plan.resource_plans.get(&r.urn).cloned() else {
+                    continue;
+                };
+                tasks.spawn(async move { saved_plan::refresh::apply(&d, i, &rp).await });
+            }
+            None => {
+                tasks.spawn(async move { steps::refresh::run(&d, i).await });
+            }
+        }
     }
     let mut first = None;
     while let Some(joined) = tasks.join_next().await {

@@ -136,6 +136,8 @@ pub struct Lifecycle {
     /// by someone else, or retained on delete); the tracking check skips
     /// them.
     pub outside: Vec<String>,
+    /// Where operations' events go (discarded unless a test listens).
+    pub events: EventSink,
 }
 
 impl Lifecycle {
@@ -146,6 +148,7 @@ impl Lifecycle {
             loader,
             options: DeploymentOptions::new("test", "proj"),
             outside: Vec::new(),
+            events: EventSink::discard(),
         }
     }
 
@@ -163,7 +166,7 @@ impl Lifecycle {
             base: self.snapshot.clone(),
             loader: Arc::clone(&self.loader),
             sink,
-            events: EventSink::discard(),
+            events: self.events.clone(),
             options: self.options.clone(),
         }
     }

@@ -24,6 +24,7 @@ use crate::error::EngineError;
 use crate::events::{Severity, StepOp};
 use crate::goal::{ReadGoal, RegisterResult, ResourceGoal, ResourceOptions};
 use crate::ledger::Registered;
+use crate::saved_plan;
 use crate::steps::{self, create::CreateStep, delete};
 
 pub(crate) use dependents::dependent_replacements;
@@ -181,6 +182,7 @@ pub(crate) async fn register(
         });
     }
     if !goal.custom {
+        planned(d, &goal, &state, old_index)?;
         return component(d, old_index, state).await;
     }
     let old = old_index.map(|i| d.base.resources[i].clone());
@@ -189,6 +191,10 @@ pub(crate) async fn register(
             .as_ref()
             .is_some_and(|o| o.import_id.as_deref() == Some(import_id.as_str()));
         if !already {
+            let mut planned_state = state.clone();
+            planned_state.import_id = Some(import_id.clone());
+            planned(d, &goal, &planned_state, old_index)?;
+            planned_kind(d, &state.urn, StepOp::Import)?;
             let s = steps::import::run(d, old_index, state, import_id.clone()).await?;
             return Ok(result_of(&s));
         }
@@ -199,14 +205,48 @@ pub(crate) async fn register(
     }
     let olds = old.as_ref().map(|o| o.inputs.clone()).unwrap_or_default();
     state.inputs = check(d, &state, olds).await?;
+    planned(d, &goal, &state, old_index)?;
 
     let Some(old_index) = old_index else {
+        planned_kind(d, &state.urn, StepOp::Create)?;
         return create_new(d, state).await;
     };
     let old = old.unwrap_or_else(|| d.base.resources[old_index].clone());
     let decision = decide::decide(d, &old, old_index, &state).await?;
+    let kind = match &decision {
+        decide::Decision::Same => StepOp::Same,
+        decide::Decision::Update(_) => StepOp::Update,
+        decide::Decision::Replace { .. } => StepOp::Replace,
+    };
+    planned_kind(d, &state.urn, kind)?;
     let s = decide::execute(d, old_index, old, state, decision, &goal).await?;
     Ok(result_of(&s))
+}
+
+/// Records a registration's goal for the deployment's plan and, under
+/// `up --plan`, checks it against the saved one.
+fn planned(
+    d: &Deployment,
+    goal: &ResourceGoal,
+    state: &ResourceState,
+    old_index: Option<usize>,
+) -> Result<(), EngineError> {
+    let old = old_index.map(|i| &d.base.resources[i]);
+    let empty = converge_model::PropertyMap::new();
+    let olds = old.map_or(&empty, |o| &o.inputs);
+    saved_plan::record::goal(d, goal, state, olds);
+    let op = if old.is_some() {
+        StepOp::Update
+    } else {
+        StepOp::Create
+    };
+    saved_plan::enforce::registration(d, state, goal.options.delete_before_replace, old)
+        .map_err(|e| steps::failed(d, op, &state.urn, e))
+}
+
+/// Under `up --plan`: the step about to be taken is one the plan allows.
+fn planned_kind(d: &Deployment, urn: &Urn, op: StepOp) -> Result<(), EngineError> {
+    saved_plan::enforce::step_kind(d, urn, op).map_err(|e| steps::failed(d, op, urn, e))
 }
 
 /// A resource with no old state: created.
@@ -292,12 +332,19 @@ async fn component(
     mut state: ResourceState,
 ) -> Result<RegisterResult, EngineError> {
     let Some(i) = old_index else {
+        planned_kind(d, &state.urn, StepOp::Create)?;
         return create_new(d, state).await;
     };
     let old = d.base.resources[i].clone();
     state.outputs = old.outputs.clone();
     let diff = converge_model::diff_objects(&old.inputs, &state.inputs);
     let changed = !diff.is_empty() || old.parent != state.parent || old.protect != state.protect;
+    let kind = if changed {
+        StepOp::Update
+    } else {
+        StepOp::Same
+    };
+    planned_kind(d, &state.urn, kind)?;
     let s = if changed {
         let diff = diff.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         steps::update::run(d, i, state, diff).await?

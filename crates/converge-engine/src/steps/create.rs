@@ -92,6 +92,7 @@ pub(crate) async fn run(d: &Deployment, step: CreateStep) -> Result<ResourceStat
         delete_old,
     };
     record(d, takeover, &state).await?;
+    crate::saved_plan::enforce::apply_result(d, &state);
     finish(d, op, Some(op_id), old.as_ref(), &state, diff);
     Ok(state)
 }

@@ -170,6 +170,7 @@ pub(crate) fn report(
     diff: BTreeMap<String, PropertyDiff>,
 ) {
     let Some(subject) = new.or(old) else { return };
+    crate::saved_plan::record::step(d, op, &subject.urn, new);
     d.record_step(PlannedStep {
         op,
         urn: subject.urn.to_string(),

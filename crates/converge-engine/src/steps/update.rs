@@ -46,6 +46,7 @@ pub(crate) async fn run(
     super::rename::finish(d, old_index, &new)
         .await
         .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
+    crate::saved_plan::enforce::apply_result(d, &new);
     finish(d, StepOp::Update, Some(op_id), Some(&old), &new, diff);
     Ok(new)
 }
