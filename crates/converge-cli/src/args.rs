@@ -177,6 +177,16 @@ pub struct OperationArgs {
     /// (refresh) Forget interrupted creates left in the state.
     #[arg(long)]
     pub clear_pending_creates: bool,
+    /// (preview) Save the plan to this file, for `converge up --plan`.
+    #[arg(long, value_name = "FILE")]
+    pub save_plan: Option<std::path::PathBuf>,
+    /// (up) Apply the plan saved in this file, and nothing else.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<std::path::PathBuf>,
+    /// (preview) Preview a refresh only: what reading every resource would
+    /// change in the state.
+    #[arg(long)]
+    pub refresh_only: bool,
 }
 
 #[derive(Debug, Subcommand)]

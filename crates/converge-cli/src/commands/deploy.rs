@@ -17,7 +17,11 @@ use converge_model::{PropertyMap, PropertyValue, UrnPattern};
 use converge_state::secrets::Crypter;
 use converge_state::{OperationType, Snapshot};
 
+use converge_engine::saved_plan::refresh::refresh_plans;
+use converge_engine::{PlanConstraint, PlanUse};
+
 use crate::args::OperationArgs;
+use crate::commands::plan_file;
 use crate::commands::stack::output::{display_json, stack_outputs};
 use crate::commands::stack::snapshot_salt;
 use crate::context::{now_rfc3339, Context};
@@ -153,6 +157,20 @@ async fn run_locked(
     locked.verify()?;
     locked.set_secrets_providers(crate::commands::stack::passphrase_provider(&salt));
 
+    // `up --plan FILE`: the plan, checked against the state it was made on.
+    let saved = match &args.plan {
+        Some(path) => Some(Arc::new(plan_file::load(path, locked, crypter.as_ref())?)),
+        None => None,
+    };
+    // A refresh-only preview, or the apply of a refresh-only plan, is a
+    // refresh.
+    let refresh_only_preview = op == Operation::Preview && args.refresh_only;
+    let op = if refresh_only_preview || saved.as_ref().is_some_and(|p| p.refresh_only) {
+        Operation::Refresh
+    } else {
+        op
+    };
+
     if op == Operation::Refresh {
         let keep_creates = !args.clear_pending_creates;
         let cleared =
@@ -166,7 +184,11 @@ async fn run_locked(
     // The stack's configuration, decrypted once: the program's, and the
     // default providers' (`<package>:<key>`).
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
-    let options = deployment_options(project, locked.stack(), args, &config)?;
+    let mut options = deployment_options(project, locked.stack(), args, &config)?;
+    options.plan = saved.map(|plan| PlanConstraint {
+        plan,
+        usage: PlanUse::Enforce,
+    });
     let display_options = DisplayOptions {
         diff: args.diff,
         preview: false,
@@ -174,7 +196,7 @@ async fn run_locked(
     };
     let previewing = match op {
         Operation::Preview => true,
-        Operation::Refresh | Operation::Destroy => args.preview_only,
+        Operation::Refresh | Operation::Destroy => args.preview_only || refresh_only_preview,
         Operation::Up => false,
     };
     // --refresh (or `options.refresh: always`): read every resource
@@ -205,6 +227,7 @@ async fn run_locked(
              (or run `converge preview` to see the changes)"
         );
     }
+    let mut consistency = None;
     if previewing || !args.skip_preview {
         let base = if refresh_first {
             refresh.previewed(locked, &stack_name).await?
@@ -241,6 +264,35 @@ async fn run_locked(
             return Err(e);
         }
         let preview = executed.result;
+        if let (true, Some(path)) = (previewing, &args.save_plan) {
+            if preview.error.is_none() {
+                let resource_plans = if refresh_only_preview {
+                    refresh_plans(locked.base(), &preview.snapshot)
+                } else {
+                    preview.resource_plans.clone()
+                };
+                let plan = plan_file::NewPlan {
+                    resource_plans,
+                    refresh_only: refresh_only_preview,
+                    settings: &settings,
+                };
+                plan_file::save(path, locked, crypter.as_ref(), plan)?;
+            }
+        }
+        // Without a saved plan, the update's results are still checked
+        // against what this preview knew.
+        if options.plan.is_none() && op == Operation::Up {
+            consistency = Some(PlanConstraint {
+                plan: Arc::new(converge_state::plan::DeploymentPlan {
+                    manifest: converge_state::Manifest::converge(now_rfc3339()),
+                    config: Default::default(),
+                    resource_plans: preview.resource_plans.clone(),
+                    base: None,
+                    refresh_only: false,
+                }),
+                usage: PlanUse::ConsistencyOnly,
+            });
+        }
         if previewing {
             if args.json {
                 print_json(&preview, args.show_secrets)?;
@@ -285,7 +337,10 @@ async fn run_locked(
         ExecuteParams {
             base: locked.base().clone(),
             providers,
-            options,
+            options: DeploymentOptions {
+                plan: options.plan.clone().or(consistency),
+                ..options.clone()
+            },
             program,
             sink: journal.clone(),
             display: display_options,
@@ -334,18 +389,39 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         ("--clear-pending-creates", args.clear_pending_creates),
         ("--skip-preview", args.skip_preview),
         ("--yes", args.yes),
+        ("--save-plan", args.save_plan.is_some()),
+        ("--plan", args.plan.is_some()),
+        ("--refresh-only", args.refresh_only),
     ];
+    const SAVED_PLANS: [&str; 3] = ["--save-plan", "--plan", "--refresh-only"];
     let refused: &[&str] = match op {
         Operation::Preview => &[
             "--preview-only",
             "--clear-pending-creates",
             "--skip-preview",
             "--yes",
+            "--plan",
         ],
-        Operation::Up => &["--preview-only", "--clear-pending-creates"],
+        Operation::Up => &[
+            "--preview-only",
+            "--clear-pending-creates",
+            "--save-plan",
+            "--refresh-only",
+        ],
         Operation::Refresh => &["--replace", "--target-replace", "--refresh"],
         Operation::Destroy => &["--replace", "--target-replace", "--clear-pending-creates"],
     };
+    let refused_plan = matches!(op, Operation::Refresh | Operation::Destroy);
+    for flag in SAVED_PLANS {
+        let set = given.iter().any(|(f, s)| *f == flag && *s);
+        if set && refused_plan {
+            bail!(
+                "`converge {}` has no {flag} flag (see `converge {} --help`)",
+                op.command(),
+                op.command()
+            );
+        }
+    }
     for (flag, set) in given {
         if set && refused.contains(&flag) {
             bail!(

@@ -4,6 +4,7 @@ pub mod cancel;
 pub mod config;
 pub mod deploy;
 pub mod login;
+pub mod plan_file;
 pub mod serve;
 pub mod stack;
 pub mod state;

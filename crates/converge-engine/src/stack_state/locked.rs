@@ -156,6 +156,15 @@ impl LockedStack {
             .expect("read_base always sets a snapshot")
     }
 
+    /// The state a saved plan records it was made against: the stored
+    /// checkpoint's digest (after recovery, so no journal is open).
+    pub fn plan_base(&self) -> converge_state::plan::PlanBase {
+        converge_state::plan::PlanBase {
+            checkpoint_digest: recovery::digest_of(self.bytes.as_deref()),
+            journal_sequence: 0,
+        }
+    }
+
     /// The stored checkpoint's `config` (raw JSON), kept as it was.
     pub fn config(&self) -> Option<&str> {
         self.checkpoint.config.as_deref()
