@@ -225,10 +225,9 @@ pub(crate) fn unrun_steps(d: &Deployment) -> Option<EngineError> {
         .iter()
         .filter(|(urn, rp)| {
             rp.steps.iter().any(|s| s != StepOp::Same.as_str())
-                && !p
-                    .resource_plans
+                && p.resource_plans
                     .get(*urn)
-                    .is_some_and(|r| !r.steps.is_empty())
+                    .is_none_or(|r| r.steps.is_empty())
         })
         .map(|(urn, rp)| (urn.clone(), rp.steps.join(", ")))
         .collect();
