@@ -44,8 +44,8 @@ pub use deployment::{default_parallelism, DeploymentOptions};
 pub use error::EngineError;
 pub use events::{EngineEvent, EventSink, Severity, StepOp};
 pub use goal::{
-    Alias, AliasParent, AliasSpec, CallGoal, ConstructGoal, InvokeGoal, ProgramContext, ReadGoal,
-    RegisterResult, ResourceGoal, ResourceOptions,
+    Alias, AliasParent, AliasSpec, CallGoal, ConstructGoal, ImportInputs, InvokeGoal,
+    ProgramContext, ReadGoal, RegisterResult, ResourceGoal, ResourceOptions,
 };
 pub use journaler::{DiscardSink, JournalError, JournalSink, Journaler};
 pub use monitor::{EmptyProgram, Monitor, Program};

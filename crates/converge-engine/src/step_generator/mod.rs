@@ -26,6 +26,7 @@ use crate::goal::{ReadGoal, RegisterResult, ResourceGoal, ResourceOptions};
 use crate::ledger::Registered;
 use crate::steps::{self, create::CreateStep, delete};
 
+pub(crate) use decide::detailed as detailed_diff;
 pub(crate) use dependents::dependent_replacements;
 
 /// The URN of a registration in this deployment's stack and project
@@ -185,11 +186,20 @@ pub(crate) async fn register(
     }
     let old = old_index.map(|i| d.base.resources[i].clone());
     if let Some(import_id) = &goal.options.import_id {
-        let already = old
-            .as_ref()
-            .is_some_and(|o| o.import_id.as_deref() == Some(import_id.as_str()));
+        // Imported before (by this ID) and not external: a resource like
+        // any other. (Some objects are imported by an ID other than the
+        // one they have, so the recorded import ID counts first.)
+        let already = old.as_ref().is_some_and(|o| {
+            !o.external && o.import_id.as_ref().or(o.id.as_ref()) == Some(import_id)
+        });
         if !already {
-            let s = steps::import::run(d, old_index, state, import_id.clone()).await?;
+            let step = steps::import::ImportStep {
+                old_index,
+                state,
+                import_id: import_id.clone(),
+                inputs: goal.options.import_inputs.clone(),
+            };
+            let s = steps::import::run(d, step).await?;
             return Ok(result_of(&s));
         }
         state.import_id = Some(import_id.clone());
@@ -308,7 +318,7 @@ async fn component(
 }
 
 /// `ignoreChanges`: each ignored path keeps its old value.
-fn apply_ignore_changes(d: &Deployment, old: &ResourceState, state: &mut ResourceState) {
+pub(crate) fn apply_ignore_changes(d: &Deployment, old: &ResourceState, state: &mut ResourceState) {
     for text in state.ignore_changes.clone() {
         let path = match PropertyPath::parse(&text) {
             Ok(p) => p,
