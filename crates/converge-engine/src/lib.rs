@@ -21,6 +21,8 @@
 //! - [`pulumi_provider`]: the engine's provider of package `pulumi`
 //!   (`StackReference`, the stack-output reads), reading other stacks of
 //!   the same backend.
+//! - [`import`]: `converge import`'s program (the stack as it is, plus
+//!   the resources to adopt).
 //! - [`events`], [`plan`]: what the CLI renders.
 
 mod deletions;
@@ -29,6 +31,7 @@ pub mod error;
 pub mod events;
 pub mod goal;
 pub mod grpc;
+pub mod import;
 pub mod journaler;
 mod ledger;
 pub mod monitor;

@@ -406,6 +406,22 @@ pub(crate) async fn resolve_provider(
     default_provider(d, package_of(&goal.type_token), goal.version.as_deref()).await
 }
 
+/// The URN of the default provider of `package` at `version`:
+/// `pulumi:providers:<package>::default`, or `default_<version>` with the
+/// version's dots and signs as underscores.
+pub(crate) fn default_provider_urn(
+    stack: &str,
+    project: &str,
+    package: &str,
+    version: Option<&str>,
+) -> Result<Urn, converge_model::UrnError> {
+    let name = match version {
+        Some(v) => format!("default_{}", v.replace(['.', '-', '+'], "_")),
+        None => "default".to_owned(),
+    };
+    Urn::new(stack, project, None, &provider_type(package), &name)
+}
+
 /// The default provider of `package` (at `version`): registered as a
 /// provider resource on first use; concurrent users wait for that one
 /// registration.
@@ -414,12 +430,8 @@ pub(crate) async fn default_provider(
     package: &str,
     version: Option<&str>,
 ) -> Result<ProviderReference, EngineError> {
-    let name = match version {
-        Some(v) => format!("default_{}", v.replace(['.', '-', '+'], "_")),
-        None => "default".to_owned(),
-    };
-    let type_token = provider_type(package);
-    let urn = Urn::new(&d.opts.stack, &d.opts.project, None, &type_token, &name)?;
+    let urn = default_provider_urn(&d.opts.stack, &d.opts.project, package, version)?;
+    let (type_token, name) = (urn.type_token().to_owned(), urn.name().to_owned());
     let mut defaults = d.default_providers.lock().await;
     if let Some(id) = defaults.get(&urn) {
         return Ok(ProviderReference {

@@ -5,7 +5,7 @@
 //! `converge import` form, whose inputs are what was read.
 
 use converge_engine::{ImportInputs, StepOp};
-use converge_testkit::{custom, program, register_stack, TestProgram};
+use converge_testkit::{component, custom, program, register_stack, TestProgram};
 
 use super::*;
 
@@ -247,4 +247,82 @@ async fn inputs_read_from_the_object_restricted_to_the_properties_asked_for() {
         inputs(&[("v", "1"), ("w", "x")])
     );
     assert_eq!(cloud.counts().updates, 0);
+}
+
+/// `converge import`'s program: the stack stays as it is, the imports
+/// join it under their parents.
+#[tokio::test]
+async fn the_import_program_adopts_objects_and_leaves_the_stack_as_it_is() {
+    use converge_engine::import::{ImportProgram, ImportSpec};
+    let (mut w, cloud) = world(provider());
+    let existing = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let web = reg(&m, &stack, component("my:app:Web", "web")).await?;
+        let mut child = custom(T, "child", inputs(&[("v", "c")]));
+        child.parent = Some(web.urn);
+        reg(&m, &stack, child).await?;
+        reg(&m, &stack, custom(T, "other", inputs(&[("v", "o")]))).await?;
+        Ok(())
+    });
+    expect_ok(&w.up(&existing).await);
+    let before = w.snapshot.clone();
+    let web = w.resource("web").unwrap().urn.clone();
+    let id = w.insert_outside(EXISTING, "pkg", inputs(&[("v", "1"), ("w", "2")]));
+    let specs = vec![
+        ImportSpec {
+            type_token: T.to_owned(),
+            name: "adopted".to_owned(),
+            id: id.clone(),
+            parent: Some(web.clone()),
+            properties: Some(vec!["v".to_owned()]),
+            protect: true,
+            ..ImportSpec::default()
+        },
+        ImportSpec {
+            type_token: "my:app:Group".to_owned(),
+            name: "group".to_owned(),
+            component: true,
+            ..ImportSpec::default()
+        },
+    ];
+    let p = ImportProgram::new(w.snapshot.clone(), "test", "proj", specs).unwrap();
+    assert_eq!(
+        p.urns()[0].as_str(),
+        "urn:pulumi:test::proj::my:app:Web$pkg:index:Thing::adopted"
+    );
+    w.options.targets = Some(p.targets());
+    let r = w.up(&p).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "adopted"), vec![StepOp::Import]);
+    assert_eq!(ops_of(&r, "group"), vec![StepOp::Create]);
+    for name in ["web", "proj-test", "default"] {
+        assert_eq!(ops_of(&r, name), vec![StepOp::Same], "{name}");
+    }
+    // Not needed by the imports: not even registered, and not deleted.
+    assert!(ops_of(&r, "child").is_empty() && ops_of(&r, "other").is_empty());
+    for old in &before.resources {
+        let now = w.snapshot.resources.iter().find(|r| r.urn == old.urn);
+        assert_eq!(now, Some(old), "{} changed", old.urn);
+    }
+    let adopted = w.resource("adopted").unwrap();
+    assert_eq!(adopted.parent.as_ref(), Some(&web));
+    assert!(adopted.protect);
+    assert_eq!(adopted.inputs, inputs(&[("v", "1")]));
+    assert_eq!(adopted.id.as_deref(), Some(id.as_str()));
+    assert!(w.resource("group").unwrap().id.is_none());
+    let counts = cloud.counts();
+    assert_eq!((counts.creates, counts.updates, counts.deletes), (2, 0, 0));
+
+    // A name already in the stack is refused before anything runs.
+    let again = vec![ImportSpec {
+        type_token: T.to_owned(),
+        name: "other".to_owned(),
+        id,
+        ..ImportSpec::default()
+    }];
+    let err = ImportProgram::new(w.snapshot.clone(), "test", "proj", again).unwrap_err();
+    assert!(
+        err.to_string().contains("already a resource of the stack"),
+        "{err}"
+    );
 }
