@@ -65,7 +65,8 @@ fn resources(
             .or_else(|| imports.existing_names.get(urn).cloned())
     };
     let mut out = Vec::new();
-    for (urn, code_name) in program.urns().iter().zip(&imports.code_names) {
+    let chosen = imports.specs.iter().map(|s| s.properties.as_ref());
+    for ((urn, code_name), chosen) in program.urns().iter().zip(&imports.code_names).zip(chosen) {
         let Some(state) = snapshot
             .resources
             .iter()
@@ -88,7 +89,14 @@ fn resources(
             name: urn.name().to_owned(),
             type_token: state.type_token.clone(),
             custom: state.custom,
-            inputs: state.inputs.clone(),
+            // `--properties`: only those are written; the provider's
+            // Check fills in the rest as it did for the import.
+            inputs: state
+                .inputs
+                .iter()
+                .filter(|(k, _)| chosen.is_none_or(|c| c.contains(*k)))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             protect: state.protect,
             parent,
             provider,
