@@ -180,6 +180,10 @@ pub struct OperationArgs {
     /// (refresh) Forget interrupted creates left in the state.
     #[arg(long)]
     pub clear_pending_creates: bool,
+    /// (preview) Write a bulk import file (`converge import --file`) for
+    /// the resources the program would create, IDs left empty.
+    #[arg(long, value_name = "FILE")]
+    pub import_file: Option<PathBuf>,
 }
 
 /// `converge import` (Pulumi's flags).

@@ -8,8 +8,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use serde_json::Value;
 
 const RANDOM_STRING: &str = "random:index/randomString:RandomString";
@@ -60,7 +58,8 @@ impl World {
     }
 
     fn converge(&self, args: &[&str]) -> std::process::Output {
-        Command::from(self.scratch.command("pw"))
+        self.scratch
+            .command("pw")
             .env("PATH", common::path_with(&self.bin))
             .env("CONVERGE_TEST_CLOUD_FILE", self.cloud_file())
             .args(args)
@@ -350,4 +349,36 @@ fn python_out_previews_no_changes_with_the_published_sdk() {
     assert!(py.contains("random.RandomString(\"token\""), "{py}");
     let preview = w.run(&["preview", "--expect-no-changes"]);
     assert!(!preview.contains("create"), "{preview}");
+}
+
+/// `preview --import-file` writes the bulk file for what the program
+/// would create; with the IDs filled in, `import --file` adopts the
+/// objects and the program then previews with no changes.
+#[test]
+fn preview_writes_an_import_file_that_import_reads() {
+    let w = World::yaml();
+    w.thing_outside("thing-5", "hi");
+    w.append_program(
+        "resources:\n  adopted:\n    type: convergetest:index:Thing\n    properties:\n      value: hi\n",
+    );
+    let path = w.scratch.dir.path().join("import.json");
+    w.run(&["preview", "--import-file", path.to_str().unwrap()]);
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        file,
+        serde_json::json!({"resources": [{"type": THING, "name": "adopted", "id": ""}]})
+    );
+    assert!(w.resources().is_empty(), "a preview changes nothing");
+    file["resources"][0]["id"] = "thing-5".into();
+    std::fs::write(&path, file.to_string()).unwrap();
+    w.run(&[
+        "import",
+        "--file",
+        path.to_str().unwrap(),
+        "--protect=false",
+        "--yes",
+    ]);
+    w.run(&["preview", "--expect-no-changes"]);
+    let err = w.fails(&["up", "--import-file", path.to_str().unwrap(), "--yes"]);
+    assert!(err.contains("no --import-file flag"), "{err}");
 }

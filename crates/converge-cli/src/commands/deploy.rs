@@ -241,6 +241,13 @@ async fn run_locked(
             return Err(e);
         }
         let preview = executed.result;
+        if let (Some(path), None) = (&args.import_file, &preview.error) {
+            let n = crate::commands::import::file_out::write(path, &preview)?;
+            eprintln!(
+                "wrote {n} resource(s) to the import file {}",
+                path.display()
+            );
+        }
         if previewing {
             if args.json {
                 print_json(&preview, args.show_secrets)?;
@@ -332,6 +339,7 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         ("--refresh", args.refresh),
         ("--preview-only", args.preview_only),
         ("--clear-pending-creates", args.clear_pending_creates),
+        ("--import-file", args.import_file.is_some()),
         ("--skip-preview", args.skip_preview),
         ("--yes", args.yes),
     ];
@@ -342,9 +350,19 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
             "--skip-preview",
             "--yes",
         ],
-        Operation::Up => &["--preview-only", "--clear-pending-creates"],
-        Operation::Refresh => &["--replace", "--target-replace", "--refresh"],
-        Operation::Destroy => &["--replace", "--target-replace", "--clear-pending-creates"],
+        Operation::Up => &["--preview-only", "--clear-pending-creates", "--import-file"],
+        Operation::Refresh => &[
+            "--replace",
+            "--target-replace",
+            "--refresh",
+            "--import-file",
+        ],
+        Operation::Destroy => &[
+            "--replace",
+            "--target-replace",
+            "--clear-pending-creates",
+            "--import-file",
+        ],
     };
     for (flag, set) in given {
         if set && refused.contains(&flag) {

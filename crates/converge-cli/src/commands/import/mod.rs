@@ -9,6 +9,7 @@
 //! imported resources in the project's language (`codegen`).
 
 mod codegen;
+pub mod file_out;
 pub mod spec;
 
 use std::io::{IsTerminal, Write};

@@ -202,13 +202,10 @@ fn resolve(
     };
     for i in order {
         let r = &file.resources[i];
-        let parent = match &r.parent {
-            None => None,
-            Some(p) => Some(match table.get(p) {
-                Some(urn) => urn.clone(),
-                None => urns[&by_name[p.as_str()]].clone(),
-            }),
-        };
+        let parent = r.parent.as_ref().map(|p| match table.get(p) {
+            Some(urn) => urn.clone(),
+            None => urns[&by_name[p.as_str()]].clone(),
+        });
         let provider = match &r.provider {
             None => None,
             Some(p) => Some(table.get(p).cloned().ok_or_else(|| {
