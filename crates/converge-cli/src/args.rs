@@ -77,6 +77,9 @@ pub enum Command {
     Refresh(OperationArgs),
     /// Delete every resource of the stack.
     Destroy(OperationArgs),
+    /// Adopt existing cloud objects into the stack: `TYPE NAME ID`, or
+    /// `--file` with Pulumi's bulk import JSON.
+    Import(ImportArgs),
     /// Cancel the update running on a stack: show who holds its lock and
     /// break it.
     Cancel {
@@ -187,6 +190,71 @@ pub struct OperationArgs {
     /// change in the state.
     #[arg(long)]
     pub refresh_only: bool,
+    /// (preview) Write a bulk import file (`converge import --file`) for
+    /// the resources the program would create, IDs left empty.
+    #[arg(long, value_name = "FILE")]
+    pub import_file: Option<PathBuf>,
+}
+
+/// `converge import` (Pulumi's flags).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ImportArgs {
+    /// The resource type, e.g. `random:index/randomString:RandomString`.
+    #[arg(value_name = "TYPE")]
+    pub type_token: Option<String>,
+    /// The resource's name in the stack.
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// The ID of the object to import.
+    #[arg(value_name = "ID")]
+    pub id: Option<String>,
+    #[command(flatten)]
+    pub stack: StackArg,
+    /// Import the resources of this bulk import JSON file (`nameTable`,
+    /// `resources`).
+    #[arg(short, long, value_name = "FILE", conflicts_with_all = ["type_token", "parent", "provider", "properties"])]
+    pub file: Option<std::path::PathBuf>,
+    /// The parent: `URN`, or `NAME=URN` (NAME names it in --out's code).
+    #[arg(long, value_name = "URN")]
+    pub parent: Option<String>,
+    /// The provider: `URN::ID`, `URN`, or `NAME=URN`.
+    #[arg(long, value_name = "URN")]
+    pub provider: Option<String>,
+    /// Which properties read from the object become inputs (default:
+    /// every input the provider reads; comma-separated, repeatable).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub properties: Vec<String>,
+    /// Protect the imported resources (`--protect=false` does not).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub protect: bool,
+    /// Write program text for the imported resources to this file, in the
+    /// project's language.
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
+    /// Only preview: show what would be imported and change nothing.
+    #[arg(long)]
+    pub preview_only: bool,
+    /// Proceed without asking for confirmation.
+    #[arg(short, long)]
+    pub yes: bool,
+    /// Do not preview first.
+    #[arg(long)]
+    pub skip_preview: bool,
+    /// How many resource operations may run at once.
+    #[arg(short, long, value_name = "N")]
+    pub parallel: Option<usize>,
+    /// Show detailed diffs.
+    #[arg(long)]
+    pub diff: bool,
+    /// Print machine-readable JSON instead of the display.
+    #[arg(short, long)]
+    pub json: bool,
+    /// A message for the update history.
+    #[arg(short, long)]
+    pub message: Option<String>,
+    /// Show secret values in plaintext.
+    #[arg(long)]
+    pub show_secrets: bool,
 }
 
 #[derive(Debug, Subcommand)]

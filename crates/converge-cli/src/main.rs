@@ -106,6 +106,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Up(args) => commands::deploy::run(&ctx, Operation::Up, args).await,
         Command::Refresh(args) => commands::deploy::run(&ctx, Operation::Refresh, args).await,
         Command::Destroy(args) => commands::deploy::run(&ctx, Operation::Destroy, args).await,
+        Command::Import(args) => commands::import::run(&ctx, args).await,
         Command::Cancel { stack, yes } => commands::cancel::run(&ctx, stack, yes).await,
     }
 }

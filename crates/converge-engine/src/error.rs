@@ -53,8 +53,14 @@ pub enum EngineError {
     OldResourceClaimed { urn: Urn, holder: Urn, old: Urn },
     #[error("resource {urn} has aliases matching several existing resources: {}", found.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", "))]
     AmbiguousAliases { urn: Urn, found: Vec<Urn> },
-    #[error("import of {urn} failed: the existing object differs from the program's inputs in: {}", keys.join(", "))]
-    ImportMismatch { urn: Urn, keys: Vec<String> },
+    /// The program's inputs differ from the object being imported in
+    /// properties that force a replacement: importing would destroy it.
+    #[error("import of {urn} failed: the program's inputs differ from the existing object in {}, which would replace it; change the program to match the object (or remove the import option to create a new one)", keys.join(", "))]
+    ImportReplaces { urn: Urn, keys: Vec<String> },
+    /// A resource imported earlier whose program still names its import ID
+    /// would be replaced (Pulumi's rule).
+    #[error("resource {urn} would be replaced (changes in {}), but previously-imported resources that still specify an ID may not be replaced; remove the `import` option from the program", keys.join(", "))]
+    ImportedReplace { urn: Urn, keys: Vec<String> },
     #[error("import of {urn} failed: no object with ID {id} exists")]
     ImportNotFound { urn: Urn, id: String },
     /// A registration's `customTimeouts` holds something that is not a

@@ -44,6 +44,22 @@ pub struct ResourceOptions {
     pub additional_secret_outputs: Vec<String>,
     /// Adopt an existing object with this ID instead of creating one.
     pub import_id: Option<String>,
+    /// Where an imported resource's desired inputs come from.
+    pub import_inputs: ImportInputs,
+}
+
+/// Where the desired inputs of an imported resource come from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ImportInputs {
+    /// The program's (the `import` resource option): the object is read
+    /// and imported, then diffed against them as any resource is: a
+    /// difference is an update after the import, one that needs a
+    /// replacement is an error.
+    #[default]
+    Program,
+    /// What the provider's Read returned — only these keys, if given —
+    /// (`converge import`, which has no program): nothing to diff.
+    Read { properties: Option<Vec<String>> },
 }
 
 /// A `ReadResource` request: an external object, read, never managed.

@@ -25,6 +25,8 @@
 //!   module for every provider kind.
 //! - [`saved_plan`]: what a deployment records for a saved plan, and the
 //!   checks of an update against one.
+//! - [`import`]: `converge import`'s program (the stack as it is, plus
+//!   the resources to adopt).
 //! - [`events`], [`plan`]: what the CLI renders.
 
 mod deletions;
@@ -33,6 +35,7 @@ pub mod error;
 pub mod events;
 pub mod goal;
 pub mod grpc;
+pub mod import;
 pub mod journaler;
 mod ledger;
 pub mod lifecycle;
@@ -50,8 +53,8 @@ pub use deployment::{default_parallelism, DeploymentOptions};
 pub use error::EngineError;
 pub use events::{EngineEvent, EventSink, Severity, StepOp};
 pub use goal::{
-    Alias, AliasParent, AliasSpec, CallGoal, ConstructGoal, InvokeGoal, ProgramContext, ReadGoal,
-    RegisterResult, ResourceGoal, ResourceOptions,
+    Alias, AliasParent, AliasSpec, CallGoal, ConstructGoal, ImportInputs, InvokeGoal,
+    ProgramContext, ReadGoal, RegisterResult, ResourceGoal, ResourceOptions,
 };
 pub use journaler::{DiscardSink, JournalError, JournalSink, Journaler};
 pub use monitor::{EmptyProgram, Monitor, Program};

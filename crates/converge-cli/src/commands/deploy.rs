@@ -293,6 +293,13 @@ async fn run_locked(
                 usage: PlanUse::ConsistencyOnly,
             });
         }
+        if let (Some(path), None) = (&args.import_file, &preview.error) {
+            let n = crate::commands::import::file_out::write(path, &preview)?;
+            eprintln!(
+                "wrote {n} resource(s) to the import file {}",
+                path.display()
+            );
+        }
         if previewing {
             if args.json {
                 print_json(&preview, args.show_secrets)?;
@@ -387,6 +394,7 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         ("--refresh", args.refresh),
         ("--preview-only", args.preview_only),
         ("--clear-pending-creates", args.clear_pending_creates),
+        ("--import-file", args.import_file.is_some()),
         ("--skip-preview", args.skip_preview),
         ("--yes", args.yes),
         ("--save-plan", args.save_plan.is_some()),
@@ -408,8 +416,18 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
             "--save-plan",
             "--refresh-only",
         ],
-        Operation::Refresh => &["--replace", "--target-replace", "--refresh"],
-        Operation::Destroy => &["--replace", "--target-replace", "--clear-pending-creates"],
+        Operation::Refresh => &[
+            "--replace",
+            "--target-replace",
+            "--refresh",
+            "--import-file",
+        ],
+        Operation::Destroy => &[
+            "--replace",
+            "--target-replace",
+            "--clear-pending-creates",
+            "--import-file",
+        ],
     };
     let refused_plan = matches!(op, Operation::Refresh | Operation::Destroy);
     for flag in SAVED_PLANS {
@@ -544,7 +562,7 @@ fn has_changes(result: &OperationResult) -> bool {
         .any(|(op, n)| *n > 0 && !matches!(op, StepOp::Same | StepOp::Read))
 }
 
-fn print_lines(lines: &[String]) {
+pub(crate) fn print_lines(lines: &[String]) {
     for line in lines {
         say(line);
     }
@@ -552,7 +570,7 @@ fn print_lines(lines: &[String]) {
 
 /// A duration as Go prints one rounded to seconds, as Pulumi shows it:
 /// `3s`, `1m5s`, `2h0m1s`.
-fn go_duration(d: std::time::Duration) -> String {
+pub(crate) fn go_duration(d: std::time::Duration) -> String {
     let secs = d.as_secs() + u64::from(d.subsec_millis() >= 500);
     let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
     match (h, m) {
@@ -562,20 +580,20 @@ fn go_duration(d: std::time::Duration) -> String {
     }
 }
 
-struct ExecuteParams<'a> {
-    base: Snapshot,
-    providers: &'a Providers,
-    options: DeploymentOptions,
-    program: Option<&'a dyn Program>,
-    sink: Arc<dyn converge_engine::JournalSink>,
-    display: DisplayOptions,
-    json: bool,
+pub(crate) struct ExecuteParams<'a> {
+    pub base: Snapshot,
+    pub providers: &'a Providers,
+    pub options: DeploymentOptions,
+    pub program: Option<&'a dyn Program>,
+    pub sink: Arc<dyn converge_engine::JournalSink>,
+    pub display: DisplayOptions,
+    pub json: bool,
 }
 
 /// Runs one engine operation while a task renders its events; returns its
 /// result and the lines of its closing summary, for the caller to print
 /// after whatever comes first (the stack's outputs).
-async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
+pub(crate) async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
     let (events, mut rx) = EventSink::channel();
     p.providers.log().attach(events.clone());
     let interactive = std::io::stdout().is_terminal();
@@ -629,10 +647,10 @@ async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
 }
 
 /// An operation's result, with what its display showed.
-struct Executed {
-    result: OperationResult,
+pub(crate) struct Executed {
+    pub result: OperationResult,
     /// The closing summary, for the caller to print.
-    summary: Vec<String>,
+    pub summary: Vec<String>,
     /// The display showed an error diagnostic (the program's own report of
     /// its failure, say).
     errors_shown: bool,
@@ -641,7 +659,7 @@ struct Executed {
 impl Executed {
     /// The operation's error for `main` to print: a failed program whose
     /// error the display already showed is not shown twice.
-    fn error(&self) -> Option<anyhow::Error> {
+    pub(crate) fn error(&self) -> Option<anyhow::Error> {
         match self.result.error.as_ref()? {
             converge_engine::EngineError::Program(_) if self.errors_shown => Some(anyhow::anyhow!(
                 "the program failed (its error is shown above)"
@@ -651,7 +669,7 @@ impl Executed {
     }
 }
 
-fn report_pending(base: &Snapshot) {
+pub(crate) fn report_pending(base: &Snapshot) {
     if base.pending_operations.is_empty() {
         return;
     }
@@ -676,7 +694,7 @@ fn parse_patterns(list: &[String], flag: &str) -> Result<Vec<UrnPattern>> {
         .collect()
 }
 
-fn deployment_options(
+pub(crate) fn deployment_options(
     project: &Project,
     stack: &StackRef,
     args: &OperationArgs,
@@ -768,7 +786,7 @@ fn print_output_changes(base: &Snapshot, planned: &Snapshot, reveal: bool) {
     }
 }
 
-fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
+pub(crate) fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
     let outputs: serde_json::Map<String, serde_json::Value> = stack_outputs(Some(&result.snapshot))
         .iter()
         .map(|(k, v)| (k.clone(), display_json(v, reveal)))

@@ -3,6 +3,7 @@
 pub mod cancel;
 pub mod config;
 pub mod deploy;
+pub mod import;
 pub mod login;
 pub mod plan_file;
 pub mod serve;

@@ -212,6 +212,7 @@ pub(crate) fn resource_goal(req: &RegisterResourceRequest) -> Result<ResourceGoa
         custom_timeouts: custom_timeouts(req.custom_timeouts.as_ref()),
         additional_secret_outputs: req.additional_secret_outputs.clone(),
         import_id: non_empty(&req.import_id),
+        import_inputs: Default::default(),
     };
     Ok(ResourceGoal {
         type_token: req.r#type.clone(),

@@ -199,7 +199,7 @@ async fn provider_diff(
 
 /// The detailed diff of a response; when the provider cannot tell
 /// (`Unknown`), the engine compares old and new inputs itself.
-fn detailed(
+pub(crate) fn detailed(
     response: &DiffResponse,
     old: &ResourceState,
     new: &ResourceState,
@@ -286,6 +286,20 @@ pub(crate) async fn execute(
                 };
                 return Err(steps::failed(d, StepOp::Replace, &old.urn, err));
             }
+            if goal.options.import_id.is_some() {
+                let err = EngineError::ImportedReplace {
+                    urn: new.urn.clone(),
+                    keys: replace_keys(&diff),
+                };
+                if !d.opts.preview {
+                    return Err(steps::failed(d, StepOp::Replace, &new.urn, err));
+                }
+                d.events.diagnostic(
+                    crate::events::Severity::Warning,
+                    Some(&new.urn),
+                    err.to_string(),
+                );
+            }
             d.started(StepOp::Replace, &new.urn);
             // A replacement is a new object: check again without old inputs
             // so no generated default of the old one is reused.
@@ -316,5 +330,20 @@ pub(crate) async fn execute(
             )
             .await
         }
+    }
+}
+
+/// The keys of a replacement's diff that force it (all of them if none
+/// says so: `--replace`, a taint, a changed provider).
+fn replace_keys(diff: &BTreeMap<String, PropertyDiff>) -> Vec<String> {
+    let forcing: Vec<String> = diff
+        .iter()
+        .filter(|(_, c)| c.kind.is_replace())
+        .map(|(k, _)| k.clone())
+        .collect();
+    match forcing.is_empty() {
+        true if diff.is_empty() => vec!["(a replacement was requested)".to_owned()],
+        true => diff.keys().cloned().collect(),
+        false => forcing,
     }
 }

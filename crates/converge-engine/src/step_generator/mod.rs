@@ -27,6 +27,7 @@ use crate::ledger::Registered;
 use crate::saved_plan;
 use crate::steps::{self, create::CreateStep, delete};
 
+pub(crate) use decide::detailed as detailed_diff;
 pub(crate) use dependents::dependent_replacements;
 
 /// The URN of a registration in this deployment's stack and project
@@ -187,15 +188,24 @@ pub(crate) async fn register(
     }
     let old = old_index.map(|i| d.base.resources[i].clone());
     if let Some(import_id) = &goal.options.import_id {
-        let already = old
-            .as_ref()
-            .is_some_and(|o| o.import_id.as_deref() == Some(import_id.as_str()));
+        // Imported before (by this ID) and not external: a resource like
+        // any other. (Some objects are imported by an ID other than the
+        // one they have, so the recorded import ID counts first.)
+        let already = old.as_ref().is_some_and(|o| {
+            !o.external && o.import_id.as_ref().or(o.id.as_ref()) == Some(import_id)
+        });
         if !already {
             let mut planned_state = state.clone();
             planned_state.import_id = Some(import_id.clone());
             planned(d, &goal, &planned_state, old_index)?;
             planned_kind(d, &state.urn, StepOp::Import)?;
-            let s = steps::import::run(d, old_index, state, import_id.clone()).await?;
+            let step = steps::import::ImportStep {
+                old_index,
+                state,
+                import_id: import_id.clone(),
+                inputs: goal.options.import_inputs.clone(),
+            };
+            let s = steps::import::run(d, step).await?;
             return Ok(result_of(&s));
         }
         state.import_id = Some(import_id.clone());
@@ -355,7 +365,7 @@ async fn component(
 }
 
 /// `ignoreChanges`: each ignored path keeps its old value.
-fn apply_ignore_changes(d: &Deployment, old: &ResourceState, state: &mut ResourceState) {
+pub(crate) fn apply_ignore_changes(d: &Deployment, old: &ResourceState, state: &mut ResourceState) {
     for text in state.ignore_changes.clone() {
         let path = match PropertyPath::parse(&text) {
             Ok(p) => p,
@@ -443,6 +453,22 @@ pub(crate) async fn resolve_provider(
     default_provider(d, package_of(&goal.type_token), goal.version.as_deref()).await
 }
 
+/// The URN of the default provider of `package` at `version`:
+/// `pulumi:providers:<package>::default`, or `default_<version>` with the
+/// version's dots and signs as underscores.
+pub(crate) fn default_provider_urn(
+    stack: &str,
+    project: &str,
+    package: &str,
+    version: Option<&str>,
+) -> Result<Urn, converge_model::UrnError> {
+    let name = match version {
+        Some(v) => format!("default_{}", v.replace(['.', '-', '+'], "_")),
+        None => "default".to_owned(),
+    };
+    Urn::new(stack, project, None, &provider_type(package), &name)
+}
+
 /// The default provider of `package` (at `version`): registered as a
 /// provider resource on first use; concurrent users wait for that one
 /// registration.
@@ -451,12 +477,8 @@ pub(crate) async fn default_provider(
     package: &str,
     version: Option<&str>,
 ) -> Result<ProviderReference, EngineError> {
-    let name = match version {
-        Some(v) => format!("default_{}", v.replace(['.', '-', '+'], "_")),
-        None => "default".to_owned(),
-    };
-    let type_token = provider_type(package);
-    let urn = Urn::new(&d.opts.stack, &d.opts.project, None, &type_token, &name)?;
+    let urn = default_provider_urn(&d.opts.stack, &d.opts.project, package, version)?;
+    let (type_token, name) = (urn.type_token().to_owned(), urn.name().to_owned());
     let mut defaults = d.default_providers.lock().await;
     if let Some(id) = defaults.get(&urn) {
         return Ok(ProviderReference {

@@ -51,7 +51,9 @@ pub(crate) async fn run(
     Ok(new)
 }
 
-async fn perform(
+/// The provider call of an update from `old` to `new` (`new.outputs` is
+/// set from its answer).
+pub(crate) async fn perform(
     d: &Deployment,
     old: &ResourceState,
     new: &mut ResourceState,

@@ -1,4 +1,4 @@
-//! Create, same, update, import, read, components, preview, refresh,
+//! Create, same, update, read, components, preview, refresh,
 //! destroy, failures.
 
 use converge_engine::{ReadGoal, StepOp};
@@ -87,44 +87,6 @@ async fn components_record_children_and_outputs() {
     let r = w.up(&p).await;
     expect_ok(&r);
     assert!(all_ops(&r).iter().all(|(_, op)| *op == StepOp::Same));
-}
-
-#[tokio::test]
-async fn import_adopts_an_existing_object_and_fails_on_mismatch() {
-    let (mut w, cloud) = world(provider());
-    let id = w.insert_outside(
-        "urn:pulumi:test::proj::pkg:index:Thing::existing",
-        "pkg",
-        inputs(&[("v", "1")]),
-    );
-    let import = move |v: &'static str, id: String| {
-        program(move |m| {
-            let id = id.clone();
-            async move {
-                let stack = register_stack(&m).await?;
-                let mut g = custom(T, "a", inputs(&[("v", v)]));
-                g.options.import_id = Some(id);
-                reg(&m, &stack, g).await?;
-                Ok(())
-            }
-        })
-    };
-    let r = w.up(&import("2", id.clone())).await;
-    let err = r.error.expect("a mismatching import must fail").to_string();
-    assert!(err.contains("differs") && err.contains('v'), "{err}");
-    assert!(w.resource("a").is_none());
-
-    let r = w.up(&import("1", id.clone())).await;
-    expect_ok(&r);
-    assert_eq!(ops_of(&r, "a"), vec![StepOp::Import]);
-    let a = w.resource("a").unwrap();
-    assert_eq!(a.id.as_deref(), Some(id.as_str()));
-    assert_eq!(a.import_id.as_deref(), Some(id.as_str()));
-    assert_eq!(cloud.counts().creates, 0);
-    // The same program again: nothing to do.
-    let r = w.up(&import("1", id)).await;
-    expect_ok(&r);
-    assert_eq!(ops_of(&r, "a"), vec![StepOp::Same]);
 }
 
 #[tokio::test]

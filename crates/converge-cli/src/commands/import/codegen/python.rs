@@ -1,0 +1,243 @@
+//! Python with the package's published SDK: `import pulumi_random as
+//! random`, then one constructor call per resource —
+//! `random.RandomString("name", length=8, opts=pulumi.ResourceOptions(
+//! protect=True))` — with the SDK's snake_case argument names; components
+//! as `pulumi.ComponentResource`.
+//!
+//! The SDK's module of a package is its schema's
+//! `language.python.packageName` where Converge has the schema (the
+//! built-in packages), else Pulumi's default, `pulumi_<package>`.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use anyhow::{bail, Result};
+use converge_model::{package_of, Asset, PropertyValue};
+
+use super::Resource;
+
+pub fn render(resources: &[Resource]) -> Result<String> {
+    let packages: BTreeSet<&str> = resources
+        .iter()
+        .filter(|r| r.custom)
+        .map(|r| package_of(&r.type_token))
+        .collect();
+    let mut out = String::from("import pulumi\n");
+    for p in &packages {
+        let _ = writeln!(out, "import {} as {}", sdk_module(p), alias(p));
+    }
+    for r in resources {
+        out.push('\n');
+        let var = variable(&r.code_name);
+        let mut args = Vec::new();
+        if r.custom {
+            for (k, v) in r.inputs.iter().filter(|(k, _)| !k.starts_with("__")) {
+                args.push(format!("{}={}", argument(k), value(v, &r.code_name)?));
+            }
+        }
+        let mut options = Vec::new();
+        if r.protect {
+            options.push("protect=True".to_owned());
+        }
+        if let Some(p) = &r.parent {
+            options.push(format!("parent={}", variable(p)));
+        }
+        if let Some(p) = &r.provider {
+            options.push(format!("provider={}", variable(p)));
+        }
+        if !options.is_empty() {
+            args.push(format!(
+                "opts=pulumi.ResourceOptions({})",
+                options.join(", ")
+            ));
+        }
+        let head = if r.custom {
+            format!("{var} = {}({}", class(&r.type_token)?, string(&r.name))
+        } else {
+            format!(
+                "{var} = pulumi.ComponentResource({}, {}",
+                string(&r.type_token),
+                string(&r.name)
+            )
+        };
+        out.push_str(&head);
+        for a in &args {
+            let _ = write!(out, ",\n    {a}");
+        }
+        out.push_str(")\n");
+    }
+    Ok(out)
+}
+
+/// The Python module of a package's SDK.
+fn sdk_module(package: &str) -> String {
+    let from_schema = converge_plugin::builtin::schema(package).and_then(|s| {
+        s.pointer("/language/python/packageName")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    });
+    from_schema.unwrap_or_else(|| format!("pulumi_{}", package.replace('-', "_")))
+}
+
+/// The name the program imports a package's SDK as.
+fn alias(package: &str) -> String {
+    package.replace('-', "_")
+}
+
+/// `pkg:module/member:Name` → `pkg.module.Name` (`index` is the
+/// package's top level).
+fn class(token: &str) -> Result<String> {
+    let parts: Vec<&str> = token.split(':').collect();
+    let [package, module, name] = parts.as_slice() else {
+        bail!("{token} is not a resource type token (package:module:Name)");
+    };
+    let mut path: Vec<&str> = module.split('/').collect();
+    let last = path.last().copied().unwrap_or_default();
+    if path.len() > 1 && last.eq_ignore_ascii_case(name) {
+        path.pop();
+    }
+    let mut out = alias(package);
+    for segment in path.into_iter().filter(|s| *s != "index") {
+        out.push('.');
+        out.push_str(&snake(segment));
+    }
+    out.push('.');
+    out.push_str(name);
+    Ok(out)
+}
+
+/// A keyword argument: the property's name in snake_case, as Pulumi's
+/// Python SDKs name them.
+fn argument(property: &str) -> String {
+    variable(property)
+}
+
+/// A Python identifier for a name.
+fn variable(name: &str) -> String {
+    let mut s: String = snake(name)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    if KEYWORDS.contains(&s.as_str()) {
+        s.push('_');
+    }
+    s
+}
+
+const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// camelCase → snake_case; a run of capitals is one word (`SSHKey` →
+/// `ssh_key`).
+fn snake(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_uppercase() {
+            let prev = i.checked_sub(1).map(|j| chars[j]);
+            let next = chars.get(i + 1);
+            let boundary = match prev {
+                Some(p) if p.is_lowercase() || p.is_ascii_digit() => true,
+                Some(p) if p.is_uppercase() => next.is_some_and(|n| n.is_lowercase()),
+                _ => false,
+            };
+            if boundary && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A Python string literal.
+fn string(s: &str) -> String {
+    // JSON's escapes are valid in Python string literals.
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+fn value(v: &PropertyValue, owner: &str) -> Result<String> {
+    Ok(match v {
+        PropertyValue::Null => "None".to_owned(),
+        PropertyValue::Bool(true) => "True".to_owned(),
+        PropertyValue::Bool(false) => "False".to_owned(),
+        PropertyValue::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => {
+            format!("{}", *n as i64)
+        }
+        PropertyValue::Number(n) => format!("{n:?}"),
+        PropertyValue::String(s) => string(s),
+        PropertyValue::Array(items) => {
+            let items: Vec<String> = items
+                .iter()
+                .map(|i| value(i, owner))
+                .collect::<Result<_>>()?;
+            format!("[{}]", items.join(", "))
+        }
+        PropertyValue::Object(map) => {
+            let entries: Vec<String> = map
+                .iter()
+                .map(|(k, v)| Ok(format!("{}: {}", string(k), value(v, owner)?)))
+                .collect::<Result<_>>()?;
+            format!("{{{}}}", entries.join(", "))
+        }
+        PropertyValue::Secret(inner) => format!("pulumi.Output.secret({})", value(inner, owner)?),
+        PropertyValue::Output(o) => match (&o.element, o.secret) {
+            (Some(inner), true) => format!("pulumi.Output.secret({})", value(inner, owner)?),
+            (Some(inner), false) => value(inner, owner)?,
+            (None, _) => bail!("{owner}: an input is not known"),
+        },
+        PropertyValue::Asset(a) => asset(a, owner)?,
+        PropertyValue::Archive(_)
+        | PropertyValue::ResourceReference(_)
+        | PropertyValue::Unknown => {
+            bail!(
+                "{owner}: an input is a {}, which --out cannot write in Python",
+                v.kind_name()
+            )
+        }
+    })
+}
+
+fn asset(a: &Asset, owner: &str) -> Result<String> {
+    if let Some(text) = &a.text {
+        return Ok(format!("pulumi.StringAsset({})", string(text)));
+    }
+    if let Some(path) = &a.path {
+        return Ok(format!("pulumi.FileAsset({})", string(path)));
+    }
+    if let Some(uri) = &a.uri {
+        return Ok(format!("pulumi.RemoteAsset({})", string(uri)));
+    }
+    bail!("{owner}: an asset has no text, path or URI")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_sdk() {
+        assert_eq!(snake("minLower"), "min_lower");
+        assert_eq!(snake("overrideSpecial"), "override_special");
+        assert_eq!(snake("SSHKey"), "ssh_key");
+        assert_eq!(variable("my-pet"), "my_pet");
+        assert_eq!(variable("lambda"), "lambda_");
+        assert_eq!(
+            class("random:index/randomString:RandomString").unwrap(),
+            "random.RandomString"
+        );
+        assert_eq!(class("aws:s3/bucket:Bucket").unwrap(), "aws.s3.Bucket");
+        assert_eq!(class("random:index:RandomPet").unwrap(), "random.RandomPet");
+        assert_eq!(sdk_module("random"), "pulumi_random");
+        assert_eq!(sdk_module("azure-native"), "pulumi_azure_native");
+    }
+}

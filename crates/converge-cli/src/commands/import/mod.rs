@@ -1,0 +1,269 @@
+//! `converge import TYPE NAME ID` and `converge import --file FILE`:
+//! adopt existing objects into the stack without the user's program.
+//!
+//! The engine runs an update whose program is the stack as it is plus the
+//! imports (`converge_engine::import`), targeted at the imports alone, so
+//! nothing else changes; each import's inputs are what its provider read
+//! (`--properties` restricts them). It locks, journals and verifies like
+//! every operation (`StackState`). `--out` writes program text for the
+//! imported resources in the project's language (`codegen`).
+
+mod codegen;
+pub mod file_out;
+pub mod spec;
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _, Result};
+use converge_backend::{Backend, UpdateKind};
+use converge_engine::import::ImportProgram;
+use converge_engine::pulumi_provider::StackReferences;
+use converge_engine::stack_state::{Recovery, UpdateRecord};
+use converge_engine::{DeploymentOptions, LockedStack, StackState, StackStateError};
+use converge_state::secrets::Crypter;
+use converge_state::Snapshot;
+
+use crate::args::{ImportArgs, OperationArgs};
+use crate::commands::deploy::{
+    deployment_options, execute, go_duration, print_json, print_lines, report_pending,
+    ExecuteParams, Operation,
+};
+use crate::commands::stack::snapshot_salt;
+use crate::context::{now_rfc3339, Context};
+use crate::display::{say, DisplayOptions};
+use crate::passphrase::{stack_crypter, ReferencedSecrets};
+use crate::program::program_config;
+use crate::project::Project;
+use crate::providers::Providers;
+use crate::stack_settings::StackSettings;
+
+pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
+    if args.file.is_none() && args.type_token.is_none() {
+        bail!("give the resource to import as TYPE NAME ID, or a bulk import file with --file");
+    }
+    if args.file.is_some() && (args.name.is_some() || args.id.is_some()) {
+        bail!("--file imports the resources of the file: give no TYPE NAME ID with it");
+    }
+    #[cfg(unix)]
+    let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());
+    let project = ctx.project()?;
+    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
+    let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    let references = StackReferences::new(
+        backend.clone(),
+        stack.clone(),
+        Arc::new(ReferencedSecrets::new()),
+    );
+    let mut locked = StackState::new(backend, stack)
+        .lock(ctx.lock_info())
+        .await?;
+    let providers = Providers::new(&project).with_stack_references(references);
+    let result = run_locked(ctx, &args, &project, &mut locked, &providers).await;
+    providers.shutdown().await;
+    let released = locked.release().await;
+    match (result, released) {
+        (Err(e), Err(r)) => {
+            if !matches!(&r, StackStateError::Backend(b) if b.is_lease_lost()) {
+                eprintln!("warning: the stack's lock could not be released: {r}");
+            }
+            Err(e)
+        }
+        (result, released) => result.and(released.map_err(Into::into)),
+    }
+}
+
+/// The flags `converge import` shares with `up`.
+fn operation_args(args: &ImportArgs) -> OperationArgs {
+    OperationArgs {
+        stack: args.stack.clone(),
+        yes: args.yes,
+        skip_preview: args.skip_preview,
+        parallel: args.parallel,
+        diff: args.diff,
+        json: args.json,
+        message: args.message.clone(),
+        show_secrets: args.show_secrets,
+        ..OperationArgs::default()
+    }
+}
+
+async fn run_locked(
+    ctx: &Context,
+    args: &ImportArgs,
+    project: &Project,
+    locked: &mut LockedStack,
+    providers: &Providers,
+) -> Result<()> {
+    let stack_name = locked.stack().stack.clone();
+    if let Recovery::Replayed { entries, pending } = locked.recovery() {
+        eprintln!(
+            "note: recovered an interrupted update of stack {stack_name}: {entries} journal \
+             entries replayed, {pending} operation(s) were in flight"
+        );
+    }
+    let mut settings = StackSettings::load(&project.stack_config_file(&stack_name))?;
+    let salt = snapshot_salt(locked.base());
+    let crypter = stack_crypter(
+        &mut settings,
+        salt.as_deref(),
+        ctx.passphrase_options(),
+        true,
+    )?;
+    let salt = crypter.encryption_salt().to_owned();
+    let crypter: Arc<dyn Crypter> = Arc::new(crypter);
+    locked.decrypt(crypter.clone())?;
+    locked.verify()?;
+    locked.set_secrets_providers(crate::commands::stack::passphrase_provider(&salt));
+    report_pending(locked.base());
+
+    let imports = match &args.file {
+        Some(path) => spec::from_file(
+            path,
+            locked.base(),
+            &stack_name,
+            &project.name,
+            args.protect,
+        )?,
+        None => spec::from_args(args, locked.base())?,
+    };
+    let program = ImportProgram::new(
+        locked.base().clone(),
+        &stack_name,
+        &project.name,
+        imports.specs.clone(),
+    )?;
+    let op_args = operation_args(args);
+    let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
+    let mut options = deployment_options(project, locked.stack(), &op_args, &config)?;
+    options.targets = Some(program.targets());
+    let display = DisplayOptions {
+        diff: args.diff,
+        preview: false,
+        show_secrets: args.show_secrets,
+    };
+    let interactive =
+        !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let needs_confirmation = !args.preview_only && !args.yes;
+    if needs_confirmation && !interactive {
+        bail!(
+            "--yes must be passed to proceed when running non-interactively \
+             (or pass --preview-only to see what would be imported)"
+        );
+    }
+    if args.preview_only || !args.skip_preview {
+        if !args.json {
+            say(format!("Previewing import ({stack_name}):"));
+        }
+        let executed = execute(
+            Operation::Preview,
+            ExecuteParams {
+                base: locked.base().clone(),
+                providers,
+                options: DeploymentOptions {
+                    preview: true,
+                    ..options.clone()
+                },
+                program: Some(&program),
+                sink: Arc::new(converge_engine::DiscardSink),
+                display: DisplayOptions {
+                    preview: true,
+                    ..display
+                },
+                json: args.json,
+            },
+        )
+        .await;
+        print_lines(&executed.summary);
+        if let Some(e) = executed.error() {
+            return Err(e);
+        }
+        let preview = executed.result;
+        if let Some(e) = preview.error {
+            return Err(anyhow::Error::new(e));
+        }
+        if args.preview_only {
+            if args.json {
+                print_json(&preview, args.show_secrets)?;
+            }
+            return write_code(args, project, &program, &imports, &preview.snapshot);
+        }
+    }
+    if needs_confirmation {
+        print!("\nDo you want to perform this import? [yes/no] ");
+        std::io::stdout().flush()?;
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "yes" | "y") {
+            bail!("confirmation declined, not proceeding");
+        }
+    }
+    if !args.json {
+        say(format!("Importing ({stack_name}):"));
+    }
+    let record = UpdateRecord {
+        kind: UpdateKind::ResourceImport,
+        start_time: now_rfc3339(),
+        message: args.message.clone().unwrap_or_default(),
+    };
+    let started = std::time::Instant::now();
+    let journal = locked.start().await?;
+    let executed = execute(
+        Operation::Up,
+        ExecuteParams {
+            base: locked.base().clone(),
+            providers,
+            options,
+            program: Some(&program),
+            sink: journal.clone(),
+            display,
+            json: args.json,
+        },
+    )
+    .await;
+    let finished = locked
+        .finish(journal, &executed.result, Some(record))
+        .await
+        .context("the import ran, but its final state could not be saved; it will be recovered from the journal on the next run")?;
+    if let Some(e) = finished.history_error {
+        eprintln!("warning: the update history could not be recorded: {e}");
+    }
+    if args.json {
+        print_json(&executed.result, args.show_secrets)?;
+    } else {
+        print_lines(&executed.summary);
+        say(format!("\nDuration: {}", go_duration(started.elapsed())));
+    }
+    if let Some(e) = executed.error() {
+        return Err(e);
+    }
+    let result = executed.result;
+    if let Some(e) = result.error {
+        return Err(anyhow::Error::new(e));
+    }
+    write_code(args, project, &program, &imports, &result.snapshot)
+}
+
+/// `--out`: the imported resources as program text.
+fn write_code(
+    args: &ImportArgs,
+    project: &Project,
+    program: &ImportProgram,
+    imports: &spec::Imports,
+    snapshot: &Snapshot,
+) -> Result<()> {
+    let Some(path) = &args.out else {
+        return Ok(());
+    };
+    let text = codegen::generate(project, program, imports, snapshot)?;
+    crate::atomic_write::write_atomically(path, text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    if !args.json {
+        say(format!(
+            "\nWrote the imported resources' code to {}",
+            path.display()
+        ));
+    }
+    Ok(())
+}

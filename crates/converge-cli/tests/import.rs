@@ -1,0 +1,384 @@
+//! `converge import` through the binary: single imports against a
+//! built-in provider (random, whose import ID is the value) and a real
+//! plugin process (convergetest, whose objects live in a JSON cloud file),
+//! the bulk `--file`, `--out` in YAML (then a preview shows no changes)
+//! and Python, `--protect=false`, `--preview-only`, a missing ID. After
+//! each, the next command verifies the stack's integrity (every command
+//! that locks a stack does).
+
+mod common;
+
+use serde_json::Value;
+
+const RANDOM_STRING: &str = "random:index/randomString:RandomString";
+const THING: &str = "convergetest:index:Thing";
+
+struct World {
+    scratch: common::Scratch,
+    bin: std::path::PathBuf,
+}
+
+impl World {
+    fn new(pulumi_yaml: &str) -> World {
+        let scratch = common::Scratch::new(pulumi_yaml);
+        let bin = common::convergetest_bin_dir(scratch.dir.path());
+        let w = World { scratch, bin };
+        w.run(&["stack", "init", "dev"]);
+        w
+    }
+
+    fn yaml() -> World {
+        World::new("name: imp\nruntime: yaml\n")
+    }
+
+    fn cloud_file(&self) -> std::path::PathBuf {
+        self.scratch.dir.path().join("cloud.json")
+    }
+
+    /// An object made outside Converge.
+    fn thing_outside(&self, id: &str, value: &str) {
+        let cloud = serde_json::json!({
+            "next": 100,
+            "objects": {id: {"urn": "made-by-hand",
+                             "properties": {"value": value, "size": "small"}}},
+            "log": [],
+        });
+        std::fs::write(self.cloud_file(), cloud.to_string()).unwrap();
+    }
+
+    fn cloud_log(&self) -> Vec<String> {
+        let cloud: Value =
+            serde_json::from_str(&std::fs::read_to_string(self.cloud_file()).unwrap()).unwrap();
+        cloud["log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    fn converge(&self, args: &[&str]) -> std::process::Output {
+        self.scratch
+            .command("pw")
+            .env("PATH", common::path_with(&self.bin))
+            .env("CONVERGE_TEST_CLOUD_FILE", self.cloud_file())
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.converge(args);
+        assert!(
+            out.status.success(),
+            "converge {args:?}:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.converge(args);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !out.status.success(),
+            "converge {args:?} succeeded:\n{text}"
+        );
+        text
+    }
+
+    /// The stack's resources (`stack export`).
+    fn resources(&self) -> Vec<Value> {
+        let export: Value = serde_json::from_str(&self.run(&["stack", "export"])).unwrap();
+        export["deployment"]["resources"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn resource(&self, name: &str) -> Option<Value> {
+        self.resources()
+            .into_iter()
+            .find(|r| r["urn"].as_str().unwrap().ends_with(&format!("::{name}")))
+    }
+
+    /// Adds `--out`'s YAML to the project's program.
+    fn append_program(&self, text: &str) {
+        let path = self.scratch.project.join("Pulumi.yaml");
+        let mut program = std::fs::read_to_string(&path).unwrap();
+        program.push_str(text);
+        std::fs::write(path, program).unwrap();
+    }
+}
+
+#[test]
+fn a_builtin_random_string_is_imported_and_its_yaml_previews_no_changes() {
+    let w = World::yaml();
+    let out = w.scratch.dir.path().join("out.yaml");
+    let shown = w.run(&[
+        "import",
+        RANDOM_STRING,
+        "token",
+        "s3cretValue",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(shown.contains("import"), "{shown}");
+    let token = w.resource("token").expect("imported");
+    assert_eq!(token["id"], "s3cretValue");
+    assert_eq!(token["importID"], "s3cretValue");
+    assert_eq!(token["protect"], true, "protected by default");
+    assert_eq!(token["outputs"]["result"], "s3cretValue");
+    assert_eq!(token["inputs"]["length"], 11);
+    assert!(token["parent"]
+        .as_str()
+        .unwrap()
+        .contains("pulumi:pulumi:Stack"));
+
+    let yaml = std::fs::read_to_string(&out).unwrap();
+    assert!(yaml.starts_with("resources:\n  token:\n"), "{yaml}");
+    assert!(yaml.contains(&format!("type: {RANDOM_STRING}")), "{yaml}");
+    assert!(
+        yaml.contains("length: 11") && yaml.contains("protect: true"),
+        "{yaml}"
+    );
+    assert!(!yaml.contains("s3cretValue"), "no ID or outputs: {yaml}");
+    w.append_program(&yaml);
+    let preview = w.run(&["preview", "--expect-no-changes"]);
+    assert!(!preview.contains("import"), "{preview}");
+    // And an update changes nothing either.
+    w.run(&["up", "--yes", "--expect-no-changes"]);
+}
+
+#[test]
+fn a_plugin_object_is_imported_unprotected_and_its_yaml_previews_no_changes() {
+    let w = World::yaml();
+    w.thing_outside("thing-7", "hello");
+    let out = w.scratch.dir.path().join("out.yaml");
+    w.run(&[
+        "import",
+        THING,
+        "adopted",
+        "thing-7",
+        "--protect=false",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let adopted = w.resource("adopted").expect("imported");
+    assert_eq!(adopted["id"], "thing-7");
+    assert!(
+        adopted.get("protect").is_none_or(|p| p == false),
+        "{adopted}"
+    );
+    assert_eq!(adopted["inputs"]["value"], "hello");
+    let log = w.cloud_log();
+    assert!(
+        log.iter()
+            .all(|l| !l.starts_with("create") && !l.starts_with("update")),
+        "{log:?}"
+    );
+    let yaml = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        yaml.contains("value: hello") && !yaml.contains("protect"),
+        "{yaml}"
+    );
+    w.append_program(&yaml);
+    w.run(&["preview", "--expect-no-changes"]);
+    // Unprotected: the stack can be destroyed, and the object goes.
+    w.run(&["destroy", "--yes"]);
+    assert!(
+        w.cloud_log().iter().any(|l| l == "delete thing-7"),
+        "{:?}",
+        w.cloud_log()
+    );
+}
+
+#[test]
+fn a_bulk_file_imports_each_resource_under_its_parent() {
+    let w = World::yaml();
+    w.thing_outside("thing-3", "from-file");
+    w.run(&["import", RANDOM_STRING, "first", "abc", "--yes"]);
+    let first = w.resource("first").unwrap();
+    let file = serde_json::json!({
+        "nameTable": {"existing": first["urn"]},
+        "resources": [
+            {"type": THING, "name": "kid", "id": "thing-3", "parent": "group",
+             "properties": ["value"]},
+            {"type": "my:app:Group", "name": "group", "component": true},
+            {"type": RANDOM_STRING, "name": "code", "logicalName": "second", "id": "xyz12",
+             "parent": "existing"},
+        ],
+    });
+    let path = w.scratch.dir.path().join("import.json");
+    std::fs::write(&path, file.to_string()).unwrap();
+    w.run(&["import", "--file", path.to_str().unwrap(), "--yes"]);
+
+    let group = w.resource("group").unwrap();
+    assert_eq!(group["type"], "my:app:Group");
+    assert!(
+        group.get("id").is_none() && group["custom"] == false,
+        "{group}"
+    );
+    let kid = w.resource("kid").unwrap();
+    assert_eq!(
+        kid["urn"],
+        "urn:pulumi:dev::imp::my:app:Group$convergetest:index:Thing::kid"
+    );
+    assert_eq!(kid["parent"], group["urn"]);
+    assert_eq!(kid["inputs"]["value"], "from-file");
+    let second = w.resource("second").unwrap();
+    assert_eq!(second["parent"], first["urn"]);
+    assert_eq!(second["id"], "xyz12");
+    // The earlier import is untouched.
+    assert_eq!(w.resource("first").unwrap(), first);
+    // The state still verifies (every locking command checks it).
+    w.run(&["refresh", "--preview-only"]);
+
+    // A file naming an unknown parent is refused before anything runs.
+    let before = w.resources();
+    let bad = serde_json::json!({"resources": [
+        {"type": RANDOM_STRING, "name": "x", "id": "q", "parent": "nowhere"}]});
+    std::fs::write(&path, bad.to_string()).unwrap();
+    let err = w.fails(&["import", "--file", path.to_str().unwrap(), "--yes"]);
+    assert!(
+        err.contains("parent nowhere is neither in the nameTable"),
+        "{err}"
+    );
+    assert_eq!(w.resources(), before);
+}
+
+#[test]
+fn preview_only_changes_nothing_and_a_missing_id_fails_with_the_state_unchanged() {
+    let w = World::yaml();
+    w.thing_outside("thing-1", "v");
+    w.run(&["import", RANDOM_STRING, "kept", "kept1", "--yes"]);
+    let before = w.resources();
+
+    let shown = w.run(&["import", THING, "t", "thing-1", "--preview-only"]);
+    assert!(shown.contains("import"), "{shown}");
+    assert_eq!(w.resources(), before, "--preview-only changed the state");
+
+    let err = w.fails(&["import", THING, "t", "thing-99", "--yes"]);
+    assert!(
+        err.contains("no object with ID thing-99 exists")
+            && err.contains("urn:pulumi:dev::imp::convergetest:index:Thing::t"),
+        "{err}"
+    );
+    assert_eq!(w.resources(), before, "a failed import changed the state");
+    // Importing a name the stack already has is refused up front.
+    let err = w.fails(&["import", RANDOM_STRING, "kept", "other", "--yes"]);
+    assert!(err.contains("already a resource of the stack"), "{err}");
+    // Without --yes, non-interactively: refused, nothing changes.
+    let err = w.fails(&["import", THING, "t", "thing-1"]);
+    assert!(err.contains("--yes"), "{err}");
+    assert_eq!(w.resources(), before);
+    let log = w.cloud_log();
+    assert!(log.iter().all(|l| !l.starts_with("create")), "{log:?}");
+    w.run(&["refresh", "--preview-only"]);
+}
+
+#[test]
+fn python_out_uses_the_sdks_constructors() {
+    let w = World::new("name: pyimp\nruntime: python\n");
+    let out = w.scratch.dir.path().join("out.py");
+    w.run(&[
+        "import",
+        RANDOM_STRING,
+        "my-token",
+        "abcDEF123",
+        "--properties",
+        "length,special",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let py = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        py.starts_with("import pulumi\nimport pulumi_random as random\n"),
+        "{py}"
+    );
+    assert!(
+        py.contains("my_token = random.RandomString(\"my-token\",\n    length=9,\n    special=True,\n    opts=pulumi.ResourceOptions(protect=True))"),
+        "{py}"
+    );
+    assert!(
+        !py.contains("min_lower"),
+        "only --properties are written: {py}"
+    );
+    // The provider's Check filled in the rest, as it will for the program.
+    let token = w.resource("my-token").unwrap();
+    assert_eq!(token["inputs"]["length"], 9);
+    assert_eq!(token["inputs"]["minLower"], 0);
+}
+
+/// The Python program `--out` writes previews with no changes through the
+/// published SDK (pulumi_random is in the test venv).
+#[test]
+fn python_out_previews_no_changes_with_the_published_sdk() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let w = World::new(&format!(
+        "name: pyimp\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+        venv.display()
+    ));
+    let out = w.scratch.project.join("__main__.py");
+    // The SDK asks for its own version's default provider: the import
+    // names that version (the bulk file's `version`), so the program's
+    // provider is the one the import used.
+    let file = serde_json::json!({"resources": [
+        {"type": RANDOM_STRING, "name": "token", "id": "Zyx987wvu", "version": "4.21.4"}]});
+    let path = w.scratch.dir.path().join("import.json");
+    std::fs::write(&path, file.to_string()).unwrap();
+    w.run(&[
+        "import",
+        "--file",
+        path.to_str().unwrap(),
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let py = std::fs::read_to_string(&out).unwrap();
+    assert!(py.contains("random.RandomString(\"token\""), "{py}");
+    let preview = w.run(&["preview", "--expect-no-changes"]);
+    assert!(!preview.contains("create"), "{preview}");
+}
+
+/// `preview --import-file` writes the bulk file for what the program
+/// would create; with the IDs filled in, `import --file` adopts the
+/// objects and the program then previews with no changes.
+#[test]
+fn preview_writes_an_import_file_that_import_reads() {
+    let w = World::yaml();
+    w.thing_outside("thing-5", "hi");
+    w.append_program(
+        "resources:\n  adopted:\n    type: convergetest:index:Thing\n    properties:\n      value: hi\n",
+    );
+    let path = w.scratch.dir.path().join("import.json");
+    w.run(&["preview", "--import-file", path.to_str().unwrap()]);
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        file,
+        serde_json::json!({"resources": [{"type": THING, "name": "adopted", "id": ""}]})
+    );
+    assert!(w.resources().is_empty(), "a preview changes nothing");
+    file["resources"][0]["id"] = "thing-5".into();
+    std::fs::write(&path, file.to_string()).unwrap();
+    w.run(&[
+        "import",
+        "--file",
+        path.to_str().unwrap(),
+        "--protect=false",
+        "--yes",
+    ]);
+    w.run(&["preview", "--expect-no-changes"]);
+    let err = w.fails(&["up", "--import-file", path.to_str().unwrap(), "--yes"]);
+    assert!(err.contains("no --import-file flag"), "{err}");
+}
