@@ -199,7 +199,7 @@ async fn provider_diff(
 
 /// The detailed diff of a response; when the provider cannot tell
 /// (`Unknown`), the engine compares old and new inputs itself.
-fn detailed(
+pub(crate) fn detailed(
     response: &DiffResponse,
     old: &ResourceState,
     new: &ResourceState,

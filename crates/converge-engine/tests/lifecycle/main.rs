@@ -9,6 +9,7 @@ mod basics;
 mod claims;
 mod deletes;
 mod options;
+mod refresh;
 mod remote;
 mod replace;
 mod stack_reference;
