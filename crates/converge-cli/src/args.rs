@@ -229,6 +229,15 @@ pub enum StateCommand {
     /// Move resources, with their children, from one stack to another (the
     /// providers they use are copied).
     Move(MoveArgs),
+    /// Repair a state that fails integrity verification: put resources in
+    /// order and drop references to resources it does not hold.
+    Repair {
+        #[command(flatten)]
+        stack: StackArg,
+        /// Skip the confirmation prompt.
+        #[arg(short, long)]
+        yes: bool,
+    },
 }
 
 /// `state move`.

@@ -16,10 +16,13 @@
 //!   its URN.
 //! - [`move_resources`]: move resources (with their children, and the
 //!   providers they use copied) from one stack's snapshot to another's.
+//! - [`repair`]: drop references to resources that are gone and put
+//!   resources in order, when that makes a broken snapshot valid.
 
 mod delete;
 mod moving;
 mod rename;
+mod repair;
 
 use std::collections::BTreeSet;
 
@@ -31,6 +34,7 @@ use crate::Snapshot;
 pub use delete::{delete, delete_all, DeleteOptions};
 pub use moving::{move_resources, BrokenDependency, MoveOptions, MoveReport};
 pub use rename::rename;
+pub use repair::{repair, RepairReport};
 
 /// Why an edit was refused. The snapshot is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

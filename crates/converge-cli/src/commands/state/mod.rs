@@ -15,6 +15,7 @@ mod delete;
 mod moving;
 mod protect;
 mod rename;
+mod repair;
 mod taint;
 
 use std::io::{IsTerminal, Write};
@@ -61,6 +62,7 @@ pub async fn run(ctx: &Context, cmd: StateCommand) -> Result<()> {
             stack,
         } => rename::run(ctx, stack.stack, &urn, &new_name).await,
         StateCommand::Move(args) => moving::run(ctx, args).await,
+        StateCommand::Repair { stack, yes } => repair::run(ctx, stack.stack, yes).await,
     }
 }
 
