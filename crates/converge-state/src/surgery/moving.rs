@@ -396,7 +396,8 @@ mod tests {
             include_parents: true,
             ..TO
         };
-        let report = move_resources(&mut source, &mut dest, &[c.clone()], options).unwrap();
+        let report =
+            move_resources(&mut source, &mut dest, std::slice::from_ref(&c), options).unwrap();
         assert_eq!(report.moved, vec![urn("my:index:Comp", "a"), c]);
         let moved_c = Urn::new(
             "prod",

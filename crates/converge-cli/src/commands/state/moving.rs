@@ -69,10 +69,10 @@ pub async fn run(ctx: &Context, args: MoveArgs) -> Result<()> {
     };
     let result = move_locked(ctx, &project, &mut src, &mut dst, &urns, &args).await;
     let released = (src.release().await, dst.release().await);
-    let value = result?;
+    result?;
     released.0?;
     released.1?;
-    Ok(value)
+    Ok(())
 }
 
 /// The stack a user named (any project of the backend), or the current one.
