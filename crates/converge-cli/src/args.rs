@@ -304,6 +304,39 @@ pub enum StateCommand {
         #[command(flatten)]
         stack: StackArg,
     },
+    /// Move resources, with their children, from one stack to another (the
+    /// providers they use are copied).
+    Move(MoveArgs),
+    /// Repair a state that fails integrity verification: put resources in
+    /// order and drop references to resources it does not hold.
+    Repair {
+        #[command(flatten)]
+        stack: StackArg,
+        /// Skip the confirmation prompt.
+        #[arg(short, long)]
+        yes: bool,
+    },
+}
+
+/// `state move`.
+#[derive(Debug, Args, Clone)]
+pub struct MoveArgs {
+    /// Exact URNs of the resources to move (in the source stack).
+    #[arg(value_name = "URN", required = true)]
+    pub urns: Vec<String>,
+    /// The stack to move from (`stack`, `project/stack` or
+    /// `org/project/stack`; default: the current stack).
+    #[arg(long, value_name = "STACK")]
+    pub source: Option<String>,
+    /// The stack to move to (default: the current stack).
+    #[arg(long, value_name = "STACK")]
+    pub dest: Option<String>,
+    /// Move the parents of the resources too.
+    #[arg(long)]
+    pub include_parents: bool,
+    /// Skip the confirmation prompt.
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 /// `state taint` and `state untaint`.

@@ -1,4 +1,5 @@
-//! End to end: `converge state delete | protect | unprotect | rename` on a
+//! End to end: `converge state delete | protect | unprotect | rename |
+//! taint | repair` on a
 //! stack deployed with a YAML program of built-in providers, through the
 //! `converge` binary. Every refusal leaves the checkpoint byte-identical;
 //! every edit leaves a state that `stack import` (which verifies
@@ -326,4 +327,80 @@ fn taint_makes_the_next_update_replace_and_untaint_clears_it() {
     assert!(pet.get("taint").is_none(), "{pet}");
     let again = w.run(&["preview"]);
     assert!(again.contains("8 unchanged"), "{again}");
+}
+
+impl World {
+    /// Imports `deployment` with `--force`, integrity unchecked: a broken
+    /// state, as a bad tool or a hand edit leaves one.
+    fn import_forced(&self, deployment: &Value) {
+        let file = self.scratch.dir.path().join("broken.json");
+        std::fs::write(&file, deployment.to_string()).unwrap();
+        self.run(&[
+            "stack",
+            "import",
+            "--force",
+            "--file",
+            file.to_str().unwrap(),
+        ]);
+    }
+}
+
+#[test]
+fn repair_puts_resources_in_order_and_drops_references_to_missing_ones() {
+    let w = World::deployed();
+    let before = w.checkpoint();
+    let out = w.run(&["state", "repair"]);
+    assert!(out.contains("nothing to repair"), "{out}");
+    assert!(w.checkpoint() == before);
+
+    // Break it: note before pet (its dependency), a dependency of lonely
+    // on a resource that is not there.
+    let mut exported = w.export();
+    let resources = exported["deployment"]["resources"].as_array_mut().unwrap();
+    let at = resources.iter().position(|r| r["urn"] == NOTE).unwrap();
+    let note = resources.remove(at);
+    let pet = resources.iter().position(|r| r["urn"] == PET).unwrap();
+    resources.insert(pet, note);
+    let lonely = resources.iter_mut().find(|r| r["urn"] == LONELY).unwrap();
+    lonely["dependencies"] = serde_json::json!(["urn:pulumi:dev::demo::x:y:Z::gone"]);
+    w.import_forced(&exported);
+    assert!(w.fails(&["preview"]).contains("integrity"));
+
+    w.refused(&["state", "repair"], "--yes");
+    let out = w.run(&["state", "repair", "--yes"]);
+    assert!(out.contains(&format!("{NOTE} (from position")), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{LONELY}: dependency on urn:pulumi:dev::demo::x:y:Z::gone"
+        )),
+        "{out}"
+    );
+    let resources = w.resources();
+    let order = urns(&resources);
+    let (pet, note) = (
+        order.iter().position(|u| u == PET).unwrap(),
+        order.iter().position(|u| u == NOTE).unwrap(),
+    );
+    assert!(pet < note, "{order:?}");
+    assert!(w.resource(LONELY).unwrap().get("dependencies").is_none());
+    // The program deploys on it with nothing to do.
+    let p = w.run(&["preview", "--expect-no-changes"]);
+    assert!(!p.contains("error"), "{p}");
+}
+
+#[test]
+fn repair_names_what_it_cannot_fix_and_changes_nothing() {
+    let w = World::deployed();
+    // Forget pet by hand: suffix's parent is gone (and note's references).
+    let mut exported = w.export();
+    let resources = exported["deployment"]["resources"].as_array_mut().unwrap();
+    resources.retain(|r| r["urn"] != PET);
+    w.import_forced(&exported);
+    let err = w.refused(&["state", "repair", "--yes"], "cannot be repaired safely");
+    assert!(
+        err.contains(&format!(
+            "child resource {SUFFIX} refers to missing parent {PET}"
+        )),
+        "{err}"
+    );
 }

@@ -10,7 +10,8 @@
 //! none (an unversioned development build).
 //!
 //! **Resource** [`THING`] (`convergetest:index:Thing`): inputs `value`
-//! (string, required), `size` (default `"small"`; changing it replaces),
+//! (string, required), `size` (default `"small"`; changing it replaces; compared without
+//! regard to case, so a cloud answering `"SMALL"` is normalisation),
 //! `fail` (`"create"`: Create fails; `"init"`: Create makes the object but
 //! reports `ErrorResourceInitFailed`). Outputs: the inputs plus `length`
 //! (of `value`; unknown in previews) and `pluginVersion`.

@@ -170,7 +170,7 @@ fn diff_keys(olds: &Option<Struct>, news: &Option<Struct>, keys: &[(&str, bool)]
     };
     for (key, replaces) in keys {
         let (old, new) = (field(olds, key), field(news, key));
-        if old == new {
+        if old == new || (*key == "size" && same_size(old, new)) {
             continue;
         }
         let kind = match (old.is_some(), new.is_some(), replaces) {
@@ -198,6 +198,16 @@ fn diff_keys(olds: &Option<Struct>, news: &Option<Struct>, keys: &[(&str, bool)]
     }
     .into();
     resp
+}
+
+/// Sizes are case-insensitive: the cloud may answer `"SMALL"` for
+/// `"small"` (a provider's normalisation, not drift).
+fn same_size(old: Option<&Value>, new: Option<&Value>) -> bool {
+    let text = |v: Option<&Value>| match v.and_then(|v| v.kind.as_ref()) {
+        Some(V::StringValue(s)) => Some(s.to_ascii_lowercase()),
+        _ => None,
+    };
+    text(old).is_some() && text(old) == text(new)
 }
 
 fn require_thing(urn: &str) -> Result<(), Status> {

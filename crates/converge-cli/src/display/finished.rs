@@ -2,6 +2,7 @@
 //! the changed keys, `[diff: ~length]`), and with `--diff` the values that
 //! change, old → new.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ enum Detail<'a> {
     /// Every property, under one sign.
     Whole(char, &'a PropertyMap),
     /// Old → new.
-    Change(PropertyMap, &'a PropertyMap),
+    Change(Cow<'a, PropertyMap>, Cow<'a, PropertyMap>),
 }
 
 impl FinishedStep<'_> {
@@ -68,14 +69,16 @@ impl FinishedStep<'_> {
 
     fn detail_source(&self) -> Detail<'_> {
         match (self.op, self.old, self.new) {
+            // Drift: what the program asked for (the prior inputs) → what
+            // the refresh found, at the keys the provider's Diff named.
             (StepOp::Refresh, Some(old), Some(new)) => {
-                Detail::Change(old.outputs.clone(), &new.outputs)
+                Detail::Change(Cow::Borrowed(&old.inputs), Cow::Owned(self.old_values(new)))
             }
             (
                 StepOp::Update | StepOp::Replace | StepOp::CreateReplacement,
                 Some(old),
                 Some(new),
-            ) => Detail::Change(self.old_values(old), &new.inputs),
+            ) => Detail::Change(Cow::Owned(self.old_values(old)), Cow::Borrowed(&new.inputs)),
             (StepOp::Create | StepOp::Import | StepOp::Read, _, Some(new)) => {
                 Detail::Whole('+', &new.inputs)
             }
@@ -102,6 +105,16 @@ impl FinishedStep<'_> {
         values
     }
 
+    /// A diff kind as shown: a refresh's Diff ran from the refreshed state
+    /// to the program's inputs, and drift is shown the other way.
+    fn shown_kind(&self, kind: DiffKind) -> DiffKind {
+        if self.op == StepOp::Refresh {
+            inverted(kind)
+        } else {
+            kind
+        }
+    }
+
     /// The top-level keys that change, by kind: from the provider's diff
     /// when it names any, else from comparing the values.
     fn changed_keys(&self) -> ChangedKeys {
@@ -114,7 +127,7 @@ impl FinishedStep<'_> {
                     continue;
                 }
                 let whole_key = path.len() == key.len();
-                let list = match change.kind {
+                let list = match self.shown_kind(change.kind) {
                     DiffKind::Add | DiffKind::AddReplace if whole_key => &mut out.added,
                     DiffKind::Delete | DiffKind::DeleteReplace if whole_key => &mut out.deleted,
                     _ => &mut out.updated,
@@ -124,7 +137,7 @@ impl FinishedStep<'_> {
             return out;
         }
         match self.detail_source() {
-            Detail::Change(old, new) => changed_keys(&old, new),
+            Detail::Change(old, new) => changed_keys(&old, &new),
             _ => ChangedKeys::default(),
         }
     }
@@ -136,12 +149,12 @@ impl FinishedStep<'_> {
         let mut lines = match self.detail_source() {
             Detail::None => Vec::new(),
             Detail::Whole(sign, map) => property_lines(sign, map, style),
-            Detail::Change(old, new) => diff_lines(&old, new, style),
+            Detail::Change(old, new) => diff_lines(&old, &new, style),
         };
         if let Detail::Change(old, new) = self.detail_source() {
             // What the provider reports beyond the compared values (a
             // change of an output, say) is named without values.
-            let shown = changed_keys(&old, new);
+            let shown = changed_keys(&old, &new);
             let shown: BTreeSet<&str> = shown
                 .added
                 .iter()
@@ -151,7 +164,10 @@ impl FinishedStep<'_> {
                 .collect();
             for (path, change) in self.diff {
                 if !path.is_empty() && !shown.contains(top_level(path)) {
-                    lines.push(format!("      {} {path}", kind_sign(change.kind)));
+                    lines.push(format!(
+                        "      {} {path}",
+                        kind_sign(self.shown_kind(change.kind))
+                    ));
                 }
             }
         }
@@ -181,6 +197,16 @@ fn top_level(path: &str) -> &str {
     }
     let end = path.find(['.', '[']).unwrap_or(path.len());
     &path[..end]
+}
+
+fn inverted(kind: DiffKind) -> DiffKind {
+    match kind {
+        DiffKind::Add => DiffKind::Delete,
+        DiffKind::Delete => DiffKind::Add,
+        DiffKind::AddReplace => DiffKind::DeleteReplace,
+        DiffKind::DeleteReplace => DiffKind::AddReplace,
+        other => other,
+    }
 }
 
 fn kind_sign(kind: DiffKind) -> char {

@@ -8,7 +8,7 @@
 //! same whatever the timing.
 
 pub(crate) mod aliases;
-mod decide;
+pub(crate) mod decide;
 mod dependents;
 
 use std::sync::Arc;

@@ -1,13 +1,27 @@
-//! Refresh: read an object's current state; record what changed, or drop
-//! the state of an object that no longer exists.
+//! Refresh: read an object's current state and record it, or drop the
+//! state of an object that no longer exists.
+//!
+//! Whether what the Read returned is drift or only the provider's
+//! normalisation (seed 004, "ReadResource") is the provider's call: its
+//! Diff is asked with the refreshed inputs and outputs as the olds and the
+//! prior inputs — what the program asked for — as the news. No diff is
+//! normalisation: the refreshed state is recorded but the step shows as
+//! unchanged. A diff is drift: the refresh step, with the keys the
+//! provider named (an update would change them back). A provider that
+//! cannot tell (or whose Diff fails) gets the engine's comparison of the
+//! refreshed and prior inputs.
 
-use converge_plugin::ReadRequest;
+use std::collections::BTreeMap;
+
+use converge_model::{PropertyDiff, ResourceState};
+use converge_plugin::{DiffRequest, Provider, ReadRequest};
 use converge_state::journal::JournalEntry;
 
 use super::{failed, provider_of, read_within, report};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
+use crate::step_generator::decide::detailed;
 
 pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineError> {
     let old = d.base.resources[old_index].clone();
@@ -28,10 +42,12 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
             state: Some(old.outputs.clone()),
             timeout: None,
         };
-        read_within(provider.as_ref(), op, old.custom_timeouts.as_ref(), request).await
+        let response =
+            read_within(provider.as_ref(), op, old.custom_timeouts.as_ref(), request).await?;
+        Ok::<_, EngineError>((provider, response))
     }
     .await;
-    let response = match read {
+    let (provider, response) = match read {
         Ok(r) => r,
         Err(e) => {
             d.end_failed(op_id).await;
@@ -55,11 +71,38 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
         None => entry,
     };
     d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
-    // An object that has not drifted shows as unchanged.
-    let unchanged = new
-        .as_ref()
-        .is_some_and(|n| n.outputs == old.outputs && n.inputs == old.inputs && n.id == old.id);
-    let shown = if unchanged { StepOp::Same } else { op };
-    report(d, shown, Some(&old), new.as_ref(), Default::default());
+    let (shown, diff) = match &new {
+        // Vanished: the refresh deletes it from the state.
+        None => (op, BTreeMap::new()),
+        Some(refreshed) => {
+            let drift = drift(provider.as_ref(), refreshed, &old).await;
+            if drift.is_empty() {
+                (StepOp::Same, drift)
+            } else {
+                (op, drift)
+            }
+        }
+    };
+    report(d, shown, Some(&old), new.as_ref(), diff);
     Ok(())
+}
+
+/// What differs between the refreshed state and what the program asked
+/// for (`desired`, the prior state's inputs), as the provider's Diff sees
+/// it; empty when the refresh found only normalisation.
+async fn drift(
+    provider: &dyn Provider,
+    refreshed: &ResourceState,
+    desired: &ResourceState,
+) -> BTreeMap<String, PropertyDiff> {
+    let request = DiffRequest {
+        urn: refreshed.urn.clone(),
+        id: refreshed.id.clone().unwrap_or_default(),
+        old_inputs: refreshed.inputs.clone(),
+        old_outputs: refreshed.outputs.clone(),
+        new_inputs: desired.inputs.clone(),
+        ignore_changes: desired.ignore_changes.clone(),
+    };
+    let response = provider.diff(request).await.unwrap_or_default();
+    detailed(&response, refreshed, desired)
 }

@@ -11,6 +11,7 @@ mod deletes;
 mod import;
 mod options;
 mod plans;
+mod refresh;
 mod remote;
 mod replace;
 mod stack_reference;

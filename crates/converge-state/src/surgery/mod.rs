@@ -14,9 +14,15 @@
 //!   clear the mark.
 //! - [`rename`]: give a resource a new name, rewriting every reference to
 //!   its URN.
+//! - [`move_resources`]: move resources (with their children, and the
+//!   providers they use copied) from one stack's snapshot to another's.
+//! - [`repair`]: drop references to resources that are gone and put
+//!   resources in order, when that makes a broken snapshot valid.
 
 mod delete;
+mod moving;
 mod rename;
+mod repair;
 
 use std::collections::BTreeSet;
 
@@ -26,7 +32,9 @@ use crate::integrity::{self, IntegrityError};
 use crate::Snapshot;
 
 pub use delete::{delete, delete_all, DeleteOptions};
+pub use moving::{move_resources, BrokenDependency, MoveOptions, MoveReport};
 pub use rename::rename;
+pub use repair::{repair, RepairReport};
 
 /// Why an edit was refused. The snapshot is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -60,6 +68,27 @@ pub enum SurgeryError {
     NameTaken { urn: Urn, name: String, taken: Urn },
     #[error("the edited state would fail integrity verification: {0}")]
     Integrity(#[from] IntegrityError),
+    #[error("none of the given resources is in the source stack: nothing to move")]
+    NothingToMove,
+    #[error(
+        "{0} is a provider: providers cannot be moved on their own; the providers of the \
+         moved resources are copied with them"
+    )]
+    MoveProvider(Urn),
+    #[error("resource {0} already exists in the destination stack")]
+    InDestination(Urn),
+    #[error(
+        "provider {0} already exists in the destination stack, with another ID and other \
+         inputs"
+    )]
+    ProviderInDestination(Urn),
+    #[error("cannot name the moved resources in the destination stack: {0}")]
+    InvalidDestination(String),
+    #[error("the move would leave the {side} stack failing integrity verification: {error}")]
+    MoveIntegrity {
+        side: &'static str,
+        error: IntegrityError,
+    },
 }
 
 fn describe_protected(urns: &[Urn]) -> String {

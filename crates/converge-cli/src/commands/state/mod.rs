@@ -1,6 +1,8 @@
 //! `converge state delete | protect | unprotect | rename | taint |
-//! untaint`: edits of a
-//! stack's state that touch no cloud object (Pulumi's `pulumi state`).
+//! untaint | move | repair`: edits of a stack's state that touch no cloud
+//! object (Pulumi's `pulumi state`). `move` edits two stacks
+//! (`moving.rs`); `repair` loads a state that fails verification
+//! (`repair.rs`).
 //!
 //! Each command takes the stack's lock through `StackState::lock`, edits a
 //! copy of the base with `converge_state::surgery` (which refuses, with the
@@ -10,8 +12,10 @@
 //! no passphrase is needed.
 
 mod delete;
+mod moving;
 mod protect;
 mod rename;
+mod repair;
 mod taint;
 
 use std::io::{IsTerminal, Write};
@@ -57,6 +61,8 @@ pub async fn run(ctx: &Context, cmd: StateCommand) -> Result<()> {
             new_name,
             stack,
         } => rename::run(ctx, stack.stack, &urn, &new_name).await,
+        StateCommand::Move(args) => moving::run(ctx, args).await,
+        StateCommand::Repair { stack, yes } => repair::run(ctx, stack.stack, yes).await,
     }
 }
 
