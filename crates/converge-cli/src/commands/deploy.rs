@@ -415,6 +415,7 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
             "--clear-pending-creates",
             "--save-plan",
             "--refresh-only",
+            "--import-file",
         ],
         Operation::Refresh => &[
             "--replace",
