@@ -303,6 +303,9 @@ pub enum StateCommand {
         new_name: String,
         #[command(flatten)]
         stack: StackArg,
+        /// Skip the confirmation prompt (asked only at a terminal).
+        #[arg(short, long)]
+        yes: bool,
     },
     /// Move resources, with their children, from one stack to another (the
     /// providers they use are copied).
@@ -347,6 +350,9 @@ pub struct TaintArgs {
     pub urns: Vec<String>,
     #[command(flatten)]
     pub stack: StackArg,
+    /// Skip the confirmation prompt (asked only at a terminal).
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 /// `state protect` and `state unprotect`.
@@ -364,6 +370,9 @@ pub struct ProtectArgs {
     /// Every resource of the stack.
     #[arg(long)]
     pub all: bool,
+    /// Skip the confirmation prompt (asked only at a terminal).
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -211,14 +211,14 @@ fn protect_and_unprotect_guard_deletes() {
     let err = w.fails(&["destroy", "--yes"]);
     assert!(err.contains("protected"), "{err}");
 
-    let out = w.run(&["state", "unprotect", "--all"]);
+    let out = w.run(&["state", "unprotect", "--all", "-y"]);
     assert!(out.contains("Unprotected 2 resource(s)"), "{out}");
     assert!(w
         .resources()
         .iter()
         .all(|r| r.get("protect").is_none_or(|p| p == false)));
 
-    w.run(&["state", "protect", LONELY]);
+    w.run(&["state", "protect", LONELY, "--yes"]);
     let out = w.run(&["state", "delete", LONELY, "--force", "--yes"]);
     assert!(out.contains("Deleted 1 resource(s)"), "{out}");
     assert!(w.resource(LONELY).is_none());
@@ -241,7 +241,7 @@ fn rename_rewrites_references_and_matches_the_renamed_program() {
     );
 
     let dog = "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::dog";
-    let out = w.run(&["state", "rename", PET, "dog"]);
+    let out = w.run(&["state", "rename", PET, "dog", "-y"]);
     assert!(out.contains(dog), "{out}");
     let exported = w.export().to_string();
     assert!(!exported.contains(PET), "{exported}");
@@ -310,7 +310,7 @@ fn taint_makes_the_next_update_replace_and_untaint_clears_it() {
         "no resource",
     );
 
-    let out = w.run(&["state", "taint", PET, OTHER]);
+    let out = w.run(&["state", "taint", PET, OTHER, "-y"]);
     assert!(out.contains("Tainted 2 resource(s)"), "{out}");
     assert_eq!(w.resource(PET).unwrap()["taint"], true);
     assert_eq!(w.resource(OTHER).unwrap()["taint"], true);

@@ -52,15 +52,19 @@ pub async fn run(ctx: &Context, cmd: StateCommand) -> Result<()> {
             )
             .await
         }
-        StateCommand::Protect(args) => protect::run(ctx, args, true).await,
-        StateCommand::Unprotect(args) => protect::run(ctx, args, false).await,
-        StateCommand::Taint(args) => taint::run(ctx, args, true).await,
-        StateCommand::Untaint(args) => taint::run(ctx, args, false).await,
+        StateCommand::Protect(args) => protect::run(ctx, args, protect::Mark::Protect).await,
+        StateCommand::Unprotect(args) => protect::run(ctx, args, protect::Mark::Unprotect).await,
+        StateCommand::Taint(args) => taint::run(ctx, args, taint::Mark::Taint).await,
+        StateCommand::Untaint(args) => taint::run(ctx, args, taint::Mark::Untaint).await,
         StateCommand::Rename {
             urn,
             new_name,
             stack,
-        } => rename::run(ctx, stack.stack, &urn, &new_name).await,
+            yes,
+        } => {
+            confirm_at_terminal(ctx, &format!("Rename {urn} to {new_name:?}?"), yes)?;
+            rename::run(ctx, stack.stack, &urn, &new_name).await
+        }
         StateCommand::Move(args) => moving::run(ctx, args).await,
         StateCommand::Repair { stack, yes } => repair::run(ctx, stack.stack, yes).await,
     }
@@ -104,6 +108,16 @@ async fn edit_state<T>(
     .await;
     locked.release().await?;
     result
+}
+
+/// Asks `question` at a terminal unless `yes`, as Pulumi's state edits do;
+/// without a terminal (scripts, CI) the edit goes ahead. Fails when the
+/// answer is not yes.
+fn confirm_at_terminal(ctx: &Context, question: &str, yes: bool) -> Result<()> {
+    if yes || ctx.non_interactive || !std::io::stdin().is_terminal() {
+        return Ok(());
+    }
+    confirm(ctx, question, false)
 }
 
 /// Asks `question` unless `yes`; fails when the answer is not yes or no
