@@ -1,7 +1,8 @@
 //! Refresh: read an object's current state and record it, or drop the
 //! state of an object that no longer exists.
 //!
-//! Whether what the Read returned is drift or only the provider's
+//! A Read that returns what the state records is no change. Whether a
+//! Read that returns something else is drift or only the provider's
 //! normalisation (seed 004, "ReadResource") is the provider's call: its
 //! Diff is asked with the refreshed inputs and outputs as the olds and the
 //! prior inputs — what the program asked for — as the news. No diff is
@@ -74,6 +75,16 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
     let (shown, diff) = match &new {
         // Vanished: the refresh deletes it from the state.
         None => (op, BTreeMap::new()),
+        // What the state already records is no change, whatever it
+        // differs in from the program: drift is reported once, when the
+        // Read finds it.
+        Some(refreshed)
+            if refreshed.id == old.id
+                && refreshed.outputs == old.outputs
+                && refreshed.inputs == old.inputs =>
+        {
+            (StepOp::Same, BTreeMap::new())
+        }
         Some(refreshed) => {
             let drift = drift(provider.as_ref(), refreshed, &old).await;
             if drift.is_empty() {

@@ -157,3 +157,40 @@ async fn a_vanished_object_leaves_the_state() {
     assert_eq!(ops_of(&r, "a"), vec![StepOp::Refresh]);
     assert!(w.resource("a").is_none());
 }
+
+#[tokio::test]
+async fn drift_the_state_already_records_is_no_change() {
+    // The provider reads back outputs only, so the state's inputs stay
+    // what the program asked for and its Diff (outputs against desired
+    // inputs) keeps seeing the difference until an update.
+    let p = provider().on_diff(|req| {
+        Ok(if req.old_outputs.get("v") == req.new_inputs.get("v") {
+            DiffResponse::none()
+        } else {
+            DiffResponse {
+                changes: DiffChanges::Some,
+                changed_keys: vec!["v".into()],
+                ..DiffResponse::default()
+            }
+        })
+    });
+    let (mut w, cloud) = world(p);
+    expect_ok(&w.up(&one("1")).await);
+    let id = w.resource("a").unwrap().id.clone().unwrap();
+    cloud
+        .set_properties(&id, inputs(&[("v", "drifted")]))
+        .unwrap();
+
+    let r = w.refresh().await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Refresh]);
+    // Nothing new to read: the second refresh changes nothing.
+    let r = w.refresh().await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Same]);
+    assert!(
+        r.plan.counts().iter().all(|(op, _)| *op == StepOp::Same),
+        "{:?}",
+        r.plan.counts()
+    );
+}
