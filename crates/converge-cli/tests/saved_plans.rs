@@ -126,6 +126,32 @@ fn a_plan_on_a_stack_whose_state_moved_on_is_stale() {
 }
 
 #[test]
+fn a_plan_made_for_another_stack_is_refused_by_name() {
+    let w = World::new();
+    let plan = w.plan_path();
+    w.run(&["preview", "--save-plan", &plan]);
+    w.run(&["stack", "init", "prod"]);
+    w.run(&["config", "set", "--secret", "token", "another-token"]);
+    let before = w.state();
+    let out = w.fail(&["up", "--plan", &plan, "--yes"]);
+    assert!(
+        out.contains("was made for stack dev of project plans, not for stack prod"),
+        "{out}"
+    );
+    assert!(!out.contains("decrypt"), "{out}");
+    // `prod` has never been updated: its export is made up on the spot,
+    // stamped with the time of the export.
+    let untimed = |s: String| {
+        s.lines()
+            .filter(|l| !l.contains("\"time\""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(untimed(w.state()), untimed(before));
+    assert_eq!(w.motd(), "");
+}
+
+#[test]
 fn plan_flags_belong_to_their_commands() {
     let w = World::new();
     let out = w.fail(&["up", "--save-plan", "x.json", "--yes"]);

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
+use converge_backend::StackRef;
 use converge_engine::saved_plan::{check_fresh, Freshness, ResourcePlan};
 use converge_engine::LockedStack;
 use converge_model::Urn;
@@ -43,13 +44,20 @@ pub fn save(
     };
     let bytes = write_plan(&plan, SecretsMode::Crypter(crypter))?;
     crate::atomic_write::write_atomically(path, &bytes)
-        .with_context(|| format!("could not write the plan to {}", path.display()))
+        .with_context(|| format!("could not write the plan to {}", path.display()))?;
+    eprintln!(
+        "Saved the plan to {}; apply it with `converge up --plan {}`",
+        path.display(),
+        path.display()
+    );
+    Ok(())
 }
 
 /// Reads a plan file and checks it was made against `locked`'s state.
 pub fn load(path: &Path, locked: &LockedStack, crypter: &dyn Crypter) -> Result<DeploymentPlan> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("could not read the plan {}", path.display()))?;
+    check_stack(path, &bytes, locked.stack())?;
     let plan = read_plan(&bytes, SecretsMode::Crypter(crypter))
         .with_context(|| format!("could not read the plan {}", path.display()))?;
     match check_fresh(&plan, &locked.plan_base())? {
@@ -61,4 +69,34 @@ pub fn load(path: &Path, locked: &LockedStack, crypter: &dyn Crypter) -> Result<
         ),
     }
     Ok(plan)
+}
+
+/// A plan names its stack in its resources' URNs: one made for another
+/// stack (or project) is refused by name, before its secrets — encrypted
+/// with that stack's key — are read.
+fn check_stack(path: &Path, bytes: &[u8], stack: &StackRef) -> Result<()> {
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        // Malformed: `read_plan` says where.
+        return Ok(());
+    };
+    let urns = json
+        .get("resourcePlans")
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flat_map(|plans| plans.keys())
+        .filter_map(|key| Urn::parse(key).ok());
+    for urn in urns {
+        if urn.stack() != stack.stack || urn.project() != stack.project {
+            bail!(
+                "the plan {} was made for stack {} of project {}, not for stack {} of \
+                 project {}: run `converge preview --save-plan` on this stack",
+                path.display(),
+                urn.stack(),
+                urn.project(),
+                stack.stack,
+                stack.project
+            );
+        }
+    }
+    Ok(())
 }

@@ -58,9 +58,18 @@ pub(crate) fn registration(
         };
     };
     let Some(goal) = &rp.goal else {
+        let deletes = rp
+            .steps
+            .iter()
+            .any(|s| s.starts_with("delete") || s == "discard");
         return Err(violation(
             urn,
-            "the plan deletes this resource, but the program still declares it",
+            if deletes {
+                "the plan deletes this resource, but the program still declares it"
+            } else {
+                "the plan leaves this resource as it is (it was made with --target or \
+                 --exclude): apply it with the same --target/--exclude flags"
+            },
         ));
     };
     check_goal(goal, state, delete_before_replace).map_err(|m| violation(urn, m))?;

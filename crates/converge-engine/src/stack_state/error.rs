@@ -40,7 +40,9 @@ pub enum StackStateError {
     /// The stack's state breaks an integrity rule.
     #[error(
         "the state of stack {stack} fails integrity verification: {source}; \
-         repair it with `converge stack export` and `converge stack import`"
+         `converge state repair` fixes what can be fixed safely (order, dangling \
+         dependencies) and names the rest; or edit it with `converge stack export` \
+         and `converge stack import`"
     )]
     Integrity {
         stack: String,

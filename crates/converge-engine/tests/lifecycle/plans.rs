@@ -389,3 +389,33 @@ async fn a_consistent_provider_gets_no_warning() {
     expect_ok(&w.up(&things(&[("a", "2"), ("b", "1")])).await);
     assert_eq!(warnings(&mut rx), Vec::<String>::new());
 }
+
+#[tokio::test]
+async fn a_targeted_plan_applies_with_its_targets_and_says_so_without() {
+    let (mut w, _cloud) = world(provider());
+    expect_ok(&w.up(&things(&[("a", "1"), ("b", "1")])).await);
+    let only_b = UrnPattern::parse("**::b").unwrap();
+    w.options.targets = Some(vec![only_b.clone()]);
+    let preview = w.preview(&things(&[("a", "2"), ("b", "2")])).await;
+    expect_ok(&preview);
+    w.options.plan = Some(saved(&preview, PlanUse::Enforce));
+
+    // Without the plan's --target, `a` would change: refused, and why.
+    w.options.targets = None;
+    let r = w.up(&things(&[("a", "2"), ("b", "2")])).await;
+    let e = error_of(&r);
+    assert!(
+        e.contains(
+            "::a violates plan: the plan leaves this resource as it is (it was made with --target"
+        ),
+        "{e}"
+    );
+    assert_eq!(w.resource("a").unwrap().inputs.get("v"), Some(&s("1")));
+
+    w.options.targets = Some(vec![only_b]);
+    let r = w.up(&things(&[("a", "2"), ("b", "2")])).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "b"), vec![StepOp::Update]);
+    assert_eq!(w.resource("a").unwrap().inputs.get("v"), Some(&s("1")));
+    assert_eq!(w.resource("b").unwrap().inputs.get("v"), Some(&s("2")));
+}
