@@ -382,3 +382,88 @@ fn preview_writes_an_import_file_that_import_reads() {
     let err = w.fails(&["up", "--import-file", path.to_str().unwrap(), "--yes"]);
     assert!(err.contains("no --import-file flag"), "{err}");
 }
+
+/// `--provider URN::ID`, the form `stack export` records in a resource's
+/// `provider` field, names the provider the import uses: an explicit
+/// provider resource, and the default provider; an ID the stack does not
+/// record for it is refused with the state unchanged.
+#[test]
+fn provider_given_as_urn_and_id_is_the_one_the_import_uses() {
+    let w = World::yaml();
+    w.append_program("resources:\n  mine:\n    type: pulumi:providers:random\n");
+    w.run(&["up", "--yes"]);
+    let mine = w.resource("mine").unwrap();
+    let reference = format!(
+        "{}::{}",
+        mine["urn"].as_str().unwrap(),
+        mine["id"].as_str().unwrap()
+    );
+    w.run(&[
+        "import",
+        RANDOM_STRING,
+        "explicit",
+        "abc123",
+        "--provider",
+        &reference,
+        "--yes",
+    ]);
+    assert_eq!(
+        w.resource("explicit").unwrap()["provider"],
+        reference.as_str()
+    );
+
+    // The default provider, copied from the first import's `provider`.
+    w.run(&["import", RANDOM_STRING, "first", "def456", "--yes"]);
+    let default = w.resource("first").unwrap()["provider"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        default.contains("::pulumi:providers:random::default"),
+        "{default}"
+    );
+    w.run(&[
+        "import",
+        RANDOM_STRING,
+        "second",
+        "ghi789",
+        "--provider",
+        &default,
+        "--yes",
+    ]);
+    assert_eq!(w.resource("second").unwrap()["provider"], default.as_str());
+
+    let before = w.resources();
+    let wrong = format!("{reference}0");
+    let err = w.fails(&[
+        "import",
+        RANDOM_STRING,
+        "third",
+        "jkl012",
+        "--provider",
+        &wrong,
+        "--yes",
+    ]);
+    assert!(
+        err.contains(&format!(
+            "the stack's provider {} has ID {}, not {}0",
+            mine["urn"].as_str().unwrap(),
+            mine["id"].as_str().unwrap(),
+            mine["id"].as_str().unwrap()
+        )),
+        "{err}"
+    );
+    // A resource that is not a provider is refused too.
+    let first = w.resource("first").unwrap();
+    let err = w.fails(&[
+        "import",
+        RANDOM_STRING,
+        "third",
+        "jkl012",
+        "--provider",
+        first["urn"].as_str().unwrap(),
+        "--yes",
+    ]);
+    assert!(err.contains("is not a provider resource"), "{err}");
+    assert_eq!(w.resources(), before);
+}
