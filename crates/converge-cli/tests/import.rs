@@ -92,6 +92,13 @@ impl World {
         text
     }
 
+    /// The standard error of a command that must fail.
+    fn fails_stderr(&self, args: &[&str]) -> String {
+        let out = self.converge(args);
+        assert!(!out.status.success(), "converge {args:?} succeeded");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
     /// The stack's resources (`stack export`).
     fn resources(&self) -> Vec<Value> {
         let export: Value = serde_json::from_str(&self.run(&["stack", "export"])).unwrap();
@@ -466,4 +473,67 @@ fn provider_given_as_urn_and_id_is_the_one_the_import_uses() {
     ]);
     assert!(err.contains("is not a provider resource"), "{err}");
     assert_eq!(w.resources(), before);
+}
+
+/// A provider's error reaches the user once: the step error says what the
+/// provider said, and the printer does not repeat it as the step error's
+/// cause. The same for a failed create in `up`.
+#[test]
+fn a_provider_error_is_printed_once() {
+    let w = World::yaml();
+    let cases = [
+        (
+            "command:local:Command",
+            "c",
+            "anything",
+            "import of urn:pulumi:dev::imp::command:local:Command::c failed: \
+             command:local:Command cannot be imported",
+        ),
+        (
+            "random:index/randomPet:RandomPet",
+            "pet",
+            "a-pet",
+            "import of urn:pulumi:dev::imp::random:index/randomPet:RandomPet::pet failed: \
+             random:index/randomPet:RandomPet cannot be imported",
+        ),
+        (
+            "random:index/nope:Nope",
+            "n",
+            "x",
+            "import of urn:pulumi:dev::imp::random:index/nope:Nope::n failed: \
+             random: unknown resource type random:index/nope:Nope",
+        ),
+        (
+            "random:index/randomUuid:RandomUuid",
+            "u",
+            "not-a-uuid",
+            "import of urn:pulumi:dev::imp::random:index/randomUuid:RandomUuid::u failed: \
+             cannot import random:index/randomUuid:RandomUuid with ID \"not-a-uuid\": \
+             expected a UUID (8-4-4-4-12 hex digits)",
+        ),
+    ];
+    for (type_token, name, id, message) in cases {
+        let stderr = w.fails_stderr(&["import", type_token, name, id, "--yes"]);
+        assert_eq!(
+            stderr,
+            format!("error: a provider failed: {message}\n"),
+            "{type_token}"
+        );
+    }
+    assert!(w
+        .resources()
+        .iter()
+        .all(|r| r["type"] != "command:local:Command"));
+
+    w.append_program(
+        "resources:\n  c:\n    type: command:local:Command\n    properties:\n      \
+         create: \"echo boom >&2; exit 3\"\n",
+    );
+    let stderr = w.fails_stderr(&["up", "--yes"]);
+    assert_eq!(
+        stderr,
+        "error: a provider failed: create of urn:pulumi:dev::imp::command:local:Command::c \
+         failed: exit status 3: running \"echo boom >&2; exit 3\":\nboom\n",
+        "{stderr}"
+    );
 }
