@@ -537,3 +537,102 @@ fn a_provider_error_is_printed_once() {
         "{stderr}"
     );
 }
+
+/// Python `--out` for a package without a Python SDK (Converge's own
+/// `converge:index:File`) is refused before anything is imported, naming
+/// the package; the same import without `--out`, or with YAML `--out` in
+/// a YAML project, adopts the file.
+#[test]
+fn python_out_for_a_package_without_an_sdk_is_refused_before_importing() {
+    let w = World::new("name: pyimp\nruntime: python\n");
+    let file = w.scratch.dir.path().join("notes.txt");
+    std::fs::write(&file, "hello").unwrap();
+    let out = w.scratch.dir.path().join("prog.py");
+    let stderr = w.fails_stderr(&[
+        "import",
+        "converge:index:File",
+        "notes",
+        file.to_str().unwrap(),
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        stderr,
+        format!(
+            "error: --out {}: cannot write notes (converge:index:File): the package converge \
+             has no Python SDK, so a Python program cannot declare its resources; import \
+             without --out (in a Pulumi YAML project --out writes them)\n",
+            out.display()
+        )
+    );
+    assert!(w.resources().is_empty(), "nothing was imported");
+    assert!(!out.exists());
+    w.run(&[
+        "import",
+        "converge:index:File",
+        "notes",
+        file.to_str().unwrap(),
+        "--yes",
+    ]);
+    assert_eq!(w.resource("notes").unwrap()["inputs"]["content"], "hello");
+
+    let y = World::yaml();
+    let yaml_out = y.scratch.dir.path().join("prog.yaml");
+    y.run(&[
+        "import",
+        "converge:index:File",
+        "notes",
+        file.to_str().unwrap(),
+        "--yes",
+        "--out",
+        yaml_out.to_str().unwrap(),
+    ]);
+    let yaml = std::fs::read_to_string(&yaml_out).unwrap();
+    assert!(yaml.contains("type: converge:index:File"), "{yaml}");
+}
+
+/// `--out` writes the project's language: a file whose extension names
+/// another language is refused before anything is imported, naming both.
+#[test]
+fn out_in_another_language_than_the_projects_is_refused_before_importing() {
+    let w = World::yaml();
+    let out = w.scratch.dir.path().join("bulk.py");
+    let err = w.fails_stderr(&[
+        "import",
+        RANDOM_STRING,
+        "token",
+        "abc",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        err,
+        format!(
+            "error: --out {}: the file's extension says Python, but this project's runtime is \
+             Pulumi YAML, and --out writes the project's language; name a file that ends in \
+             .yaml\n",
+            out.display()
+        )
+    );
+    assert!(w.resources().is_empty() && !out.exists());
+
+    let p = World::new("name: pyimp\nruntime: python\n");
+    let out = p.scratch.dir.path().join("prog.yml");
+    let err = p.fails_stderr(&[
+        "import",
+        RANDOM_STRING,
+        "token",
+        "abc",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("the file's extension says Pulumi YAML, but this project's runtime is Python")
+            && err.contains("ends in .py"),
+        "{err}"
+    );
+    assert!(p.resources().is_empty() && !out.exists());
+}

@@ -128,6 +128,9 @@ async fn run_locked(
         )?,
         None => spec::from_args(args, locked.base())?,
     };
+    if let Some(out) = &args.out {
+        codegen::check(project, out, &imports.specs)?;
+    }
     let program = ImportProgram::new(
         locked.base().clone(),
         &stack_name,
