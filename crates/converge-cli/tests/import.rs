@@ -636,3 +636,42 @@ fn out_in_another_language_than_the_projects_is_refused_before_importing() {
     );
     assert!(p.resources().is_empty() && !out.exists());
 }
+
+/// A single import naming no version uses the version of the package's
+/// SDK the project has installed (as Pulumi's importer does), so its
+/// default provider is the one the SDK registers (`default_4_21_4` for
+/// pulumi_random 4.21.4) and the program `--out` writes previews with no
+/// changes — no provider create and delete.
+#[test]
+fn an_import_without_a_version_uses_the_installed_sdks_default_provider() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let w = World::new(&format!(
+        "name: pyimp\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+        venv.display()
+    ));
+    let out = w.scratch.project.join("__main__.py");
+    w.run(&[
+        "import",
+        RANDOM_STRING,
+        "token",
+        "Zyx987wvu",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let token = w.resource("token").unwrap();
+    assert!(
+        token["provider"]
+            .as_str()
+            .unwrap()
+            .contains("::pulumi:providers:random::default_4_21_4::"),
+        "{token}"
+    );
+    let preview = w.run(&["preview", "--expect-no-changes"]);
+    assert!(
+        !preview.contains("create") && !preview.contains("delete"),
+        "{preview}"
+    );
+}

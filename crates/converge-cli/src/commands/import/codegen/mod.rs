@@ -108,6 +108,11 @@ pub fn check(project: &Project, path: &Path, specs: &[ImportSpec]) -> Result<()>
     Ok(())
 }
 
+/// The Python module of `package`'s SDK, if it has one.
+pub fn python_sdk_module(package: &str) -> Option<String> {
+    python::sdk_module(package)
+}
+
 /// The imported resources of `snapshot` in import order, as code for the
 /// project's runtime.
 pub fn generate(
