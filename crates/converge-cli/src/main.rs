@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}{e:#}", failure_kind(&e));
+            eprintln!("error: {}{}", failure_kind(&e), error_text(&e));
             // Pulumi's code for --expect-no-changes, which CI scripts test.
             if e.downcast_ref::<commands::deploy::UnexpectedChanges>()
                 .is_some()
@@ -52,6 +52,25 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, each once: `a: b: c`. Converge's errors
+/// say what their source says in their own message and also return it as
+/// their `source()` (so callers can find a provider's or the backend's
+/// error in the chain); a cause whose text the message already holds is
+/// not repeated.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.is_empty() {
+            text = part;
+        } else if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+    }
+    text
 }
 
 /// What failed, in words a user can act on, before the error itself: the
@@ -108,5 +127,41 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Destroy(args) => commands::deploy::run(&ctx, Operation::Destroy, args).await,
         Command::Import(args) => commands::import::run(&ctx, args).await,
         Command::Cancel { stack, yes } => commands::cancel::run(&ctx, stack, yes).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt;
+
+    use super::error_text;
+
+    /// An error that says its source's message and returns it as its
+    /// source, as the engine's step errors do.
+    #[derive(Debug)]
+    struct Step(std::io::Error);
+
+    impl fmt::Display for Step {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "import of x failed: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Step {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_cause_the_message_already_holds_is_printed_once() {
+        let step = Step(std::io::Error::other("x cannot be imported"));
+        let e = anyhow::Error::new(step).context("preview");
+        assert_eq!(
+            error_text(&e),
+            "preview: import of x failed: x cannot be imported"
+        );
+        let io = anyhow::Error::new(std::io::Error::other("disk full")).context("cannot write f");
+        assert_eq!(error_text(&io), "cannot write f: disk full");
     }
 }

@@ -92,6 +92,13 @@ impl World {
         text
     }
 
+    /// The standard error of a command that must fail.
+    fn fails_stderr(&self, args: &[&str]) -> String {
+        let out = self.converge(args);
+        assert!(!out.status.success(), "converge {args:?} succeeded");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
     /// The stack's resources (`stack export`).
     fn resources(&self) -> Vec<Value> {
         let export: Value = serde_json::from_str(&self.run(&["stack", "export"])).unwrap();
@@ -381,4 +388,290 @@ fn preview_writes_an_import_file_that_import_reads() {
     w.run(&["preview", "--expect-no-changes"]);
     let err = w.fails(&["up", "--import-file", path.to_str().unwrap(), "--yes"]);
     assert!(err.contains("no --import-file flag"), "{err}");
+}
+
+/// `--provider URN::ID`, the form `stack export` records in a resource's
+/// `provider` field, names the provider the import uses: an explicit
+/// provider resource, and the default provider; an ID the stack does not
+/// record for it is refused with the state unchanged.
+#[test]
+fn provider_given_as_urn_and_id_is_the_one_the_import_uses() {
+    let w = World::yaml();
+    w.append_program("resources:\n  mine:\n    type: pulumi:providers:random\n");
+    w.run(&["up", "--yes"]);
+    let mine = w.resource("mine").unwrap();
+    let reference = format!(
+        "{}::{}",
+        mine["urn"].as_str().unwrap(),
+        mine["id"].as_str().unwrap()
+    );
+    w.run(&[
+        "import",
+        RANDOM_STRING,
+        "explicit",
+        "abc123",
+        "--provider",
+        &reference,
+        "--yes",
+    ]);
+    assert_eq!(
+        w.resource("explicit").unwrap()["provider"],
+        reference.as_str()
+    );
+
+    // The default provider, copied from the first import's `provider`.
+    w.run(&["import", RANDOM_STRING, "first", "def456", "--yes"]);
+    let default = w.resource("first").unwrap()["provider"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        default.contains("::pulumi:providers:random::default"),
+        "{default}"
+    );
+    w.run(&[
+        "import",
+        RANDOM_STRING,
+        "second",
+        "ghi789",
+        "--provider",
+        &default,
+        "--yes",
+    ]);
+    assert_eq!(w.resource("second").unwrap()["provider"], default.as_str());
+
+    let before = w.resources();
+    let wrong = format!("{reference}0");
+    let err = w.fails(&[
+        "import",
+        RANDOM_STRING,
+        "third",
+        "jkl012",
+        "--provider",
+        &wrong,
+        "--yes",
+    ]);
+    assert!(
+        err.contains(&format!(
+            "the stack's provider {} has ID {}, not {}0",
+            mine["urn"].as_str().unwrap(),
+            mine["id"].as_str().unwrap(),
+            mine["id"].as_str().unwrap()
+        )),
+        "{err}"
+    );
+    // A resource that is not a provider is refused too.
+    let first = w.resource("first").unwrap();
+    let err = w.fails(&[
+        "import",
+        RANDOM_STRING,
+        "third",
+        "jkl012",
+        "--provider",
+        first["urn"].as_str().unwrap(),
+        "--yes",
+    ]);
+    assert!(err.contains("is not a provider resource"), "{err}");
+    assert_eq!(w.resources(), before);
+}
+
+/// A provider's error reaches the user once: the step error says what the
+/// provider said, and the printer does not repeat it as the step error's
+/// cause. The same for a failed create in `up`.
+#[test]
+fn a_provider_error_is_printed_once() {
+    let w = World::yaml();
+    let cases = [
+        (
+            "command:local:Command",
+            "c",
+            "anything",
+            "import of urn:pulumi:dev::imp::command:local:Command::c failed: \
+             command:local:Command cannot be imported",
+        ),
+        (
+            "random:index/randomPet:RandomPet",
+            "pet",
+            "a-pet",
+            "import of urn:pulumi:dev::imp::random:index/randomPet:RandomPet::pet failed: \
+             random:index/randomPet:RandomPet cannot be imported",
+        ),
+        (
+            "random:index/nope:Nope",
+            "n",
+            "x",
+            "import of urn:pulumi:dev::imp::random:index/nope:Nope::n failed: \
+             random: unknown resource type random:index/nope:Nope",
+        ),
+        (
+            "random:index/randomUuid:RandomUuid",
+            "u",
+            "not-a-uuid",
+            "import of urn:pulumi:dev::imp::random:index/randomUuid:RandomUuid::u failed: \
+             cannot import random:index/randomUuid:RandomUuid with ID \"not-a-uuid\": \
+             expected a UUID (8-4-4-4-12 hex digits)",
+        ),
+    ];
+    for (type_token, name, id, message) in cases {
+        let stderr = w.fails_stderr(&["import", type_token, name, id, "--yes"]);
+        assert_eq!(
+            stderr,
+            format!("error: a provider failed: {message}\n"),
+            "{type_token}"
+        );
+    }
+    assert!(w
+        .resources()
+        .iter()
+        .all(|r| r["type"] != "command:local:Command"));
+
+    w.append_program(
+        "resources:\n  c:\n    type: command:local:Command\n    properties:\n      \
+         create: \"echo boom >&2; exit 3\"\n",
+    );
+    let stderr = w.fails_stderr(&["up", "--yes"]);
+    assert_eq!(
+        stderr,
+        "error: a provider failed: create of urn:pulumi:dev::imp::command:local:Command::c \
+         failed: exit status 3: running \"echo boom >&2; exit 3\":\nboom\n",
+        "{stderr}"
+    );
+}
+
+/// Python `--out` for a package without a Python SDK (Converge's own
+/// `converge:index:File`) is refused before anything is imported, naming
+/// the package; the same import without `--out`, or with YAML `--out` in
+/// a YAML project, adopts the file.
+#[test]
+fn python_out_for_a_package_without_an_sdk_is_refused_before_importing() {
+    let w = World::new("name: pyimp\nruntime: python\n");
+    let file = w.scratch.dir.path().join("notes.txt");
+    std::fs::write(&file, "hello").unwrap();
+    let out = w.scratch.dir.path().join("prog.py");
+    let stderr = w.fails_stderr(&[
+        "import",
+        "converge:index:File",
+        "notes",
+        file.to_str().unwrap(),
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        stderr,
+        format!(
+            "error: --out {}: cannot write notes (converge:index:File): the package converge \
+             has no Python SDK, so a Python program cannot declare its resources; import \
+             without --out (in a Pulumi YAML project --out writes them)\n",
+            out.display()
+        )
+    );
+    assert!(w.resources().is_empty(), "nothing was imported");
+    assert!(!out.exists());
+    w.run(&[
+        "import",
+        "converge:index:File",
+        "notes",
+        file.to_str().unwrap(),
+        "--yes",
+    ]);
+    assert_eq!(w.resource("notes").unwrap()["inputs"]["content"], "hello");
+
+    let y = World::yaml();
+    let yaml_out = y.scratch.dir.path().join("prog.yaml");
+    y.run(&[
+        "import",
+        "converge:index:File",
+        "notes",
+        file.to_str().unwrap(),
+        "--yes",
+        "--out",
+        yaml_out.to_str().unwrap(),
+    ]);
+    let yaml = std::fs::read_to_string(&yaml_out).unwrap();
+    assert!(yaml.contains("type: converge:index:File"), "{yaml}");
+}
+
+/// `--out` writes the project's language: a file whose extension names
+/// another language is refused before anything is imported, naming both.
+#[test]
+fn out_in_another_language_than_the_projects_is_refused_before_importing() {
+    let w = World::yaml();
+    let out = w.scratch.dir.path().join("bulk.py");
+    let err = w.fails_stderr(&[
+        "import",
+        RANDOM_STRING,
+        "token",
+        "abc",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        err,
+        format!(
+            "error: --out {}: the file's extension says Python, but this project's runtime is \
+             Pulumi YAML, and --out writes the project's language; name a file that ends in \
+             .yaml\n",
+            out.display()
+        )
+    );
+    assert!(w.resources().is_empty() && !out.exists());
+
+    let p = World::new("name: pyimp\nruntime: python\n");
+    let out = p.scratch.dir.path().join("prog.yml");
+    let err = p.fails_stderr(&[
+        "import",
+        RANDOM_STRING,
+        "token",
+        "abc",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("the file's extension says Pulumi YAML, but this project's runtime is Python")
+            && err.contains("ends in .py"),
+        "{err}"
+    );
+    assert!(p.resources().is_empty() && !out.exists());
+}
+
+/// A single import naming no version uses the version of the package's
+/// SDK the project has installed (as Pulumi's importer does), so its
+/// default provider is the one the SDK registers (`default_4_21_4` for
+/// pulumi_random 4.21.4) and the program `--out` writes previews with no
+/// changes — no provider create and delete.
+#[test]
+fn an_import_without_a_version_uses_the_installed_sdks_default_provider() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let w = World::new(&format!(
+        "name: pyimp\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+        venv.display()
+    ));
+    let out = w.scratch.project.join("__main__.py");
+    w.run(&[
+        "import",
+        RANDOM_STRING,
+        "token",
+        "Zyx987wvu",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let token = w.resource("token").unwrap();
+    assert!(
+        token["provider"]
+            .as_str()
+            .unwrap()
+            .contains("::pulumi:providers:random::default_4_21_4::"),
+        "{token}"
+    );
+    let preview = w.run(&["preview", "--expect-no-changes"]);
+    assert!(
+        !preview.contains("create") && !preview.contains("delete"),
+        "{preview}"
+    );
 }

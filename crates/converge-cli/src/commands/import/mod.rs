@@ -10,6 +10,7 @@
 
 mod codegen;
 pub mod file_out;
+mod sdk_version;
 pub mod spec;
 
 use std::io::{IsTerminal, Write};
@@ -118,7 +119,7 @@ async fn run_locked(
     locked.set_secrets_providers(crate::commands::stack::passphrase_provider(&salt));
     report_pending(locked.base());
 
-    let imports = match &args.file {
+    let mut imports = match &args.file {
         Some(path) => spec::from_file(
             path,
             locked.base(),
@@ -128,6 +129,10 @@ async fn run_locked(
         )?,
         None => spec::from_args(args, locked.base())?,
     };
+    sdk_version::fill(project, &mut imports.specs);
+    if let Some(out) = &args.out {
+        codegen::check(project, out, &imports.specs)?;
+    }
     let program = ImportProgram::new(
         locked.base().clone(),
         &stack_name,

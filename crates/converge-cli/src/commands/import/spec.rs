@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use converge_engine::import::ImportSpec;
-use converge_model::{ProviderReference, Urn};
+use converge_model::{ProviderReference, ResourceState, Urn};
 use converge_state::Snapshot;
 use serde::{Deserialize, Serialize};
 
@@ -89,8 +89,7 @@ pub fn from_args(args: &ImportArgs, base: &Snapshot) -> Result<Imports> {
     let provider = match &args.provider {
         None => None,
         Some(text) => {
-            let (code_name, urn) = provider_urn(text)?;
-            require_live(base, &urn, "--provider")?;
+            let (code_name, urn) = provider_urn(text, base)?;
             existing_names.insert(urn.clone(), code_name.unwrap_or_else(|| var_of(&urn)));
             Some(urn)
         }
@@ -122,22 +121,55 @@ fn named_urn(text: &str, flag: &str) -> Result<(Option<String>, Urn)> {
     Ok((name, urn))
 }
 
-/// `URN::ID`, `URN` or `NAME=URN`: the provider's URN (its ID is the one
-/// the stack records; a different one is refused).
-fn provider_urn(text: &str) -> Result<(Option<String>, Urn)> {
-    if !text.contains('=') {
-        if let Ok(reference) = ProviderReference::parse(text) {
-            if Urn::parse(text).is_err() {
-                return Ok((None, reference.urn));
+/// `URN::ID` (a provider reference, as `stack export` records it),
+/// `URN` or `NAME=URN` (the URN either form): a provider resource of the
+/// stack. A reference's ID must be the one the stack records.
+fn provider_urn(text: &str, base: &Snapshot) -> Result<(Option<String>, Urn)> {
+    let (code_name, rest) = match text.split_once('=') {
+        Some((n, u)) if !n.starts_with("urn:") => (Some(n.to_owned()), u),
+        _ => (None, text),
+    };
+    // A URN's name may itself hold `::`, so a reference also parses as a
+    // URN: the stack says which one it is.
+    let whole = Urn::parse(rest).ok().filter(|u| live(base, u).is_some());
+    let urn = match whole {
+        Some(urn) => urn,
+        None => match ProviderReference::parse(rest) {
+            Ok(reference) => {
+                let Some(recorded) = live(base, &reference.urn) else {
+                    bail!("--provider {text}: no such resource in the stack");
+                };
+                if recorded.id.as_deref() != Some(reference.id.as_str()) {
+                    bail!(
+                        "--provider {text}: the stack's provider {} has ID {}, not {}",
+                        reference.urn,
+                        recorded.id.as_deref().unwrap_or("(none)"),
+                        reference.id
+                    );
+                }
+                reference.urn
             }
-        }
+            Err(_) => {
+                let urn = Urn::parse(rest).with_context(|| format!("--provider {text}"))?;
+                require_live(base, &urn, "--provider")?;
+                urn
+            }
+        },
+    };
+    let is_provider = live(base, &urn).is_some_and(|r| r.is_provider());
+    if !is_provider {
+        bail!("--provider {text}: {urn} is not a provider resource (pulumi:providers:PACKAGE)");
     }
-    named_urn(text, "--provider")
+    Ok((code_name, urn))
+}
+
+/// The stack's live resource `urn`.
+fn live<'a>(base: &'a Snapshot, urn: &Urn) -> Option<&'a ResourceState> {
+    base.resources.iter().find(|r| &r.urn == urn && !r.delete)
 }
 
 fn require_live(base: &Snapshot, urn: &Urn, flag: &str) -> Result<()> {
-    let found = base.resources.iter().any(|r| &r.urn == urn && !r.delete);
-    if !found {
+    if live(base, urn).is_none() {
         bail!("{flag} {urn}: no such resource in the stack");
     }
     Ok(())

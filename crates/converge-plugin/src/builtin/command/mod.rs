@@ -180,13 +180,16 @@ static RUN_SPEC: Spec = Spec {
 
 /// The package schema.
 pub fn schema() -> serde_json::Value {
-    spec::package_json(
+    let mut schema = spec::package_json(
         PACKAGE,
         super::COMMAND_VERSION,
         "Run commands on this machine as part of a deployment. Built into Converge.",
         &[&COMMAND_SPEC],
         &[&RUN_SPEC],
-    )
+    );
+    // The published SDK whose programs it serves.
+    schema["language"] = serde_json::json!({"python": {"packageName": "pulumi_command"}});
+    schema
 }
 
 fn check_type(urn: &converge_model::Urn) -> Result<(), ProviderError> {

@@ -58,14 +58,17 @@ pub const TOKENS: [&str; 10] = [
 /// The package schema.
 pub fn schema() -> serde_json::Value {
     let resources: Vec<&Spec> = Kind::ALL.iter().map(|k| k.spec()).collect();
-    spec::package_json(
+    let mut schema = spec::package_json(
         PACKAGE,
         super::RANDOM_VERSION,
         "Random values (strings, passwords, integers, ids, pet names, uuids, shuffles, bytes), \
          generated once and kept in the state. Built into Converge.",
         &resources,
         &[],
-    )
+    );
+    // The published SDK whose programs it serves.
+    schema["language"] = serde_json::json!({"python": {"packageName": "pulumi_random"}});
+    schema
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

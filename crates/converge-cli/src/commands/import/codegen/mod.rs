@@ -7,9 +7,11 @@
 mod python;
 mod yaml;
 
+use std::path::Path;
+
 use anyhow::{bail, Result};
-use converge_engine::import::ImportProgram;
-use converge_model::{PropertyMap, Urn};
+use converge_engine::import::{ImportProgram, ImportSpec};
+use converge_model::{package_of, PropertyMap, Urn};
 use converge_state::Snapshot;
 
 use super::spec::Imports;
@@ -32,6 +34,85 @@ pub struct Resource {
     pub provider: Option<String>,
 }
 
+/// The languages `--out` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Language {
+    Yaml,
+    Python,
+}
+
+impl Language {
+    fn of_runtime(runtime: Option<&str>) -> Result<Language> {
+        match runtime {
+            Some("yaml") => Ok(Language::Yaml),
+            Some("python") => Ok(Language::Python),
+            other => bail!(
+                "--out writes Pulumi YAML or Python, in the project's language; this \
+                 project's runtime is {}",
+                other.unwrap_or("(none)")
+            ),
+        }
+    }
+
+    /// The language a file's extension names, if it names one.
+    fn of_file(path: &Path) -> Option<Language> {
+        match path.extension()?.to_str()? {
+            "py" => Some(Language::Python),
+            "yaml" | "yml" => Some(Language::Yaml),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Language::Yaml => "Pulumi YAML",
+            Language::Python => "Python",
+        }
+    }
+}
+
+/// Whether `--out path` can be written for `specs` in `project`, asked
+/// before anything is imported: the project's language is one `--out`
+/// writes, the file's extension does not name another one, and in Python
+/// every package imported from has an SDK.
+pub fn check(project: &Project, path: &Path, specs: &[ImportSpec]) -> Result<()> {
+    let language = Language::of_runtime(project.runtime())?;
+    if let Some(named) = Language::of_file(path).filter(|&l| l != language) {
+        bail!(
+            "--out {}: the file's extension says {}, but this project's runtime is {}, and \
+             --out writes the project's language; name a file that ends in {}",
+            path.display(),
+            named.name(),
+            language.name(),
+            match language {
+                Language::Yaml => ".yaml",
+                Language::Python => ".py",
+            }
+        );
+    }
+    if language == Language::Python {
+        let without = specs
+            .iter()
+            .filter(|s| !s.component)
+            .find(|s| python::sdk_module(package_of(&s.type_token)).is_none());
+        if let Some(spec) = without {
+            bail!(
+                "--out {}: cannot write {} ({}): {}",
+                path.display(),
+                spec.name,
+                spec.type_token,
+                python::no_sdk(package_of(&spec.type_token))
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The Python module of `package`'s SDK, if it has one.
+pub fn python_sdk_module(package: &str) -> Option<String> {
+    python::sdk_module(package)
+}
+
 /// The imported resources of `snapshot` in import order, as code for the
 /// project's runtime.
 pub fn generate(
@@ -41,13 +122,9 @@ pub fn generate(
     snapshot: &Snapshot,
 ) -> Result<String> {
     let resources = resources(program, imports, snapshot)?;
-    match project.runtime() {
-        Some("yaml") => yaml::render(&resources),
-        Some("python") => python::render(&resources),
-        other => bail!(
-            "--out writes Pulumi YAML or Python; this project's runtime is {}",
-            other.unwrap_or("(none)")
-        ),
+    match Language::of_runtime(project.runtime())? {
+        Language::Yaml => yaml::render(&resources),
+        Language::Python => python::render(&resources),
     }
 }
 

@@ -24,7 +24,10 @@ pub fn render(resources: &[Resource]) -> Result<String> {
         .collect();
     let mut out = String::from("import pulumi\n");
     for p in &packages {
-        let _ = writeln!(out, "import {} as {}", sdk_module(p), alias(p));
+        let Some(module) = sdk_module(p) else {
+            bail!("{}", no_sdk(p));
+        };
+        let _ = writeln!(out, "import {module} as {}", alias(p));
     }
     for r in resources {
         out.push('\n');
@@ -69,14 +72,26 @@ pub fn render(resources: &[Resource]) -> Result<String> {
     Ok(out)
 }
 
-/// The Python module of a package's SDK.
-fn sdk_module(package: &str) -> String {
-    let from_schema = converge_plugin::builtin::schema(package).and_then(|s| {
-        s.pointer("/language/python/packageName")
+/// The Python module of a package's SDK, if it has one: for a built-in
+/// package its schema's `language.python.packageName` (none for
+/// Converge's own `converge` package), for a plugin Pulumi's default,
+/// `pulumi_<package>`.
+pub(super) fn sdk_module(package: &str) -> Option<String> {
+    match converge_plugin::builtin::schema(package) {
+        Some(schema) => schema
+            .pointer("/language/python/packageName")
             .and_then(|v| v.as_str())
-            .map(str::to_owned)
-    });
-    from_schema.unwrap_or_else(|| format!("pulumi_{}", package.replace('-', "_")))
+            .map(str::to_owned),
+        None => Some(format!("pulumi_{}", package.replace('-', "_"))),
+    }
+}
+
+/// Why Python code cannot declare a resource of `package`.
+pub(super) fn no_sdk(package: &str) -> String {
+    format!(
+        "the package {package} has no Python SDK, so a Python program cannot declare its \
+         resources; import without --out (in a Pulumi YAML project --out writes them)"
+    )
 }
 
 /// The name the program imports a package's SDK as.
@@ -237,7 +252,9 @@ mod tests {
         );
         assert_eq!(class("aws:s3/bucket:Bucket").unwrap(), "aws.s3.Bucket");
         assert_eq!(class("random:index:RandomPet").unwrap(), "random.RandomPet");
-        assert_eq!(sdk_module("random"), "pulumi_random");
-        assert_eq!(sdk_module("azure-native"), "pulumi_azure_native");
+        assert_eq!(sdk_module("random").unwrap(), "pulumi_random");
+        assert_eq!(sdk_module("command").unwrap(), "pulumi_command");
+        assert_eq!(sdk_module("converge"), None);
+        assert_eq!(sdk_module("azure-native").unwrap(), "pulumi_azure_native");
     }
 }
