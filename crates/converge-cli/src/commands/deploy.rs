@@ -7,31 +7,29 @@ use std::sync::Arc;
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef, UpdateKind};
 use converge_engine::pulumi_provider::StackReferences;
-use converge_engine::stack_state::{Recovery, UpdateRecord};
+use converge_engine::stack_state::UpdateRecord;
 use converge_engine::{
     DeploymentOptions, EngineEvent, EventSink, LockedStack, OperationContext, OperationResult,
-    Program, StackState, StackStateError, StepOp,
+    Program, StackState, StepOp,
 };
 use converge_language::yaml::ConfigValue;
 use converge_model::{PropertyMap, PropertyValue, UrnPattern};
-use converge_state::secrets::Crypter;
 use converge_state::{OperationType, Snapshot};
 
 use converge_engine::saved_plan::refresh::refresh_plans;
 use converge_engine::{PlanConstraint, PlanUse};
 
 use crate::args::OperationArgs;
+use crate::commands::open_stack::{self, Opened};
 use crate::commands::plan_file;
 use crate::commands::stack::output::{display_json, stack_outputs};
-use crate::commands::stack::snapshot_salt;
 use crate::context::{now_rfc3339, Context};
 use crate::display::live::{Display, LiveDisplay};
 use crate::display::{say, DisplayOptions};
-use crate::passphrase::{stack_crypter, ReferencedSecrets};
+use crate::passphrase::ReferencedSecrets;
 use crate::program::{check_runtime, load_program, program_config};
 use crate::project::Project;
 use crate::providers::Providers;
-use crate::stack_settings::StackSettings;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
@@ -113,16 +111,7 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     let providers = Providers::new(&project).with_stack_references(references);
     let result = run_locked(ctx, op, &args, &project, &mut locked, &providers).await;
     providers.shutdown().await;
-    let released = locked.release().await;
-    match (result, released) {
-        (Err(e), Err(r)) => {
-            if !matches!(&r, StackStateError::Backend(b) if b.is_lease_lost()) {
-                eprintln!("warning: the stack's lock could not be released: {r}");
-            }
-            Err(e)
-        }
-        (result, released) => result.and(released.map_err(Into::into)),
-    }
+    open_stack::release(locked, result).await
 }
 
 /// Everything under the stack lock: arguments → the stack's owner →
@@ -136,26 +125,7 @@ async fn run_locked(
     providers: &Providers,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
-    match locked.recovery() {
-        Recovery::Clean | Recovery::AlreadyCompacted => {}
-        Recovery::Replayed { entries, pending } => eprintln!(
-            "note: recovered an interrupted update of stack {stack_name}: {entries} journal \
-             entries replayed, {pending} operation(s) were in flight"
-        ),
-    }
-    let mut settings = StackSettings::load(&project.stack_config_file(&stack_name))?;
-    let salt = snapshot_salt(locked.base());
-    let crypter = stack_crypter(
-        &mut settings,
-        salt.as_deref(),
-        ctx.passphrase_options(),
-        true,
-    )?;
-    let salt = crypter.encryption_salt().to_owned();
-    let crypter: Arc<dyn Crypter> = Arc::new(crypter);
-    locked.decrypt(crypter.clone())?;
-    locked.verify()?;
-    locked.set_secrets_providers(crate::commands::stack::passphrase_provider(&salt));
+    let Opened { settings, crypter } = open_stack::open(ctx, project, locked)?;
 
     // `up --plan FILE`: the plan, checked against the state it was made on.
     let saved = match &args.plan {

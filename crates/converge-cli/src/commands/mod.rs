@@ -5,6 +5,7 @@ pub mod config;
 pub mod deploy;
 pub mod import;
 pub mod login;
+pub mod open_stack;
 pub mod plan_file;
 pub mod serve;
 pub mod stack;

@@ -20,9 +20,8 @@ use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, UpdateKind};
 use converge_engine::import::ImportProgram;
 use converge_engine::pulumi_provider::StackReferences;
-use converge_engine::stack_state::{Recovery, UpdateRecord};
-use converge_engine::{DeploymentOptions, LockedStack, StackState, StackStateError};
-use converge_state::secrets::Crypter;
+use converge_engine::stack_state::UpdateRecord;
+use converge_engine::{DeploymentOptions, LockedStack, StackState};
 use converge_state::Snapshot;
 
 use crate::args::{ImportArgs, OperationArgs};
@@ -30,14 +29,13 @@ use crate::commands::deploy::{
     deployment_options, execute, go_duration, print_json, print_lines, report_pending,
     ExecuteParams, Operation,
 };
-use crate::commands::stack::snapshot_salt;
+use crate::commands::open_stack::{self, Opened};
 use crate::context::{now_rfc3339, Context};
 use crate::display::{say, DisplayOptions};
-use crate::passphrase::{stack_crypter, ReferencedSecrets};
+use crate::passphrase::ReferencedSecrets;
 use crate::program::program_config;
 use crate::project::Project;
 use crate::providers::Providers;
-use crate::stack_settings::StackSettings;
 
 pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
     if args.file.is_none() && args.type_token.is_none() {
@@ -63,16 +61,7 @@ pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
     let providers = Providers::new(&project).with_stack_references(references);
     let result = run_locked(ctx, &args, &project, &mut locked, &providers).await;
     providers.shutdown().await;
-    let released = locked.release().await;
-    match (result, released) {
-        (Err(e), Err(r)) => {
-            if !matches!(&r, StackStateError::Backend(b) if b.is_lease_lost()) {
-                eprintln!("warning: the stack's lock could not be released: {r}");
-            }
-            Err(e)
-        }
-        (result, released) => result.and(released.map_err(Into::into)),
-    }
+    open_stack::release(locked, result).await
 }
 
 /// The flags `converge import` shares with `up`.
@@ -98,25 +87,7 @@ async fn run_locked(
     providers: &Providers,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
-    if let Recovery::Replayed { entries, pending } = locked.recovery() {
-        eprintln!(
-            "note: recovered an interrupted update of stack {stack_name}: {entries} journal \
-             entries replayed, {pending} operation(s) were in flight"
-        );
-    }
-    let mut settings = StackSettings::load(&project.stack_config_file(&stack_name))?;
-    let salt = snapshot_salt(locked.base());
-    let crypter = stack_crypter(
-        &mut settings,
-        salt.as_deref(),
-        ctx.passphrase_options(),
-        true,
-    )?;
-    let salt = crypter.encryption_salt().to_owned();
-    let crypter: Arc<dyn Crypter> = Arc::new(crypter);
-    locked.decrypt(crypter.clone())?;
-    locked.verify()?;
-    locked.set_secrets_providers(crate::commands::stack::passphrase_provider(&salt));
+    let Opened { settings, crypter } = open_stack::open(ctx, project, locked)?;
     report_pending(locked.base());
 
     let mut imports = match &args.file {
