@@ -6,14 +6,13 @@
 use std::collections::BTreeMap;
 
 use converge_model::Urn;
-use converge_state::journal::JournalEntry;
 use converge_state::plan::{RefreshedObject, ResourcePlan};
 use converge_state::Snapshot;
 
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
-use crate::steps::{failed, report};
+use crate::steps::{self, report};
 
 /// Whether a base resource is one a refresh reads.
 fn refreshable(r: &converge_model::ResourceState) -> bool {
@@ -56,13 +55,7 @@ pub(crate) async fn apply(
     recorded: &ResourcePlan,
 ) -> Result<(), EngineError> {
     let old = d.base.resources[old_index].clone();
-    let urn = old.urn.clone();
-    let op = StepOp::Refresh;
-    d.started(op, &urn);
-    let op_id = d.next_operation();
-    d.begin(op_id, None)
-        .await
-        .map_err(|e| failed(d, op, &urn, e))?;
+    let op_id = steps::refresh::begin(d, old_index).await?;
     let new = recorded.refreshed.as_ref().map(|r| {
         let mut new = old.clone();
         new.id = Some(r.id.clone());
@@ -70,15 +63,15 @@ pub(crate) async fn apply(
         new.outputs = recorded.outputs.clone().unwrap_or_default();
         new
     });
-    let mut entry = JournalEntry::refresh_success(0, op_id).with_remove_old(old_index);
-    if let Some(state) = &new {
-        entry = entry.with_state(state.clone());
-    }
-    d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
+    steps::refresh::end(d, old_index, op_id, new.as_ref()).await?;
     let unchanged = new
         .as_ref()
         .is_some_and(|n| n.outputs == old.outputs && n.inputs == old.inputs && n.id == old.id);
-    let shown = if unchanged { StepOp::Same } else { op };
+    let shown = if unchanged {
+        StepOp::Same
+    } else {
+        StepOp::Refresh
+    };
     report(d, shown, Some(&old), new.as_ref(), Default::default());
     Ok(())
 }

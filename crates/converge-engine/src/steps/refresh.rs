@@ -24,15 +24,41 @@ use crate::error::EngineError;
 use crate::events::StepOp;
 use crate::step_generator::decide::detailed;
 
+/// Starts the refresh step of base resource `old_index`: shown as started,
+/// its Begin durable. Returns the operation's ID for [`end`].
+pub(crate) async fn begin(d: &Deployment, old_index: usize) -> Result<u64, EngineError> {
+    let urn = &d.base.resources[old_index].urn;
+    d.started(StepOp::Refresh, urn);
+    let op_id = d.next_operation();
+    d.begin(op_id, None)
+        .await
+        .map_err(|e| failed(d, StepOp::Refresh, urn, e))?;
+    Ok(op_id)
+}
+
+/// Ends the refresh step `op_id` of base resource `old_index`: `new`
+/// replaces the old state, or, `None`, the object is gone from the state.
+pub(crate) async fn end(
+    d: &Deployment,
+    old_index: usize,
+    op_id: u64,
+    new: Option<&ResourceState>,
+) -> Result<(), EngineError> {
+    let mut entry = JournalEntry::refresh_success(0, op_id).with_remove_old(old_index);
+    if let Some(state) = new {
+        entry = entry.with_state(state.clone());
+    }
+    let urn = &d.base.resources[old_index].urn;
+    d.end(entry)
+        .await
+        .map_err(|e| failed(d, StepOp::Refresh, urn, e))
+}
+
 pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineError> {
     let old = d.base.resources[old_index].clone();
     let urn = old.urn.clone();
     let op = StepOp::Refresh;
-    d.started(op, &urn);
-    let op_id = d.next_operation();
-    d.begin(op_id, None)
-        .await
-        .map_err(|e| failed(d, op, &urn, e))?;
+    let op_id = begin(d, old_index).await?;
     let read = async {
         let provider = provider_of(d, &old).await?;
         let _permit = d.pool.acquire().await;
@@ -55,7 +81,6 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
             return Err(failed(d, op, &urn, e));
         }
     };
-    let entry = JournalEntry::refresh_success(0, op_id).with_remove_old(old_index);
     let new = if response.id.is_empty() {
         None
     } else {
@@ -67,11 +92,7 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
         }
         Some(new)
     };
-    let entry = match &new {
-        Some(state) => entry.with_state(state.clone()),
-        None => entry,
-    };
-    d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
+    end(d, old_index, op_id, new.as_ref()).await?;
     let (shown, diff) = match &new {
         // Vanished: the refresh deletes it from the state.
         None => (op, BTreeMap::new()),
