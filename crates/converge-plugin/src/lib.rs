@@ -7,6 +7,7 @@
 //! - [`ProviderLoader`]: finds a provider for `(package, version)`.
 //! - [`PackageSchema`] (`schema`): a package's canonical tokens and the
 //!   rule that resolves the short forms programs write.
+//! - [`terraform`]: Terraform provider plugins (tfplugin6): their values.
 //! - [`registry::ProviderRegistry`]: the configured provider instances of one
 //!   deployment, keyed by provider reference (`<urn>::<id>`).
 
@@ -15,6 +16,7 @@ pub mod host;
 pub mod provider;
 pub mod registry;
 pub mod schema;
+pub mod terraform;
 
 pub use provider::{
     CallRequest, CallResponse, CheckFailure, CheckRequest, CheckResponse, ConfigureRequest,

@@ -1,12 +1,15 @@
 //! Converge's wire schema: the `pulumirpc` gRPC protocol spoken by Pulumi's
-//! SDKs, provider plugins and language hosts, and the conversion between
-//! `google.protobuf.Struct` and Converge's [`PropertyValue`].
+//! SDKs, provider plugins and language hosts, Terraform's `tfplugin6`
+//! provider protocol, and the conversion between `google.protobuf.Struct`
+//! and Converge's [`PropertyValue`].
 //!
 //! - [`pulumirpc`]: prost messages and tonic clients and servers generated
 //!   from our own `.proto` files in `proto/` (same names, numbers and types as
 //!   Pulumi's; `tests/descriptors.rs` checks them against the installed Python
 //!   SDK). Servers answer `Unimplemented` for methods an implementation does
 //!   not override.
+//! - [`tfplugin6`]: the same for Terraform's provider plugin protocol
+//!   version 6 (`tests/tf_descriptors.rs` checks it against PyPI's `tf`).
 //! - [`google::rpc::Status`]: the message a gRPC error's details decode to.
 //! - [`marshal`]: `Struct`/`Value` ↔ [`PropertyMap`]/[`PropertyValue`], with
 //!   Pulumi's signature-keyed special objects and [`MarshalOptions`] for what
@@ -38,6 +41,16 @@ pub mod pulumirpc {
     pub mod codegen {
         include!(concat!(env!("OUT_DIR"), "/pulumirpc.codegen.rs"));
     }
+}
+
+/// Generated code for package `tfplugin6`: Terraform's provider plugin
+/// protocol, version 6, from our own `proto/tfplugin6/tfplugin6.proto` (same
+/// names, numbers and types as the `tf` framework's; `tests/tf_descriptors.rs`
+/// checks them). A client talks to a Terraform provider plugin; the server
+/// answers `Unimplemented` for methods an implementation does not override.
+#[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
+pub mod tfplugin6 {
+    include!(concat!(env!("OUT_DIR"), "/tfplugin6.rs"));
 }
 
 /// Generated code for the Google packages we define ourselves.
