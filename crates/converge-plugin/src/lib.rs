@@ -15,6 +15,7 @@ pub mod host;
 pub mod provider;
 pub mod registry;
 pub mod schema;
+pub mod terraform;
 
 pub use provider::{
     CallRequest, CallResponse, CheckFailure, CheckRequest, CheckResponse, ConfigureRequest,

@@ -7,6 +7,8 @@
 //!   Pulumi's; `tests/descriptors.rs` checks them against the installed Python
 //!   SDK). Servers answer `Unimplemented` for methods an implementation does
 //!   not override.
+//! - [`plugin`]: go-plugin's controller and stdio services, which
+//!   Terraform providers serve beside `tfplugin6.Provider`.
 //! - [`google::rpc::Status`]: the message a gRPC error's details decode to.
 //! - [`marshal`]: `Struct`/`Value` ↔ [`PropertyMap`]/[`PropertyValue`], with
 //!   Pulumi's signature-keyed special objects and [`MarshalOptions`] for what
@@ -38,6 +40,14 @@ pub mod pulumirpc {
     pub mod codegen {
         include!(concat!(env!("OUT_DIR"), "/pulumirpc.codegen.rs"));
     }
+}
+
+/// Generated code for package `plugin`: go-plugin's `GRPCController` and
+/// `GRPCStdio` services, served by Terraform providers beside their
+/// provider service (`proto/plugin/`, checked against PyPI's `tf`).
+#[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
+pub mod plugin {
+    include!(concat!(env!("OUT_DIR"), "/plugin.rs"));
 }
 
 /// Generated code for the Google packages we define ourselves.

@@ -1,0 +1,13 @@
+//! Terraform providers as go-plugin processes (issue 13): the handshake
+//! line, AutoMTLS, the running process, and where providers are found on
+//! disk. Not wired into the engine yet.
+//!
+//! - [`handshake`]: the `CORE|APP|NETWORK|ADDR|PROTOCOL|CERT` line, parsed.
+//! - [`tls`]: the client certificate we present and the TLS configuration
+//!   that trusts exactly the certificate the provider printed.
+//! - [`process`]: launch, handshake, connect (unix or tcp), stderr to
+//!   tracing, `GRPCController.Shutdown`, kill after a grace period.
+
+pub mod handshake;
+pub mod process;
+pub mod tls;
