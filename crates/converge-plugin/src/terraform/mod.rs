@@ -7,7 +7,9 @@
 //!   that trusts exactly the certificate the provider printed.
 //! - [`process`]: launch, handshake, connect (unix or tcp), stderr to
 //!   tracing, `GRPCController.Shutdown`, kill after a grace period.
+//! - [`discovery`]: OpenTofu's unpacked local layouts, newest version first.
 
+pub mod discovery;
 pub mod handshake;
 pub mod process;
 pub mod tls;
