@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use converge_plugin::terraform::handshake::{HandshakeError, Network};
 use converge_plugin::terraform::process::{LaunchError, LaunchOptions, ProviderProcess};
+use converge_proto::plugin::grpc_controller_server::{GrpcController, GrpcControllerServer};
+use converge_proto::plugin::Empty;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -69,7 +71,7 @@ async fn garbage_instead_of_a_handshake_is_refused_and_the_process_killed() {
     let exe = script(
         dir.path(),
         &format!(
-            "echo $$ > {}/pid\necho 'Listening on port 1234'\necho oops >&2\nexec sleep 300",
+            "echo $$ > {}/pid\necho oops >&2\necho 'Listening on port 1234'\nexec sleep 300",
             dir.path().display()
         ),
     );
@@ -161,4 +163,99 @@ async fn a_missing_executable_is_a_spawn_error() {
     .await
     .unwrap_err();
     assert!(matches!(err, LaunchError::Spawn { .. }), "{err:?}");
+}
+
+/// A `GRPCController` that records Shutdown and does nothing else: the
+/// process that "serves" it (a shell script) never exits by itself.
+struct StubbornController(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+#[tonic::async_trait]
+impl GrpcController for StubbornController {
+    async fn shutdown(
+        &self,
+        _request: tonic::Request<Empty>,
+    ) -> Result<tonic::Response<Empty>, tonic::Status> {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(tonic::Response::new(Empty {}))
+    }
+}
+
+#[tokio::test]
+async fn plaintext_over_tcp_and_a_provider_that_ignores_shutdown_is_killed() {
+    use std::os::unix::process::ExitStatusExt;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(GrpcControllerServer::new(StubbornController(asked.clone())))
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // An empty CERT field: the provider serves plaintext.
+    let exe = script(
+        dir.path(),
+        &format!(
+            "echo $$ > {}/pid\necho '1|6|tcp|{address}|grpc|'\nexec sleep 300",
+            dir.path().display()
+        ),
+    );
+    let provider = ProviderProcess::launch(&exe, &LaunchOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(provider.handshake().network, Network::Tcp);
+    assert_eq!(provider.handshake().server_certificate, None);
+
+    let status = provider.shutdown(Duration::from_millis(200)).await.unwrap();
+    assert!(
+        asked.load(std::sync::atomic::Ordering::SeqCst),
+        "Shutdown was sent"
+    );
+    assert_eq!(
+        status.signal(),
+        Some(9),
+        "killed after the grace period: {status}"
+    );
+    assert_gone(dir.path());
+}
+
+#[tokio::test]
+async fn a_server_certificate_other_than_the_printed_one_is_refused() {
+    let Some(python) = std::env::var_os("CONVERGE_TEST_TF_PYTHON") else {
+        eprintln!("skipped: CONVERGE_TEST_TF_PYTHON is not set (scripts/test sets it)");
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // The real provider, with the certificate in its handshake line swapped
+    // for another one (ours, PEM body without padding) on its way to us.
+    let exe = script(
+        dir.path(),
+        &format!(
+            r#"echo $$ > {dir}/pid
+other=$(printf '%s' "$PLUGIN_CLIENT_CERT" | grep -v CERTIFICATE | tr -d '\n=')
+{hello} | {{ read -r line; echo "${{line%|*}}|$other"; cat; }}"#,
+            dir = dir.path().display(),
+            hello = fixture("terraform-provider-hello").display(),
+        ),
+    );
+    let options = LaunchOptions {
+        env: vec![
+            ("CONVERGE_TEST_TF_PYTHON".into(), python),
+            ("HOME".into(), home.path().into()),
+        ],
+        ..LaunchOptions::default()
+    };
+    let err = ProviderProcess::launch(&exe, &options).await.unwrap_err();
+    match &err {
+        LaunchError::Connect { message, .. } => {
+            assert!(
+                message.contains("not the one its handshake line carried"),
+                "{message}"
+            )
+        }
+        other => panic!("expected a TLS refusal, got {other:?}"),
+    }
+    assert_gone(dir.path());
 }

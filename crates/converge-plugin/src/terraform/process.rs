@@ -241,7 +241,13 @@ impl ProviderProcess {
                     provider,
                     address: handshake.address.clone(),
                     message: match failed {
-                        Ok(Err(e)) => error_chain(&e),
+                        Ok(Err(e)) => {
+                            let mut message = error_chain(&e);
+                            if message.contains("invalid peer certificate") {
+                                message.push_str(" (the certificate it presented is not the one its handshake line carried)");
+                            }
+                            message
+                        }
                         _ => format!("no connection within {:?}", options.handshake_timeout),
                     },
                     stderr: snapshot(&tail),
@@ -394,8 +400,12 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(e) = source {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
+        let more = e.to_string();
+        // Wrappers often repeat their source's text.
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
         source = e.source();
     }
     text
