@@ -11,6 +11,8 @@ use prost::Message;
 /// well-known types come from protox's bundled copies.
 const PROTO_FILES: &[&str] = &[
     "google/protobuf/status.proto",
+    "plugin/grpc_controller.proto",
+    "plugin/grpc_stdio.proto",
     "pulumi/alias.proto",
     "pulumi/callback.proto",
     "pulumi/codegen/hcl.proto",

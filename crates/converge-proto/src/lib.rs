@@ -10,6 +10,8 @@
 //!   not override.
 //! - [`tfplugin6`]: the same for Terraform's provider plugin protocol
 //!   version 6 (`tests/tf_descriptors.rs` checks it against PyPI's `tf`).
+//! - [`plugin`]: go-plugin's controller and stdio services, which
+//!   Terraform providers serve beside `tfplugin6.Provider`.
 //! - [`google::rpc::Status`]: the message a gRPC error's details decode to.
 //! - [`marshal`]: `Struct`/`Value` ↔ [`PropertyMap`]/[`PropertyValue`], with
 //!   Pulumi's signature-keyed special objects and [`MarshalOptions`] for what
@@ -51,6 +53,14 @@ pub mod pulumirpc {
 #[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
 pub mod tfplugin6 {
     include!(concat!(env!("OUT_DIR"), "/tfplugin6.rs"));
+}
+
+/// Generated code for package `plugin`: go-plugin's `GRPCController` and
+/// `GRPCStdio` services, served by Terraform providers beside their
+/// provider service (`proto/plugin/`, checked against PyPI's `tf`).
+#[allow(clippy::all, clippy::pedantic, missing_docs, rustdoc::all)]
+pub mod plugin {
+    include!(concat!(env!("OUT_DIR"), "/plugin.rs"));
 }
 
 /// Generated code for the Google packages we define ourselves.

@@ -1,7 +1,19 @@
-//! Terraform provider plugins (tfplugin6): what Converge needs to run a
-//! Terraform provider as a Converge provider.
+//! Terraform providers (tfplugin6) as go-plugin processes (issue 13): the
+//! handshake line, AutoMTLS, the running process, where providers are
+//! found on disk, and the values they exchange. Not wired into the engine
+//! yet.
 //!
+//! - [`handshake`]: the `CORE|APP|NETWORK|ADDR|PROTOCOL|CERT` line, parsed.
+//! - [`tls`]: the client certificate we present and the TLS configuration
+//!   that trusts exactly the certificate the provider printed.
+//! - [`process`]: launch, handshake, connect (unix or tcp), stderr to
+//!   tracing, `GRPCController.Shutdown`, kill after a grace period.
+//! - [`discovery`]: OpenTofu's unpacked local layouts, newest version first.
 //! - [`values`]: `DynamicValue` ↔ [`PropertyValue`](converge_model::PropertyValue),
 //!   by the cty type of a schema attribute.
 
+pub mod discovery;
+pub mod handshake;
+pub mod process;
+pub mod tls;
 pub mod values;
