@@ -12,6 +12,7 @@
 //!   deployment, keyed by provider reference (`<urn>::<id>`).
 
 pub mod builtin;
+mod child;
 pub mod host;
 pub mod provider;
 pub mod registry;

@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
 use super::{PluginLogLine, PluginLogSource, PluginLogger};
+use crate::child::{lock, signal_group, snapshot, stderr_note, truncate, Signal};
 
 /// How many of a plugin's last stderr lines are kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
@@ -99,14 +100,6 @@ pub enum LaunchError {
         message: String,
         stderr: Vec<String>,
     },
-}
-
-fn stderr_note(lines: &[String]) -> String {
-    if lines.is_empty() {
-        "; it wrote nothing to stderr".to_owned()
-    } else {
-        format!("; its last stderr lines:\n  {}", lines.join("\n  "))
-    }
 }
 
 /// A running plugin: its gRPC channel and its process.
@@ -389,50 +382,9 @@ impl PluginProcess {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Signal {
-    Interrupt,
-    Kill,
-}
-
-/// Signals the process group led by `pid` (every plugin leads its own).
-#[cfg(unix)]
-fn signal_group(pid: Option<u32>, signal: Signal) {
-    use rustix::process::{kill_process_group, Pid, Signal as S};
-    let Some(pid) = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(Pid::from_raw)
-    else {
-        return;
-    };
-    let sig = match signal {
-        Signal::Interrupt => S::INT,
-        Signal::Kill => S::KILL,
-    };
-    let _ = kill_process_group(pid, sig);
-}
-
-#[cfg(not(unix))]
-fn signal_group(_pid: Option<u32>, _signal: Signal) {}
-
 impl Drop for PluginProcess {
     fn drop(&mut self) {
         self.kill();
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn snapshot(tail: &Arc<Mutex<VecDeque<String>>>) -> Vec<String> {
-    lock(tail).iter().cloned().collect()
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
     }
 }
 

@@ -19,6 +19,7 @@ use tonic::transport::{Channel, Endpoint, Uri};
 
 use super::handshake::{Handshake, HandshakeError, Network};
 use super::tls::{ClientCertificate, TlsError};
+use crate::child::{lock, signal_group, snapshot, stderr_note, truncate, Signal};
 
 /// go-plugin's magic cookie for Terraform providers (Go providers exit
 /// without it).
@@ -92,14 +93,6 @@ pub enum LaunchError {
         message: String,
         stderr: Vec<String>,
     },
-}
-
-fn stderr_note(lines: &[String]) -> String {
-    if lines.is_empty() {
-        "; it wrote nothing to stderr".to_owned()
-    } else {
-        format!("; its last stderr lines:\n  {}", lines.join("\n  "))
-    }
 }
 
 /// A running provider and its gRPC channel.
@@ -306,7 +299,7 @@ impl ProviderProcess {
         let status = match tokio::time::timeout_at(deadline, child.wait()).await {
             Ok(Ok(status)) => {
                 // Whatever it started dies with it.
-                signal_group(self.pid);
+                signal_group(self.pid, Signal::Kill);
                 Some(status)
             }
             _ => {
@@ -433,36 +426,6 @@ async fn log_lines<R: AsyncRead + Unpin>(
 }
 
 fn kill_group(pid: Option<u32>, child: &mut Child) {
-    signal_group(pid);
+    signal_group(pid, Signal::Kill);
     let _ = child.start_kill();
-}
-
-/// SIGKILL to the process group led by `pid` (every provider leads its own).
-#[cfg(unix)]
-fn signal_group(pid: Option<u32>) {
-    use rustix::process::{kill_process_group, Pid, Signal};
-    if let Some(pid) = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(Pid::from_raw)
-    {
-        let _ = kill_process_group(pid, Signal::KILL);
-    }
-}
-
-#[cfg(not(unix))]
-fn signal_group(_pid: Option<u32>) {}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn snapshot(tail: &Arc<Mutex<VecDeque<String>>>) -> Vec<String> {
-    lock(tail).iter().cloned().collect()
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
 }
