@@ -31,6 +31,16 @@ impl World {
         World::new("name: imp\nruntime: yaml\n")
     }
 
+    /// A Python project on the test virtualenv (with pulumi_random), or
+    /// `None` when there is none.
+    fn python() -> Option<World> {
+        let venv = common::python::venv()?;
+        Some(World::new(&format!(
+            "name: pyimp\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            venv.display()
+        )))
+    }
+
     fn cloud_file(&self) -> std::path::PathBuf {
         self.scratch.dir.path().join("cloud.json")
     }
@@ -329,13 +339,9 @@ fn python_out_uses_the_sdks_constructors() {
 /// published SDK (pulumi_random is in the test venv).
 #[test]
 fn python_out_previews_no_changes_with_the_published_sdk() {
-    let Some(venv) = common::python::venv() else {
+    let Some(w) = World::python() else {
         return;
     };
-    let w = World::new(&format!(
-        "name: pyimp\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
-        venv.display()
-    ));
     let out = w.scratch.project.join("__main__.py");
     // The SDK asks for its own version's default provider: the import
     // names that version (the bulk file's `version`), so the program's
@@ -644,13 +650,9 @@ fn out_in_another_language_than_the_projects_is_refused_before_importing() {
 /// changes — no provider create and delete.
 #[test]
 fn an_import_without_a_version_uses_the_installed_sdks_default_provider() {
-    let Some(venv) = common::python::venv() else {
+    let Some(w) = World::python() else {
         return;
     };
-    let w = World::new(&format!(
-        "name: pyimp\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
-        venv.display()
-    ));
     let out = w.scratch.project.join("__main__.py");
     w.run(&[
         "import",

@@ -48,15 +48,12 @@ pub enum PlanError {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct PlanDto {
     manifest: ManifestDto,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     config: Map<String, Value>,
-    #[serde(
-        rename = "resourcePlans",
-        default,
-        skip_serializing_if = "BTreeMap::is_empty"
-    )]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     resource_plans: BTreeMap<String, ResourcePlanDto>,
     #[serde(
         rename = "convergeBase",
@@ -85,10 +82,10 @@ struct ManifestDto {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct BaseDto {
-    #[serde(rename = "checkpointDigest")]
     checkpoint_digest: String,
-    #[serde(rename = "journalSequence", default)]
+    #[serde(default)]
     journal_sequence: u64,
 }
 
@@ -129,6 +126,7 @@ struct DiffDto {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct GoalDto {
     #[serde(rename = "type")]
     type_token: String,
@@ -136,9 +134,9 @@ struct GoalDto {
     #[serde(default)]
     custom: bool,
     /// Go's `omitempty` does not drop a struct: always written.
-    #[serde(rename = "inputDiff", default)]
+    #[serde(default)]
     input_diff: DiffDto,
-    #[serde(rename = "outputDiff", default)]
+    #[serde(default)]
     output_diff: DiffDto,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     parent: String,
@@ -148,48 +146,24 @@ struct GoalDto {
     dependencies: Vec<String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     provider: String,
-    #[serde(
-        rename = "propertyDependencies",
-        default,
-        skip_serializing_if = "BTreeMap::is_empty"
-    )]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     property_dependencies: BTreeMap<String, Vec<String>>,
-    #[serde(
-        rename = "deleteBeforeReplace",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     delete_before_replace: Option<bool>,
-    #[serde(
-        rename = "ignoreChanges",
-        default,
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     ignore_changes: Vec<String>,
-    #[serde(
-        rename = "ignoreRefreshChanges",
-        default,
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     ignore_refresh_changes: Vec<String>,
-    #[serde(
-        rename = "additionalSecretOutputs",
-        default,
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     additional_secret_outputs: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     aliases: Vec<String>,
-    #[serde(
-        rename = "structuredAliases",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     structured_aliases: Option<Value>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     id: String,
     /// Go writes the struct even when empty.
-    #[serde(rename = "customTimeouts", default)]
+    #[serde(default)]
     custom_timeouts: Option<TimeoutsDto>,
 }
 
