@@ -1,8 +1,9 @@
 //! Where providers come from: the engine's provider of package `pulumi`
 //! (stack references) when the command deploys a stack, installed plugins
 //! (`pulumi-resource-<pkg>` on PATH or in the plugin directory) and the
-//! program's dynamic providers, then the built-in providers (random,
-//! command, converge's file).
+//! program's dynamic providers, then Terraform providers of that TYPE in
+//! OpenTofu's local layouts (converge-terraform), then the built-in
+//! providers (random, command, converge's file).
 //! What plugins write to stderr (and log through the engine) is shown as
 //! diagnostics of the running operation.
 
@@ -10,10 +11,12 @@ use std::sync::{Arc, Mutex};
 
 use converge_engine::pulumi_provider::{PulumiLoader, StackReferences};
 use converge_engine::{EventSink, Severity};
+use converge_plugin::builtin::BuiltinLoader;
 use converge_plugin::host::{
     ChainLoader, LogSeverity, PluginLoader, PluginLoaderOptions, PluginLogLine, PluginLogSource,
 };
 use converge_plugin::ProviderLoader;
+use converge_terraform::{TerraformLoader, TerraformLoaderOptions};
 
 use crate::program::dynamic_providers;
 use crate::project::Project;
@@ -22,6 +25,7 @@ use crate::project::Project;
 #[derive(Debug, Clone)]
 pub struct Providers {
     plugins: Arc<PluginLoader>,
+    terraform: Arc<TerraformLoader>,
     loader: Arc<dyn ProviderLoader>,
     log: PluginLog,
 }
@@ -65,16 +69,26 @@ impl Providers {
     pub fn new(project: &Project) -> Self {
         let log = PluginLog::default();
         let route = log.clone();
+        let logger: converge_plugin::host::PluginLogger =
+            Arc::new(move |line: &PluginLogLine| route.line(line));
         let options = PluginLoaderOptions {
             dynamic: dynamic_providers(project),
-            logger: Some(Arc::new(move |line: &PluginLogLine| route.line(line))),
+            logger: Some(logger.clone()),
             ..PluginLoaderOptions::default()
         };
         let plugins = Arc::new(PluginLoader::new(options));
-        let loader: Arc<dyn ProviderLoader> =
-            Arc::new(ChainLoader::plugins_then_builtins(plugins.clone()));
+        let terraform = Arc::new(TerraformLoader::new(TerraformLoaderOptions {
+            logger: Some(logger),
+            ..TerraformLoaderOptions::default()
+        }));
+        let loader: Arc<dyn ProviderLoader> = Arc::new(ChainLoader::new(vec![
+            plugins.clone(),
+            terraform.clone(),
+            Arc::new(BuiltinLoader::new()),
+        ]));
         Providers {
             plugins,
+            terraform,
             loader,
             log,
         }
@@ -96,9 +110,11 @@ impl Providers {
         &self.log
     }
 
-    /// Asks every plugin process to stop, then ends them.
+    /// Asks every plugin and Terraform provider process to stop, then
+    /// ends them.
     pub async fn shutdown(&self) {
         self.plugins.shutdown().await;
+        self.terraform.shutdown().await;
         self.log.attach(EventSink::discard());
     }
 }

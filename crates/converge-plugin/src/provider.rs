@@ -100,6 +100,11 @@ pub struct CreateRequest {
     pub properties: PropertyMap,
     pub timeout: Option<Duration>,
     pub preview: bool,
+    /// The outputs this resource's preview planned (seed 004's initial
+    /// planned state), when the engine has them. A Terraform provider's
+    /// final plan must agree with every value known there; Pulumi plugins
+    /// ignore it.
+    pub planned: Option<PropertyMap>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -138,6 +143,11 @@ pub struct UpdateRequest {
     pub timeout: Option<Duration>,
     pub ignore_changes: Vec<String>,
     pub preview: bool,
+    /// The outputs this resource's preview planned (seed 004's initial
+    /// planned state), when the engine has them. A Terraform provider's
+    /// final plan must agree with every value known there; Pulumi plugins
+    /// ignore it.
+    pub planned: Option<PropertyMap>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

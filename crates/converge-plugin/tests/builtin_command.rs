@@ -58,6 +58,7 @@ async fn create_with(
             properties,
             timeout,
             preview,
+            planned: None,
         })
         .await
 }
@@ -78,6 +79,7 @@ async fn update(olds: &PropertyMap, news: PropertyMap) -> Result<PropertyMap, Pr
             timeout: None,
             ignore_changes: Vec::new(),
             preview: false,
+            planned: None,
         })
         .await?;
     Ok(r.properties)

@@ -41,6 +41,7 @@ async fn create_with(news: PropertyMap, preview: bool) -> CreateResponse {
             properties: c.inputs,
             timeout: None,
             preview,
+            planned: None,
         })
         .await
         .unwrap()
@@ -175,6 +176,7 @@ async fn refresh_sees_drift_and_diff_repairs_it_in_place() {
             timeout: None,
             ignore_changes: Vec::new(),
             preview: false,
+            planned: None,
         })
         .await
         .unwrap();

@@ -63,6 +63,7 @@ async fn create(token: &str, news: PropertyMap) -> CreateResponse {
             properties: checked.inputs,
             timeout: None,
             preview: false,
+            planned: None,
         })
         .await
         .unwrap()
@@ -368,6 +369,7 @@ async fn preview_leaves_generated_values_unknown() {
             properties: checked.inputs,
             timeout: None,
             preview: true,
+            planned: None,
         })
         .await
         .unwrap();

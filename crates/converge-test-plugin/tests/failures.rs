@@ -100,6 +100,7 @@ async fn a_plugin_that_dies_mid_run_is_unavailable_with_its_exit_status() {
             properties: props(&[("value", s("v"))]),
             timeout: None,
             preview: false,
+            planned: None,
         })
         .await
         .unwrap_err();

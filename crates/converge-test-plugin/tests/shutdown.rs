@@ -14,6 +14,7 @@ fn create(name: &str) -> CreateRequest {
         properties: props(&[("value", s("v")), ("size", s("small"))]),
         timeout: None,
         preview: false,
+        planned: None,
     }
 }
 

@@ -180,6 +180,7 @@ async fn a_grpc_provider_speaks_every_method() {
             properties: props(&[("value", PropertyValue::Unknown)]),
             timeout: None,
             preview: true,
+            planned: None,
         })
         .await
         .unwrap();
@@ -196,6 +197,7 @@ async fn a_grpc_provider_speaks_every_method() {
             properties: props(&[("value", s("abc")), ("fail", s("init"))]),
             timeout: Some(Duration::from_secs(30)),
             preview: false,
+            planned: None,
         })
         .await
         .unwrap_err();
@@ -217,6 +219,7 @@ async fn a_grpc_provider_speaks_every_method() {
             properties: props(&[("value", s("abc")), ("fail", s("create"))]),
             timeout: None,
             preview: false,
+            planned: None,
         })
         .await
         .unwrap_err();
@@ -319,6 +322,7 @@ async fn each_configured_provider_gets_a_process_of_its_own() {
             properties: props(&[("value", s("v")), ("size", s("small"))]),
             timeout: None,
             preview: false,
+            planned: None,
         })
         .await
         .unwrap();
@@ -338,6 +342,7 @@ async fn each_configured_provider_gets_a_process_of_its_own() {
             properties: props(&[("value", s("v"))]),
             timeout: None,
             preview: true,
+            planned: None,
         })
         .await
         .unwrap();

@@ -272,6 +272,7 @@ mod tests {
             properties: PropertyMap::new(),
             timeout: None,
             preview: false,
+            planned: None,
         };
         loaded.create(req).await.unwrap();
         assert_eq!(provider.calls(), [Rpc::Create]);

@@ -43,6 +43,7 @@ fn create_req(name: &str, properties: PropertyMap, preview: bool) -> CreateReque
         properties,
         timeout: None,
         preview,
+        planned: None,
     }
 }
 
@@ -66,6 +67,7 @@ fn update_req(id: &str, old: PropertyMap, new: PropertyMap, preview: bool) -> Up
         timeout: None,
         ignore_changes: Vec::new(),
         preview,
+        planned: None,
     }
 }
 

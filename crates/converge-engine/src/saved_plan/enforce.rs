@@ -290,3 +290,20 @@ pub(crate) fn apply_result(d: &Deployment, state: &ResourceState) {
             .diagnostic(severity, Some(&state.urn), found.to_string());
     }
 }
+
+/// What the preview planned for `urn`'s outputs, handed to the provider
+/// with a Create or Update that applies the plan: a Terraform provider's
+/// final plan is checked against it (seed 004's second-plan rule).
+pub(crate) fn planned_outputs(d: &Deployment, urn: &Urn) -> Option<PropertyMap> {
+    if d.opts.preview {
+        return None;
+    }
+    d.opts
+        .plan
+        .as_ref()?
+        .plan
+        .resource_plans
+        .get(urn)?
+        .outputs
+        .clone()
+}

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use converge_model::{PropertyDiff, ResourceState};
-use converge_plugin::UpdateRequest;
+use converge_plugin::{ProviderError, UpdateRequest};
 use converge_state::journal::JournalEntry;
 use converge_state::OperationType;
 
@@ -29,10 +29,34 @@ pub(crate) async fn run(
         let _permit = d.pool.acquire().await;
         perform(d, &old, &mut new).await
     };
-    if let Err(e) = outcome {
-        d.end_failed(op_id).await;
-        return Err(failed(d, StepOp::Update, &urn, e));
-    }
+    // An update that changed the object but did not finish (a partial
+    // failure) records what the provider returned, then fails the step:
+    // the recorded state is the object as it now is.
+    let partial = match outcome {
+        Ok(()) => None,
+        Err(EngineError::Step {
+            source:
+                ProviderError::PartialFailure {
+                    properties,
+                    reasons,
+                    ..
+                },
+            ..
+        }) if !d.opts.preview => {
+            new.outputs = properties;
+            mark_secret_outputs(
+                &new.inputs,
+                &mut new.outputs,
+                &new.additional_secret_outputs,
+            );
+            new.init_errors = reasons.clone();
+            Some(reasons)
+        }
+        Err(e) => {
+            d.end_failed(op_id).await;
+            return Err(failed(d, StepOp::Update, &urn, e));
+        }
+    };
     let entry = super::rename::take_over(
         d,
         JournalEntry::success(0, op_id).with_state(new.clone()),
@@ -46,6 +70,15 @@ pub(crate) async fn run(
     super::rename::finish(d, old_index, &new)
         .await
         .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
+    if let Some(reasons) = partial {
+        finish(d, StepOp::Update, Some(op_id), Some(&old), &new, diff);
+        let err = EngineError::Step {
+            op: StepOp::Update,
+            urn: urn.clone(),
+            source: ProviderError::Failed(reasons.join("; ")),
+        };
+        return Err(failed(d, StepOp::Update, &urn, err));
+    }
     crate::saved_plan::enforce::apply_result(d, &new);
     finish(d, StepOp::Update, Some(op_id), Some(&old), &new, diff);
     Ok(new)
@@ -84,6 +117,7 @@ pub(crate) async fn perform(
             timeout: timeout(new, "update"),
             ignore_changes: new.ignore_changes.clone(),
             preview: d.opts.preview,
+            planned: crate::saved_plan::enforce::planned_outputs(d, &urn),
         })
         .await
         .map_err(|source| EngineError::Step {

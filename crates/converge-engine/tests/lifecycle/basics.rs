@@ -240,6 +240,29 @@ async fn a_partially_created_object_is_recorded_with_init_errors() {
 }
 
 #[tokio::test]
+async fn a_partially_updated_object_is_recorded_as_the_provider_left_it() {
+    let prov = provider().on_update(|req| {
+        let mut properties = req.new_inputs.clone();
+        properties.insert("half".to_owned(), s("done"));
+        Err(ProviderError::PartialFailure {
+            id: req.id.clone(),
+            properties,
+            reasons: vec!["rollout stalled".to_owned()],
+        })
+    });
+    let (mut w, _cloud) = world(prov);
+    expect_ok(&w.up(&one("1")).await);
+    let id = w.resource("a").unwrap().id.clone();
+    let r = w.up(&one("2")).await;
+    assert!(r.error.unwrap().to_string().contains("rollout stalled"));
+    let a = w.resource("a").unwrap();
+    assert_eq!(a.id, id);
+    assert_eq!(a.outputs.get("v"), Some(&s("2")));
+    assert_eq!(a.outputs.get("half"), Some(&s("done")));
+    assert_eq!(a.init_errors, vec!["rollout stalled".to_owned()]);
+}
+
+#[tokio::test]
 async fn refresh_records_drift_and_drops_vanished_objects() {
     let (mut w, cloud) = world(provider());
     let p = program(|m| async move {
