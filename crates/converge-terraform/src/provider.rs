@@ -69,9 +69,17 @@ pub struct TerraformProvider {
     connector: Arc<dyn Connector>,
     shared: Shared,
     configured: OnceCell<Arc<Session>>,
-    /// The first plan of each resource (Terraform names), made by `Diff`
-    /// or a preview, for the second-plan rule when the engine has none.
-    first_plans: Mutex<HashMap<Urn, PropertyMap>>,
+    /// The first plan of each resource (Terraform names) and whether it
+    /// planned a create or an update, made by `Diff` or a preview, for the
+    /// second-plan rule when the engine has none.
+    first_plans: Mutex<HashMap<Urn, (ChangeKind, PropertyMap)>>,
+}
+
+/// What a plan was for: the second-plan rule compares like with like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChangeKind {
+    Create,
+    Update,
 }
 
 /// A plan: the planned state (Terraform names) and what came with it.
@@ -361,12 +369,16 @@ impl TerraformProvider {
     /// engine's, from the preview, or this instance's own from `Diff`).
     fn check_final_plan(
         &self,
+        kind: ChangeKind,
         urn: &Urn,
         member: &Member,
         engine_first: Option<&PropertyMap>,
         last: &PropertyMap,
     ) -> Result<(), ProviderError> {
-        let own = lock(&self.first_plans).remove(urn);
+        let own = lock(&self.first_plans)
+            .remove(urn)
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, plan)| plan);
         let first = match engine_first {
             Some(outputs) => Some(state_to_tf(&member.schema.block, outputs).0),
             None => own,
@@ -706,7 +718,7 @@ impl Provider for TerraformProvider {
             );
             changed.push(pulumi);
         }
-        lock(&self.first_plans).insert(req.urn.clone(), plan.planned);
+        lock(&self.first_plans).insert(req.urn.clone(), (ChangeKind::Update, plan.planned));
         Ok(DiffResponse {
             changes: if changed.is_empty() {
                 DiffChanges::None
@@ -734,13 +746,20 @@ impl Provider for TerraformProvider {
         let plan = self.plan(&s, &req.urn, member, None, &config).await?;
         if req.preview {
             let outputs = self.outputs(member, &plan.planned, &secrets, &plan.private);
-            lock(&self.first_plans).insert(req.urn.clone(), plan.planned.clone());
+            lock(&self.first_plans)
+                .insert(req.urn.clone(), (ChangeKind::Create, plan.planned.clone()));
             return Ok(CreateResponse {
                 id: id_of(&plan.planned).unwrap_or_default(),
                 properties: outputs,
             });
         }
-        self.check_final_plan(&req.urn, member, req.planned.as_ref(), &plan.planned)?;
+        self.check_final_plan(
+            ChangeKind::Create,
+            &req.urn,
+            member,
+            req.planned.as_ref(),
+            &plan.planned,
+        )?;
         let (id, properties) = self
             .apply(
                 &s,
@@ -772,7 +791,13 @@ impl Provider for TerraformProvider {
                 properties: self.outputs(member, &plan.planned, &all, &plan.private),
             });
         }
-        self.check_final_plan(&req.urn, member, req.planned.as_ref(), &plan.planned)?;
+        self.check_final_plan(
+            ChangeKind::Update,
+            &req.urn,
+            member,
+            req.planned.as_ref(),
+            &plan.planned,
+        )?;
         let (_, properties) = self
             .apply(
                 &s,

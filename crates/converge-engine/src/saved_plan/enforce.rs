@@ -293,17 +293,18 @@ pub(crate) fn apply_result(d: &Deployment, state: &ResourceState) {
 
 /// What the preview planned for `urn`'s outputs, handed to the provider
 /// with a Create or Update that applies the plan: a Terraform provider's
-/// final plan is checked against it (seed 004's second-plan rule).
-pub(crate) fn planned_outputs(d: &Deployment, urn: &Urn) -> Option<PropertyMap> {
+/// final plan is checked against it (seed 004's second-plan rule). Only
+/// when the preview planned a step of one of `kinds` (a create's plan
+/// says nothing about an update's, and a preview's update may turn into a
+/// replacement without a saved plan).
+pub(crate) fn planned_outputs(d: &Deployment, urn: &Urn, kinds: &[StepOp]) -> Option<PropertyMap> {
     if d.opts.preview {
         return None;
     }
-    d.opts
-        .plan
-        .as_ref()?
-        .plan
-        .resource_plans
-        .get(urn)?
-        .outputs
-        .clone()
+    let rp = d.opts.plan.as_ref()?.plan.resource_plans.get(urn)?;
+    rp.steps
+        .iter()
+        .any(|s| kinds.iter().any(|k| k.as_str() == s))
+        .then(|| rp.outputs.clone())
+        .flatten()
 }

@@ -156,7 +156,11 @@ async fn perform(d: &Deployment, state: &mut ResourceState) -> Result<(), Engine
             properties: state.inputs.clone(),
             timeout: timeout(state, "create"),
             preview: d.opts.preview,
-            planned: crate::saved_plan::enforce::planned_outputs(d, &urn),
+            planned: crate::saved_plan::enforce::planned_outputs(
+                d,
+                &urn,
+                &[StepOp::Create, StepOp::CreateReplacement],
+            ),
         })
         .await
         .map_err(|source| EngineError::Step {

@@ -117,7 +117,7 @@ pub(crate) async fn perform(
             timeout: timeout(new, "update"),
             ignore_changes: new.ignore_changes.clone(),
             preview: d.opts.preview,
-            planned: crate::saved_plan::enforce::planned_outputs(d, &urn),
+            planned: crate::saved_plan::enforce::planned_outputs(d, &urn, &[StepOp::Update]),
         })
         .await
         .map_err(|source| EngineError::Step {
