@@ -13,6 +13,10 @@
 //!   operations check every journal prefix and that the cloud is tracked.
 //! - [`MockLoader`]: a [`converge_plugin::ProviderLoader`] over a list of
 //!   `(package, version, factory)`, choosing per seed 001's lookup.
+//! - [`terraform_mirror`] (unix): real Terraform providers for the tests of
+//!   the Terraform adapter (issue 13), `store` and `breaker`, written in
+//!   Python with PyPI's `tf` (`terraform/`), installed in OpenTofu's local
+//!   mirror layout.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -26,13 +30,15 @@
 //!
 //! **Invariants.** Dev-only (`publish = false`); nothing here is used by a
 //! shipping crate. No IO, no randomness: the same test run twice makes the
-//! same calls and gets the same IDs.
+//! same calls and gets the same IDs — except [`terraform_mirror`], which
+//! writes the test providers into a directory the caller gives.
 
 mod cloud;
 pub mod fuzz;
 mod lifecycle;
 mod loader;
 mod provider;
+pub mod terraform_mirror;
 
 pub use cloud::{CallCounts, CloudObject, CloudOp, MockCloud};
 pub use lifecycle::{
