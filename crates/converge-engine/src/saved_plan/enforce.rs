@@ -264,7 +264,11 @@ pub(crate) fn apply_result(d: &Deployment, state: &ResourceState) {
     let promised: PropertyMap = planned
         .iter()
         .filter(|(k, v)| {
-            !matches!(v, PropertyValue::Unknown) && state.inputs.get(k.as_str()) != Some(*v)
+            // `__`-prefixed outputs are a provider's bookkeeping (the
+            // Terraform adapter's `__meta`), not promised values.
+            !k.starts_with("__")
+                && !matches!(v, PropertyValue::Unknown)
+                && state.inputs.get(k.as_str()) != Some(*v)
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();

@@ -379,6 +379,36 @@ async fn an_inconsistent_create_result_is_a_warning_naming_provider_resource_and
 }
 
 #[tokio::test]
+async fn provider_bookkeeping_outputs_are_not_promises() {
+    // `__meta` (the Terraform adapter's private data and schema version)
+    // may differ between the preview and the apply without a warning.
+    let p = provider().on_create(|req| {
+        let mut properties = req.properties.clone();
+        let meta = if req.preview {
+            "{}"
+        } else {
+            "{\"private\":\"x\"}"
+        };
+        properties.insert("__meta".to_owned(), s(meta));
+        Ok(CreateResponse {
+            id: if req.preview {
+                String::new()
+            } else {
+                "id-1".to_owned()
+            },
+            properties,
+        })
+    });
+    let (mut w, _cloud) = world(p);
+    let preview = w.preview(&things(&[("a", "1")])).await;
+    let (events, mut rx) = EventSink::channel();
+    w.events = events;
+    w.options.plan = Some(saved(&preview, PlanUse::ConsistencyOnly));
+    expect_ok(&w.up(&things(&[("a", "1")])).await);
+    assert_eq!(warnings(&mut rx), Vec::<String>::new());
+}
+
+#[tokio::test]
 async fn a_consistent_provider_gets_no_warning() {
     let (mut w, _cloud) = world(provider());
     expect_ok(&w.up(&things(&[("a", "1")])).await);
