@@ -355,3 +355,136 @@ pub fn raw_state_json(state: &PropertyMap) -> Vec<u8> {
         serde_json::Value::Object(state.iter().map(|(k, v)| (k.clone(), to_json(v))).collect());
     serde_json::to_vec(&object).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::schema::Attribute;
+
+    fn attr(ty: CtyType, optional: bool, computed: bool, sensitive: bool) -> Attribute {
+        Attribute {
+            ty,
+            required: !optional && !computed,
+            optional,
+            computed,
+            sensitive,
+        }
+    }
+
+    fn s(v: &str) -> PropertyValue {
+        PropertyValue::from(v)
+    }
+
+    fn block() -> Block {
+        let mut b = Block::default();
+        b.attributes.insert(
+            "secret_value".into(),
+            attr(CtyType::String, true, false, true),
+        );
+        b.attributes.insert(
+            "tags".into(),
+            attr(CtyType::Map(Box::new(CtyType::String)), true, false, false),
+        );
+        b.attributes.insert(
+            "endpoint_config".into(),
+            attr(
+                CtyType::Object {
+                    attributes: BTreeMap::from([("port_number".into(), CtyType::Number)]),
+                    optional: Default::default(),
+                },
+                true,
+                false,
+                false,
+            ),
+        );
+        b.attributes.insert(
+            "result_id".into(),
+            attr(CtyType::String, false, true, false),
+        );
+        b.attributes
+            .insert("label".into(), attr(CtyType::String, true, false, false));
+        b
+    }
+
+    #[test]
+    fn names_map_for_attributes_and_object_types_but_never_for_map_keys() {
+        let props: PropertyMap = [
+            (
+                "tags".into(),
+                PropertyValue::Object([("Team_Name".into(), s("core"))].into()),
+            ),
+            (
+                "endpointConfig".into(),
+                PropertyValue::Object([("portNumber".into(), PropertyValue::Number(80.0))].into()),
+            ),
+        ]
+        .into();
+        let (tf, secrets) = config_to_tf(&block(), &props, ConfigKind::Arguments).unwrap();
+        assert!(secrets.is_empty());
+        assert_eq!(
+            tf["tags"],
+            PropertyValue::Object([("Team_Name".into(), s("core"))].into())
+        );
+        assert_eq!(
+            tf["endpoint_config"],
+            PropertyValue::Object([("port_number".into(), PropertyValue::Number(80.0))].into())
+        );
+        let back = tf_to_pulumi(&block(), &tf, &secrets);
+        assert_eq!(back, props);
+    }
+
+    #[test]
+    fn secrets_are_unwrapped_remembered_and_rewrapped_with_sensitive_attributes() {
+        let props: PropertyMap = [
+            ("label".into(), PropertyValue::secret(s("hush"))),
+            ("secretValue".into(), s("plain-but-sensitive")),
+        ]
+        .into();
+        let (tf, secrets) = config_to_tf(&block(), &props, ConfigKind::Arguments).unwrap();
+        assert_eq!(tf["label"], s("hush"));
+        assert_eq!(secrets, SecretAttrs::from(["label".to_owned()]));
+        let back = tf_to_pulumi(&block(), &tf, &secrets);
+        assert_eq!(back["label"], PropertyValue::secret(s("hush")));
+        assert_eq!(
+            back["secretValue"],
+            PropertyValue::secret(s("plain-but-sensitive"))
+        );
+    }
+
+    #[test]
+    fn unknown_and_computed_only_properties_are_check_failures() {
+        let props: PropertyMap = [("lable".into(), s("x")), ("resultId".into(), s("y"))].into();
+        let failures = config_to_tf(&block(), &props, ConfigKind::Arguments).unwrap_err();
+        assert_eq!(failures.len(), 2);
+        assert!(failures[0].reason.contains("unknown property \"lable\""));
+        assert!(failures[1]
+            .reason
+            .contains("resultId is computed by the provider"));
+    }
+
+    #[test]
+    fn provider_config_takes_collections_as_json_text() {
+        let props: PropertyMap = [("tags".into(), s(r#"{"a":"b"}"#))].into();
+        let (tf, _) = config_to_tf(&block(), &props, ConfigKind::ProviderConfig).unwrap();
+        assert_eq!(
+            tf["tags"],
+            PropertyValue::Object([("a".into(), s("b"))].into())
+        );
+    }
+
+    #[test]
+    fn state_from_an_older_schema_keeps_unknown_attributes_under_their_terraform_names() {
+        let outputs: PropertyMap = [
+            ("oldContent".into(), s("v1")),
+            ("label".into(), s("l")),
+            (crate::meta::META_KEY.into(), s("{}")),
+        ]
+        .into();
+        let (tf, _) = state_to_tf(&block(), &outputs);
+        assert_eq!(tf.keys().collect::<Vec<_>>(), ["label", "old_content"]);
+        let raw: serde_json::Value = serde_json::from_slice(&raw_state_json(&tf)).unwrap();
+        assert_eq!(raw, serde_json::json!({"label": "l", "old_content": "v1"}));
+    }
+}
