@@ -13,6 +13,8 @@
 //!   operations check every journal prefix and that the cloud is tracked.
 //! - [`MockLoader`]: a [`converge_plugin::ProviderLoader`] over a list of
 //!   `(package, version, factory)`, choosing per seed 001's lookup.
+//! - [`tf_mock`]: a Terraform provider (tfplugin6) served in-process, one
+//!   closure per RPC, for the Terraform adapter's lifecycle tests.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -25,14 +27,16 @@
 //! ```
 //!
 //! **Invariants.** Dev-only (`publish = false`); nothing here is used by a
-//! shipping crate. No IO, no randomness: the same test run twice makes the
-//! same calls and gets the same IDs.
+//! shipping crate. No IO (but [`tf_mock`]'s socket on 127.0.0.1), no
+//! randomness: the same test run twice makes the same calls and gets the
+//! same IDs.
 
 mod cloud;
 pub mod fuzz;
 mod lifecycle;
 mod loader;
 mod provider;
+pub mod tf_mock;
 
 pub use cloud::{CallCounts, CloudObject, CloudOp, MockCloud};
 pub use lifecycle::{
