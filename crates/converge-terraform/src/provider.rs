@@ -706,7 +706,13 @@ impl Provider for TerraformProvider {
             );
             changed.push(pulumi);
         }
-        lock(&self.first_plans).insert(req.urn.clone(), plan.planned);
+        // A replacement's create plans from no prior state, so this
+        // (update) plan is not the first plan its final plan answers to.
+        if replace.is_empty() {
+            lock(&self.first_plans).insert(req.urn.clone(), plan.planned);
+        } else {
+            lock(&self.first_plans).remove(&req.urn);
+        }
         Ok(DiffResponse {
             changes: if changed.is_empty() {
                 DiffChanges::None
