@@ -427,7 +427,12 @@ impl TerraformProvider {
         if let Some(p) = prior {
             all_secrets.extend(p.secrets.iter().cloned());
         }
-        let outputs = self.outputs(member, &new_state, &all_secrets, &response.private);
+        let outputs = self.outputs(
+            member,
+            &crate::contract::recordable(&new_state),
+            &all_secrets,
+            &response.private,
+        );
         let id = id_of(&new_state)
             .or_else(|| prior.and_then(|p| id_of(&p.state)))
             .unwrap_or_else(|| "(no id)".to_owned());

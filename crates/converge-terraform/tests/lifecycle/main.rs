@@ -4,6 +4,7 @@
 //! provider (`converge_testkit::tf_mock`) whose answers each test shapes,
 //! and whose record of requests shows what the adapter sent.
 
+mod contract;
 mod replace;
 
 use std::sync::Arc;
