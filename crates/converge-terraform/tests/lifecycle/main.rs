@@ -5,7 +5,11 @@
 //! and whose record of requests shows what the adapter sent.
 
 mod contract;
+mod import;
+mod private;
+mod proposed;
 mod replace;
+mod upgrade;
 
 use std::sync::Arc;
 
