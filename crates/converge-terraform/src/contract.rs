@@ -10,7 +10,7 @@ use converge_engine::lifecycle::{
     check_apply_result, check_known_values, check_wholly_known, planned_fills_only_computed,
     ApplyCheck, Compare, ConsistencySeverity, ValueViolation,
 };
-use converge_model::{PropertyMap, Urn};
+use converge_model::{PropertyMap, PropertyValue, Urn};
 
 use crate::schema::Block;
 
@@ -155,4 +155,22 @@ impl Subject<'_> {
         self.violation(Rule::ApplyResult, &found)
             .map_or(Ok(()), Err)
     }
+}
+
+/// What is recorded of a new state: an unknown a provider left in it
+/// (which breaks the apply rule) is recorded as null, as OpenTofu saves
+/// it, so state never holds an unknown.
+pub fn recordable(new_state: &PropertyMap) -> PropertyMap {
+    fn known(v: &PropertyValue) -> PropertyValue {
+        match v {
+            PropertyValue::Unknown => PropertyValue::Null,
+            PropertyValue::Array(items) => PropertyValue::Array(items.iter().map(known).collect()),
+            PropertyValue::Object(m) => PropertyValue::Object(recordable(m)),
+            other => other.clone(),
+        }
+    }
+    new_state
+        .iter()
+        .map(|(k, v)| (k.clone(), known(v)))
+        .collect()
 }

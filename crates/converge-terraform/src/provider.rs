@@ -439,7 +439,12 @@ impl TerraformProvider {
         if let Some(p) = prior {
             all_secrets.extend(p.secrets.iter().cloned());
         }
-        let outputs = self.outputs(member, &new_state, &all_secrets, &response.private);
+        let outputs = self.outputs(
+            member,
+            &crate::contract::recordable(&new_state),
+            &all_secrets,
+            &response.private,
+        );
         let id = id_of(&new_state)
             .or_else(|| prior.and_then(|p| id_of(&p.state)))
             .unwrap_or_else(|| "(no id)".to_owned());
@@ -718,7 +723,13 @@ impl Provider for TerraformProvider {
             );
             changed.push(pulumi);
         }
-        lock(&self.first_plans).insert(req.urn.clone(), (ChangeKind::Update, plan.planned));
+        // A replacement's create plans from no prior state, so this
+        // (update) plan is not the first plan its final plan answers to.
+        if replace.is_empty() {
+            lock(&self.first_plans).insert(req.urn.clone(), (ChangeKind::Update, plan.planned));
+        } else {
+            lock(&self.first_plans).remove(&req.urn);
+        }
         Ok(DiffResponse {
             changes: if changed.is_empty() {
                 DiffChanges::None

@@ -17,6 +17,8 @@
 //!   the Terraform adapter (issue 13), `store` and `breaker`, written in
 //!   Python with PyPI's `tf` (`terraform/`), installed in OpenTofu's local
 //!   mirror layout.
+//! - [`tf_mock`]: a Terraform provider (tfplugin6) served in-process, one
+//!   closure per RPC, for the Terraform adapter's lifecycle tests.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -29,9 +31,10 @@
 //! ```
 //!
 //! **Invariants.** Dev-only (`publish = false`); nothing here is used by a
-//! shipping crate. No IO, no randomness: the same test run twice makes the
-//! same calls and gets the same IDs — except [`terraform_mirror`], which
-//! writes the test providers into a directory the caller gives.
+//! shipping crate. No IO (but [`tf_mock`]'s socket on 127.0.0.1), no
+//! randomness: the same test run twice makes the same calls and gets the
+//! same IDs — except [`terraform_mirror`], which writes the test providers
+//! into a directory the caller gives.
 
 mod cloud;
 pub mod fuzz;
@@ -39,6 +42,7 @@ mod lifecycle;
 mod loader;
 mod provider;
 pub mod terraform_mirror;
+pub mod tf_mock;
 
 pub use cloud::{CallCounts, CloudObject, CloudOp, MockCloud};
 pub use lifecycle::{
