@@ -723,13 +723,16 @@ impl Provider for TerraformProvider {
             );
             changed.push(pulumi);
         }
-        // A replacement's create plans from no prior state, so this
-        // (update) plan is not the first plan its final plan answers to.
-        if replace.is_empty() {
-            lock(&self.first_plans).insert(req.urn.clone(), (ChangeKind::Update, plan.planned));
+        // A replacement's create plans from no prior state, so the
+        // replacement is planned as Terraform Core plans it, as a create,
+        // and that plan is the first plan its final plan answers to.
+        let first = if replace.is_empty() {
+            (ChangeKind::Update, plan.planned)
         } else {
-            lock(&self.first_plans).remove(&req.urn);
-        }
+            let create = self.plan(&s, &req.urn, member, None, &config).await?;
+            (ChangeKind::Create, create.planned)
+        };
+        lock(&self.first_plans).insert(req.urn.clone(), first);
         Ok(DiffResponse {
             changes: if changed.is_empty() {
                 DiffChanges::None

@@ -261,3 +261,44 @@ async fn an_unknown_left_in_the_new_state_is_an_error_and_the_object_is_recorded
     expect_ok(&w.destroy().await);
     assert!(cloud.is_empty());
 }
+
+#[tokio::test]
+async fn a_replacements_final_plan_answers_to_the_create_plan_made_at_diff() {
+    // `name` changes and the provider lists it: Diff plans the
+    // replacement's create (as Terraform Core does); the create plans
+    // again at apply and must agree with it, preview or not.
+    let cloud = MockCloud::new();
+    let broken = switch();
+    let n = AtomicUsize::new(0);
+    let flag = broken.clone();
+    let tf = mock(&cloud).on_plan(move |m, call| {
+        let mut r = m.default_plan(call);
+        if call.prior_state.is_some() {
+            r.requires_replace = vec!["name".to_owned()];
+        } else if on(&flag) {
+            if let Some(p) = &mut r.planned_state {
+                let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+                p.insert("label".to_owned(), s(&format!("l{k}")));
+            }
+        }
+        r
+    });
+    let (mut w, server) = world(tf).await;
+    expect_ok(&w.up(&one(&[("name", "a")])).await);
+    let before = thing_a(&w).clone();
+    let objects = cloud.objects();
+    broken.store(true, Ordering::SeqCst);
+    server.mock().clear_calls();
+
+    let r = w.up(&one(&[("name", "b")])).await;
+    let e = error_of(&r);
+    assert!(e.contains("produced an inconsistent final plan"), "{e}");
+    assert!(e.contains("attribute label"), "{e}");
+    assert!(
+        server.mock().applies().is_empty(),
+        "{:?}",
+        server.mock().rpcs()
+    );
+    assert_eq!(thing_a(&w), &before);
+    assert_eq!(cloud.objects(), objects);
+}
