@@ -41,12 +41,16 @@ variables:
       function: store:index/getItem:getItem
       arguments:
         key: seed
+  short:
+    fn::store:getItem:
+      key: seed
 outputs:
   size: ${{item.size}}
   revision: ${{item.revision}}
   description: ${{item.description}}
   seededValue: ${{seeded.value}}
   seededDescription: ${{seeded.description}}
+  shortValue: ${{short.value}}
 "
     )
 }
@@ -95,6 +99,7 @@ fn create_update_replace_and_destroy_an_item() {
     assert_eq!(outputs["description"], "managed by store");
     assert_eq!(outputs["seededValue"], "seeded text");
     assert_eq!(outputs["seededDescription"], "made by the test");
+    assert_eq!(outputs["shortValue"], "seeded text");
     let item = w.resource("item").expect("item is in the state");
     assert_eq!(item["id"], "alpha");
     assert_eq!(item["type"], ITEM);
@@ -272,6 +277,90 @@ fn import_adopts_an_existing_object_and_its_code_previews_clean() {
     assert_eq!(pre["revision"], 4);
     w.run(&["destroy", "--yes"]);
     assert_eq!(w.object_names(), ["seed"]);
+}
+
+/// An explicit provider resource: its own configuration (directory,
+/// secret token) rather than the stack's, for resources and an invoke.
+#[test]
+fn an_explicit_provider_resource_configures_its_own_provider() {
+    if !providers_available() {
+        return;
+    }
+    const OWN_TOKEN: &str = "explicit-token-4f2e";
+    let program = |value: &str, w: &TfWorld| {
+        format!(
+            "resources:
+  own:
+    type: pulumi:providers:store
+    properties:
+      directory: {dir}
+      token:
+        fn::secret: {OWN_TOKEN}
+  item:
+    type: store:Item
+    properties:
+      key: mine
+      value: {value}
+    options:
+      provider: ${{own}}
+variables:
+  read:
+    fn::invoke:
+      function: store:getItem
+      arguments:
+        key: seed
+      options:
+        provider: ${{own}}
+outputs:
+  read: ${{read.value}}
+",
+            dir = w.scratch.dir.path().join("own").display()
+        )
+    };
+    // The stack's configuration names another directory.
+    let mut w = world("tfexplicit", "");
+    w.secret(OWN_TOKEN);
+    let own = w.scratch.dir.path().join("own");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::write(
+        own.join("seed.json"),
+        json!({"key": "seed", "value": "own seed"}).to_string(),
+    )
+    .unwrap();
+    w.set_yaml(&program("first", &w));
+    w.run(&["up", "--yes"]);
+    let mine: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(own.join("mine.json")).unwrap()).unwrap();
+    assert_eq!(mine["value"], "first");
+    assert_eq!(
+        mine["token_hash"],
+        hex::encode(sha2::Sha256::digest(OWN_TOKEN.as_bytes()))
+    );
+    assert_eq!(
+        w.object_names(),
+        ["seed"],
+        "nothing in the stack's directory"
+    );
+    assert_eq!(w.stack_outputs()["read"], "own seed");
+    let item = w.resource("item").unwrap();
+    assert!(
+        item["provider"]
+            .as_str()
+            .unwrap()
+            .starts_with("urn:pulumi:dev::tfexplicit::pulumi:providers:store::own::"),
+        "{item}"
+    );
+
+    w.set_yaml(&program("second", &w));
+    w.run(&["up", "--yes"]);
+    let mine: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(own.join("mine.json")).unwrap()).unwrap();
+    assert_eq!(mine["value"], "second");
+    assert_eq!(mine["revision"], 2);
+
+    w.run(&["destroy", "--yes"]);
+    assert!(!own.join("mine.json").exists());
+    assert!(w.resources().is_empty());
 }
 
 /// The journal, read while the update is paused: the data source's object
