@@ -8,7 +8,8 @@
 //! `converge stack export` (the state), not only on what the CLI prints.
 //!
 //! - `yaml`: a YAML program with `store` 2.0.0 — create, update,
-//!   replace, refresh with drift, `converge import`, a data source,
+//!   replace, refresh with drift, `converge import`, a data source (and
+//!   its `fn::store:getItem` shorthand), an explicit provider resource,
 //!   destroy; secrets never in plaintext in the state, the journal or the
 //!   output.
 //! - `upgrade`: state written by `store` 1.0.0 upgraded by 2.0.0
