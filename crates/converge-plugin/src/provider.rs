@@ -66,6 +66,14 @@ pub struct DiffResponse {
     /// Property path → change, when the provider computes a detailed diff.
     pub detailed_diff: Option<BTreeMap<String, PropertyDiff>>,
     pub delete_before_replace: bool,
+    /// The old outputs as the provider reads them now, when that can
+    /// differ from what is recorded in form only: a Terraform provider's
+    /// state upgraded to its current schema version (seed 004's Upgraded
+    /// State). When the diff finds no change, the engine records these in
+    /// place of the old outputs (the Same step), so the state follows the
+    /// provider's schema without an update. `None` (Pulumi plugins, whose
+    /// protocol has no such field): the recorded outputs stand.
+    pub upgraded_outputs: Option<PropertyMap>,
 }
 
 impl DiffResponse {

@@ -365,6 +365,20 @@ impl TerraformProvider {
         out
     }
 
+    /// A preview's outputs: the planned state in Pulumi's shape, without
+    /// `__meta`. The schema version and private data that state records
+    /// are the apply's, not the plan's (a plan's private data is only
+    /// handed to the apply), so they are no part of what the preview
+    /// promises the apply will produce.
+    fn planned_outputs(
+        &self,
+        member: &Member,
+        planned: &PropertyMap,
+        secrets: &SecretAttrs,
+    ) -> PropertyMap {
+        tf_to_pulumi(&member.schema.block, planned, secrets)
+    }
+
     /// The second-plan rule: the final plan against the first (the
     /// engine's, from the preview, or this instance's own from `Diff`).
     fn check_final_plan(
@@ -723,6 +737,12 @@ impl Provider for TerraformProvider {
             );
             changed.push(pulumi);
         }
+        // Nothing to apply: the state to record is the prior state as the
+        // provider upgraded it (seed 004's Upgraded State, in its current
+        // schema version), not the form an older release wrote.
+        let upgraded_outputs = changed
+            .is_empty()
+            .then(|| self.outputs(member, &prior.state, &prior.secrets, &prior.private));
         // A replacement's create plans from no prior state, so the
         // replacement is planned as Terraform Core plans it, as a create,
         // and that plan is the first plan its final plan answers to.
@@ -744,6 +764,7 @@ impl Provider for TerraformProvider {
             changed_keys: changed,
             detailed_diff: Some(detailed),
             delete_before_replace: false,
+            upgraded_outputs,
         })
     }
 
@@ -759,7 +780,7 @@ impl Provider for TerraformProvider {
         let (config, secrets) = self.config(member, &req.properties)?;
         let plan = self.plan(&s, &req.urn, member, None, &config).await?;
         if req.preview {
-            let outputs = self.outputs(member, &plan.planned, &secrets, &plan.private);
+            let outputs = self.planned_outputs(member, &plan.planned, &secrets);
             lock(&self.first_plans)
                 .insert(req.urn.clone(), (ChangeKind::Create, plan.planned.clone()));
             return Ok(CreateResponse {
@@ -802,7 +823,7 @@ impl Provider for TerraformProvider {
             let mut all = secrets.clone();
             all.extend(prior.secrets.iter().cloned());
             return Ok(UpdateResponse {
-                properties: self.outputs(member, &plan.planned, &all, &plan.private),
+                properties: self.planned_outputs(member, &plan.planned, &all),
             });
         }
         self.check_final_plan(

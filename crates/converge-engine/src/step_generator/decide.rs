@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use converge_model::{diff_objects, DiffKind, PropertyDiff, PropertyPath, ResourceState};
+use converge_model::{
+    diff_objects, DiffKind, PropertyDiff, PropertyMap, PropertyPath, ResourceState,
+};
 use converge_plugin::{DiffChanges, DiffRequest, DiffResponse};
 
 use super::{check, delete_for_replacement};
@@ -14,7 +16,11 @@ use crate::steps::{self, create::CreateStep};
 
 #[derive(Debug)]
 pub(crate) enum Decision {
-    Same,
+    /// No change; `upgraded` is the provider's newer form of the old
+    /// outputs, if it gave one (`DiffResponse::upgraded_outputs`).
+    Same {
+        upgraded: Option<PropertyMap>,
+    },
     Update(BTreeMap<String, PropertyDiff>),
     Replace {
         delete_before_replace: bool,
@@ -78,7 +84,9 @@ pub(crate) async fn decide(
         }
     }
     if diff.is_empty() && !replace {
-        return Ok(Decision::Same);
+        return Ok(Decision::Same {
+            upgraded: response.upgraded_outputs,
+        });
     }
     if !replace {
         return Ok(Decision::Update(diff));
@@ -263,9 +271,9 @@ pub(crate) async fn execute(
     goal: &ResourceGoal,
 ) -> Result<ResourceState, EngineError> {
     match decision {
-        Decision::Same => {
+        Decision::Same { upgraded } => {
             new.id = old.id.clone();
-            new.outputs = old.outputs.clone();
+            new.outputs = upgraded.unwrap_or_else(|| old.outputs.clone());
             new.created = old.created.clone();
             steps::same::run(d, old_index, new).await
         }

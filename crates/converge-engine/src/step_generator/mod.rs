@@ -224,7 +224,7 @@ pub(crate) async fn register(
     let old = old.unwrap_or_else(|| d.base.resources[old_index].clone());
     let decision = decide::decide(d, &old, old_index, &state).await?;
     let kind = match &decision {
-        decide::Decision::Same => StepOp::Same,
+        decide::Decision::Same { .. } => StepOp::Same,
         decide::Decision::Update(_) => StepOp::Update,
         decide::Decision::Replace { .. } => StepOp::Replace,
     };

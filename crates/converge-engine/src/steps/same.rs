@@ -1,5 +1,6 @@
 //! Same: nothing to do; the old state moves into the new snapshot with the
-//! program's current options.
+//! program's current options (and, from a provider that upgraded it, its
+//! outputs in the provider's current form).
 
 use converge_model::ResourceState;
 use converge_state::journal::JournalEntry;
@@ -25,7 +26,8 @@ pub(crate) async fn run(
         old_index,
         &new.urn,
     );
-    entry.elide_write = true;
+    // Only bookkeeping changed unless the outputs did.
+    entry.elide_write = d.base.resources[old_index].outputs == new.outputs;
     d.end(entry)
         .await
         .map_err(|e| failed(d, StepOp::Same, &urn, e))?;

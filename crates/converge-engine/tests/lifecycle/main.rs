@@ -17,6 +17,7 @@ mod replace;
 mod stack_reference;
 mod targeting;
 mod timeouts;
+mod upgraded;
 
 use std::sync::{Arc, Mutex};
 

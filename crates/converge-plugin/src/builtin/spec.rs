@@ -378,6 +378,7 @@ pub(crate) fn diff(
         changed_keys: changed,
         detailed_diff: Some(detailed),
         delete_before_replace: false,
+        upgraded_outputs: None,
     }
 }
 

@@ -147,6 +147,7 @@ pub(crate) fn diff_response(resp: pulumirpc::DiffResponse) -> DiffResponse {
         changed_keys: resp.diffs,
         detailed_diff,
         delete_before_replace: resp.delete_before_replace,
+        upgraded_outputs: None,
     }
 }
 
