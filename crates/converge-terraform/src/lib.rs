@@ -8,7 +8,8 @@
 //!
 //! - [`loader`]: a package with no Pulumi plugin but a Terraform provider
 //!   of that TYPE (OpenTofu's local layouts) runs the Terraform provider.
-//! - [`provider`]: the `Provider` trait over tfplugin6.
+//! - [`provider`]: the `Provider` trait over tfplugin6 (`calls.rs`),
+//!   planning and applying (`change.rs`), reading and import (`read.rs`).
 //! - [`session`]: one connection, its schema and the Pulumi tokens.
 //! - [`schema`], [`names`]: blocks and attributes; Pulumi's names for
 //!   types (`random_pet` → `random:index/pet:Pet`) and attributes.

@@ -1,0 +1,457 @@
+//! The `Provider` trait: each Pulumi call as the Terraform calls it
+//! takes (the table in the parent module's docs).
+
+use super::*;
+
+fn differs(a: Option<&PropertyValue>, b: Option<&PropertyValue>) -> bool {
+    let null = PropertyValue::Null;
+    let (a, b) = (bare(a.unwrap_or(&null)), bare(b.unwrap_or(&null)));
+    matches!(b, PropertyValue::Unknown) && !matches!(a, PropertyValue::Unknown) || a != b
+}
+
+#[async_trait]
+impl Provider for TerraformProvider {
+    fn package(&self) -> &str {
+        &self.package
+    }
+
+    async fn plugin_info(&self) -> Result<PluginInfo, ProviderError> {
+        Ok(PluginInfo {
+            version: self.shared.version.clone(),
+        })
+    }
+
+    async fn schema(&self) -> Result<Arc<PackageSchema>, ProviderError> {
+        let s = self.spare().await?;
+        Ok(Arc::new(PackageSchema {
+            name: self.package.clone(),
+            version: self.shared.version.as_ref().map(ToString::to_string),
+            resources: s.resources.keys().cloned().collect(),
+            functions: s.functions.keys().cloned().collect(),
+        }))
+    }
+
+    async fn check_config(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {
+        let s = self.spare().await?;
+        let block = &s.schema.provider;
+        let props: PropertyMap = req
+            .news
+            .iter()
+            .filter(|(k, _)| !ENGINE_CONFIG_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let config = match config_to_tf(block, &props, ConfigKind::ProviderConfig) {
+            Ok((c, _)) => c,
+            Err(f) => {
+                return Ok(CheckResponse {
+                    inputs: req.news,
+                    failures: f
+                        .into_iter()
+                        .map(|x| CheckFailure {
+                            property: x.property,
+                            reason: x.reason,
+                        })
+                        .collect(),
+                })
+            }
+        };
+        let response = s
+            .client()
+            .validate_provider_config(tf::validate_provider_config::Request {
+                config: Some(encode(Some(&config), &block.implied_type())?),
+            })
+            .await
+            .map_err(|e| s.rpc_error("ValidateProviderConfig", &e))?
+            .into_inner();
+        let findings = Findings::read(&response.diagnostics, Some(block));
+        self.warn(&findings, Some(&req.urn));
+        Ok(CheckResponse {
+            inputs: req.news,
+            failures: findings
+                .errors
+                .into_iter()
+                .map(|f| CheckFailure {
+                    property: f.property.unwrap_or_default(),
+                    reason: f.message,
+                })
+                .collect(),
+        })
+    }
+
+    async fn configure(&self, req: ConfigureRequest) -> Result<(), ProviderError> {
+        let s = self.open().await?;
+        let block = &s.schema.provider;
+        let props: PropertyMap = req
+            .inputs
+            .iter()
+            .filter(|(k, _)| !ENGINE_CONFIG_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let (config, _) = config_to_tf(block, &props, ConfigKind::ProviderConfig).map_err(|f| {
+            failed(
+                f.iter()
+                    .map(|x| x.reason.clone())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?;
+        let response = s
+            .client()
+            .configure_provider(tf::configure_provider::Request {
+                terraform_version: "1.9.0".to_owned(),
+                config: Some(encode(Some(&config), &block.implied_type())?),
+            })
+            .await
+            .map_err(|e| s.rpc_error("ConfigureProvider", &e))?
+            .into_inner();
+        let findings = Findings::read(&response.diagnostics, Some(block));
+        self.warn(&findings, req.urn.as_ref());
+        if findings.has_errors() {
+            return Err(failed(format!(
+                "could not configure the Terraform provider {}: {}",
+                self.package,
+                findings.error_lines().join("; ")
+            )));
+        }
+        let _ = self.configured.set(s);
+        Ok(())
+    }
+
+    async fn check(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {
+        let s = self.session().await?;
+        let member = self.resource(&s, &req.urn)?;
+        let config = match config_to_tf(&member.schema.block, &req.news, ConfigKind::Arguments) {
+            Ok((c, _)) => c,
+            Err(f) => {
+                return Ok(CheckResponse {
+                    inputs: req.news,
+                    failures: f
+                        .into_iter()
+                        .map(|x| CheckFailure {
+                            property: x.property,
+                            reason: x.reason,
+                        })
+                        .collect(),
+                })
+            }
+        };
+        let response = s
+            .client()
+            .validate_resource_config(tf::validate_resource_config::Request {
+                type_name: member.tf_type.clone(),
+                config: Some(encode(Some(&config), &object_type(member))?),
+            })
+            .await
+            .map_err(|e| s.rpc_error("ValidateResourceConfig", &e))?
+            .into_inner();
+        let findings = Findings::read(&response.diagnostics, Some(&member.schema.block));
+        self.warn(&findings, Some(&req.urn));
+        Ok(CheckResponse {
+            inputs: req.news,
+            failures: findings
+                .errors
+                .into_iter()
+                .map(|f| CheckFailure {
+                    property: f.property.unwrap_or_default(),
+                    reason: f.message,
+                })
+                .collect(),
+        })
+    }
+
+    async fn diff(&self, req: DiffRequest) -> Result<DiffResponse, ProviderError> {
+        let s = self.session().await?;
+        let member = self.resource(&s, &req.urn)?;
+        let prior = self.prior(&s, &req.urn, member, &req.old_outputs).await?;
+        let (config, _) = self.config(member, &req.new_inputs)?;
+        let plan = self
+            .plan(&s, &req.urn, member, Some(&prior), &config)
+            .await?;
+        let mut detailed = BTreeMap::new();
+        let mut changed = Vec::new();
+        let mut replace = Vec::new();
+        let names: std::collections::BTreeSet<&String> =
+            prior.state.keys().chain(plan.planned.keys()).collect();
+        for name in names {
+            if !differs(prior.state.get(name), plan.planned.get(name)) {
+                continue;
+            }
+            let pulumi = crate::names::pulumi_name(name);
+            let replaces = plan.requires_replace.contains(name);
+            let configurable = member
+                .schema
+                .block
+                .attributes
+                .get(name)
+                .is_none_or(|a| !a.computed_only());
+            if !configurable && !replaces {
+                // A computed value that follows from the change: shown
+                // as the output it is, not as a change asked for.
+                continue;
+            }
+            if replaces {
+                replace.push(pulumi.clone());
+            }
+            let kind = match (replaces, prior.state.get(name).map(bare)) {
+                (false, None | Some(PropertyValue::Null)) => converge_model::DiffKind::Add,
+                (true, None | Some(PropertyValue::Null)) => converge_model::DiffKind::AddReplace,
+                (false, _)
+                    if matches!(plan.planned.get(name).map(bare), Some(PropertyValue::Null)) =>
+                {
+                    converge_model::DiffKind::Delete
+                }
+                (false, _) => converge_model::DiffKind::Update,
+                (true, _) => converge_model::DiffKind::UpdateReplace,
+            };
+            detailed.insert(
+                pulumi.clone(),
+                PropertyDiff {
+                    kind,
+                    input_diff: true,
+                },
+            );
+            changed.push(pulumi);
+        }
+        // Nothing to apply: the state to record is the prior state as the
+        // provider upgraded it (seed 004's Upgraded State, in its current
+        // schema version), not the form an older release wrote.
+        let upgraded_outputs = changed
+            .is_empty()
+            .then(|| self.outputs(member, &prior.state, &prior.secrets, &prior.private));
+        // A replacement's create plans from no prior state, so the
+        // replacement is planned as Terraform Core plans it, as a create,
+        // and that plan is the first plan its final plan answers to.
+        let first = if replace.is_empty() {
+            (ChangeKind::Update, plan.planned)
+        } else {
+            let create = self.plan(&s, &req.urn, member, None, &config).await?;
+            (ChangeKind::Create, create.planned)
+        };
+        lock(&self.first_plans).insert(req.urn.clone(), first);
+        Ok(DiffResponse {
+            changes: if changed.is_empty() {
+                DiffChanges::None
+            } else {
+                DiffChanges::Some
+            },
+            replace_keys: replace,
+            stable_keys: Vec::new(),
+            changed_keys: changed,
+            detailed_diff: Some(detailed),
+            delete_before_replace: false,
+            upgraded_outputs,
+        })
+    }
+
+    async fn create(&self, req: CreateRequest) -> Result<CreateResponse, ProviderError> {
+        let s = self.session().await?;
+        let member = self.resource(&s, &req.urn)?;
+        if !member.schema.block.attributes.contains_key("id") {
+            return Err(failed(format!(
+                "Terraform resource type {} has no id attribute, which Converge needs to track its objects",
+                member.tf_type
+            )));
+        }
+        let (config, secrets) = self.config(member, &req.properties)?;
+        let plan = self.plan(&s, &req.urn, member, None, &config).await?;
+        if req.preview {
+            let outputs = self.planned_outputs(member, &plan.planned, &secrets);
+            lock(&self.first_plans)
+                .insert(req.urn.clone(), (ChangeKind::Create, plan.planned.clone()));
+            return Ok(CreateResponse {
+                id: id_of(&plan.planned).unwrap_or_default(),
+                properties: outputs,
+            });
+        }
+        self.check_final_plan(
+            ChangeKind::Create,
+            &req.urn,
+            member,
+            req.planned.as_ref(),
+            &plan.planned,
+        )?;
+        let (id, properties) = self
+            .apply(
+                &s,
+                Change {
+                    urn: &req.urn,
+                    member,
+                    prior: None,
+                    plan: &plan,
+                    config: &config,
+                    secrets: &secrets,
+                },
+            )
+            .await?;
+        Ok(CreateResponse { id, properties })
+    }
+
+    async fn update(&self, req: UpdateRequest) -> Result<UpdateResponse, ProviderError> {
+        let s = self.session().await?;
+        let member = self.resource(&s, &req.urn)?;
+        let prior = self.prior(&s, &req.urn, member, &req.old_outputs).await?;
+        let (config, secrets) = self.config(member, &req.new_inputs)?;
+        let plan = self
+            .plan(&s, &req.urn, member, Some(&prior), &config)
+            .await?;
+        if req.preview {
+            let mut all = secrets.clone();
+            all.extend(prior.secrets.iter().cloned());
+            return Ok(UpdateResponse {
+                properties: self.planned_outputs(member, &plan.planned, &all),
+            });
+        }
+        self.check_final_plan(
+            ChangeKind::Update,
+            &req.urn,
+            member,
+            req.planned.as_ref(),
+            &plan.planned,
+        )?;
+        let (_, properties) = self
+            .apply(
+                &s,
+                Change {
+                    urn: &req.urn,
+                    member,
+                    prior: Some(&prior),
+                    plan: &plan,
+                    config: &config,
+                    secrets: &secrets,
+                },
+            )
+            .await?;
+        Ok(UpdateResponse { properties })
+    }
+
+    async fn delete(&self, req: DeleteRequest) -> Result<(), ProviderError> {
+        let s = self.session().await?;
+        let member = self.resource(&s, &req.urn)?;
+        let prior = self.prior(&s, &req.urn, member, &req.outputs).await?;
+        let ty = object_type(member);
+        let response = s
+            .client()
+            .apply_resource_change(tf::apply_resource_change::Request {
+                type_name: member.tf_type.clone(),
+                prior_state: Some(encode(Some(&prior.state), &ty)?),
+                planned_state: Some(encode(None, &ty)?),
+                config: Some(encode(None, &ty)?),
+                planned_private: prior.private.clone(),
+                provider_meta: null_meta(),
+            })
+            .await
+            .map_err(|e| s.rpc_error("ApplyResourceChange", &e))?
+            .into_inner();
+        let findings = Findings::read(&response.diagnostics, Some(&member.schema.block));
+        self.warn(&findings, Some(&req.urn));
+        if findings.has_errors() {
+            return Err(failed(findings.error_lines().join("; ")));
+        }
+        if decode(response.new_state.as_ref(), &ty)?.is_some() {
+            return Err(failed(format!(
+                "provider {} {}: it returned an object after deleting {}, so the object may still exist",
+                self.package, "produced an inconsistent result after apply", req.urn
+            )));
+        }
+        Ok(())
+    }
+
+    async fn read(&self, req: ReadRequest) -> Result<ReadResponse, ProviderError> {
+        let s = self.session().await?;
+        let member = self.resource(&s, &req.urn)?;
+        let Some(recorded) = &req.state else {
+            return self.import(&s, &req, member).await;
+        };
+        let prior = self.prior(&s, &req.urn, member, recorded).await?;
+        let Some((state, private)) = self
+            .read_resource(&s, &req.urn, member, &prior.state, prior.private.clone())
+            .await?
+        else {
+            return Ok(ReadResponse::default());
+        };
+        let properties = self.outputs(member, &state, &prior.secrets, &private);
+        Ok(ReadResponse {
+            id: id_of(&state).unwrap_or_else(|| req.id.clone()),
+            inputs: req
+                .inputs
+                .clone()
+                .unwrap_or_else(|| self.inputs_of(member, &state)),
+            properties,
+        })
+    }
+
+    async fn invoke(&self, req: InvokeRequest) -> Result<InvokeResponse, ProviderError> {
+        let s = self.session().await?;
+        let member = s.functions.get(&req.token).ok_or_else(|| {
+            failed(format!(
+                "Terraform provider {} has no data source {}",
+                self.package, req.token
+            ))
+        })?;
+        let block = &member.schema.block;
+        let ty = object_type(member);
+        let (config, secrets) = match config_to_tf(block, &req.args, ConfigKind::Arguments) {
+            Ok(c) => c,
+            Err(f) => {
+                return Ok(InvokeResponse {
+                    outputs: PropertyMap::new(),
+                    failures: f
+                        .into_iter()
+                        .map(|x| CheckFailure {
+                            property: x.property,
+                            reason: x.reason,
+                        })
+                        .collect(),
+                })
+            }
+        };
+        let validated = s
+            .client()
+            .validate_data_resource_config(tf::validate_data_resource_config::Request {
+                type_name: member.tf_type.clone(),
+                config: Some(encode(Some(&config), &ty)?),
+            })
+            .await
+            .map_err(|e| s.rpc_error("ValidateDataResourceConfig", &e))?
+            .into_inner();
+        let findings = Findings::read(&validated.diagnostics, Some(block));
+        self.warn(&findings, None);
+        if findings.has_errors() {
+            return Ok(InvokeResponse {
+                outputs: PropertyMap::new(),
+                failures: findings
+                    .errors
+                    .into_iter()
+                    .map(|f| CheckFailure {
+                        property: f.property.unwrap_or_default(),
+                        reason: f.message,
+                    })
+                    .collect(),
+            });
+        }
+        let response = s
+            .client()
+            .read_data_source(tf::read_data_source::Request {
+                type_name: member.tf_type.clone(),
+                config: Some(encode(Some(&config), &ty)?),
+                provider_meta: null_meta(),
+            })
+            .await
+            .map_err(|e| s.rpc_error("ReadDataSource", &e))?
+            .into_inner();
+        let findings = Findings::read(&response.diagnostics, Some(block));
+        self.warn(&findings, None);
+        if findings.has_errors() {
+            return Err(failed(format!(
+                "{}: {}",
+                req.token,
+                findings.error_lines().join("; ")
+            )));
+        }
+        let state = decode(response.state.as_ref(), &ty)?.unwrap_or_default();
+        Ok(InvokeResponse {
+            outputs: tf_to_pulumi(block, &state, &secrets),
+            failures: Vec::new(),
+        })
+    }
+}
