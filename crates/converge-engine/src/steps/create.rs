@@ -72,7 +72,7 @@ pub(crate) async fn run(d: &Deployment, step: CreateStep) -> Result<ResourceStat
                 delete_old,
             };
             record(d, takeover, &state).await?;
-            finish(d, op, Some(op_id), old.as_ref(), &state, diff);
+            super::finish_partial(d, op_id, &state);
             let err = EngineError::Step {
                 op,
                 urn: urn.clone(),

@@ -147,6 +147,19 @@ pub(crate) fn finish(
     report(d, op, old, Some(new), diff);
 }
 
+/// A step whose provider call left a real object but failed (a partial
+/// failure): the object is registered as recorded, and the step is
+/// reported only by the failure that follows, never as done.
+pub(crate) fn finish_partial(d: &Deployment, op_id: u64, new: &ResourceState) {
+    d.progress().record(
+        new.urn.clone(),
+        Registered {
+            op: Some(op_id),
+            state: new.clone(),
+        },
+    );
+}
+
 /// Records in the ledger that the registration of `urn` took over old
 /// resource `old_index` (its end entry is durable). A refusal (another
 /// registration holds it) fails the step.

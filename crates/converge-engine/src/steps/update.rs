@@ -71,7 +71,7 @@ pub(crate) async fn run(
         .await
         .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
     if let Some(reasons) = partial {
-        finish(d, StepOp::Update, Some(op_id), Some(&old), &new, diff);
+        super::finish_partial(d, op_id, &new);
         let err = EngineError::Step {
             op: StepOp::Update,
             urn: urn.clone(),

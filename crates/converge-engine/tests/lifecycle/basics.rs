@@ -233,6 +233,12 @@ async fn a_partially_created_object_is_recorded_with_init_errors() {
     });
     let (mut w, _cloud) = world(prov);
     let r = w.up(&one("1")).await;
+    // Reported as failed, never as done (no plan step), yet recorded.
+    assert!(
+        r.plan.steps.iter().all(|s| !s.urn.ends_with("::a")),
+        "{:?}",
+        r.plan.steps
+    );
     assert!(r.error.unwrap().to_string().contains("health check failed"));
     let a = w.resource("a").unwrap();
     assert_eq!(a.id.as_deref(), Some("half"));
@@ -254,6 +260,11 @@ async fn a_partially_updated_object_is_recorded_as_the_provider_left_it() {
     expect_ok(&w.up(&one("1")).await);
     let id = w.resource("a").unwrap().id.clone();
     let r = w.up(&one("2")).await;
+    assert!(
+        r.plan.steps.iter().all(|s| !s.urn.ends_with("::a")),
+        "{:?}",
+        r.plan.steps
+    );
     assert!(r.error.unwrap().to_string().contains("rollout stalled"));
     let a = w.resource("a").unwrap();
     assert_eq!(a.id, id);
