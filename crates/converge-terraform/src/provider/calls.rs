@@ -207,7 +207,9 @@ impl Provider for TerraformProvider {
                 pulumi.clone(),
                 PropertyDiff {
                     kind,
-                    input_diff: true,
+                    // The prior is the state (outputs), not the last inputs:
+                    // drift found by a refresh shows as found → desired.
+                    input_diff: false,
                 },
             );
             changed.push(pulumi);
