@@ -250,10 +250,13 @@ impl Block {
             })
     }
 
-    /// The Pulumi names of this block's members, for messages.
-    pub fn pulumi_names(&self) -> Vec<String> {
+    /// The Pulumi names of the members a configuration may set (not the
+    /// computed-only ones), for messages.
+    pub fn settable_pulumi_names(&self) -> Vec<String> {
         self.attributes
-            .keys()
+            .iter()
+            .filter(|(_, a)| !a.computed_only())
+            .map(|(n, _)| n)
             .chain(self.blocks.keys())
             .map(|n| pulumi_name(n))
             .collect()

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 
 use converge_model::{PropertyMap, PropertyValue};
-use converge_plugin::terraform::values::CtyType;
+use converge_plugin::terraform::values::{decode_msgpack, encode_msgpack, CtyType, ValueError};
 
 use crate::names::{pulumi_name, tf_name_guess};
 use crate::schema::{Block, Member, Nesting};
@@ -50,11 +50,19 @@ pub fn config_to_tf(
     let mut failures = Vec::new();
     for (name, value) in props {
         let Some(member) = block.member(name) else {
+            let settable = block.settable_pulumi_names();
+            let closest = settable
+                .iter()
+                .map(|n| (strsim::jaro_winkler(n, name), n))
+                .filter(|(score, _)| *score > 0.8)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, n)| format!("did you mean {n:?}? "))
+                .unwrap_or_default();
             failures.push(ShapeFailure {
                 property: name.clone(),
                 reason: format!(
-                    "unknown property {name:?}; the schema has {}",
-                    block.pulumi_names().join(", ")
+                    "unknown property {name:?}; {closest}the properties a program may set are {}",
+                    settable.join(", ")
                 ),
             });
             continue;
@@ -102,6 +110,41 @@ pub fn config_to_tf(
     } else {
         Err(failures)
     }
+}
+
+/// A configuration object converted to `block`'s types, as Terraform
+/// Core converts configuration before a provider sees it: `42` where a
+/// string is expected is `"42"`, `"true"` where a bool is expected is
+/// `true`. A value no conversion fits is an error naming the attribute.
+pub fn conform(block: &Block, config: &PropertyMap) -> Result<PropertyMap, ValueError> {
+    let ty = block.implied_type();
+    let bytes = encode_msgpack(&PropertyValue::Object(config.clone()), &ty)?;
+    match decode_msgpack(&bytes, &ty)? {
+        PropertyValue::Object(m) => Ok(m),
+        _ => Ok(PropertyMap::new()),
+    }
+}
+
+/// `props` with every property of a `sensitive` attribute marked secret
+/// (as Pulumi's bridged SDKs mark them), so a value given in plain text
+/// is still encrypted in state and hidden in display.
+pub fn mark_sensitive(block: &Block, props: &PropertyMap) -> PropertyMap {
+    props
+        .iter()
+        .map(|(name, value)| {
+            let sensitive =
+                matches!(block.member(name), Some(Member::Attribute(_, a)) if a.sensitive);
+            let wrap = sensitive
+                && !holds_secret(value)
+                && !matches!(value, PropertyValue::Null | PropertyValue::Unknown);
+            let v = if wrap {
+                PropertyValue::secret(value.clone())
+            } else {
+                value.clone()
+            };
+            (name.clone(), v)
+        })
+        .collect()
 }
 
 /// Recorded outputs (Pulumi names) as a Terraform state object of
@@ -458,7 +501,9 @@ mod tests {
         let props: PropertyMap = [("lable".into(), s("x")), ("resultId".into(), s("y"))].into();
         let failures = config_to_tf(&block(), &props, ConfigKind::Arguments).unwrap_err();
         assert_eq!(failures.len(), 2);
-        assert!(failures[0].reason.contains("unknown property \"lable\""));
+        assert!(failures[0]
+            .reason
+            .contains("unknown property \"lable\"; did you mean \"label\"?"));
         assert!(failures[1]
             .reason
             .contains("resultId is computed by the provider"));

@@ -125,6 +125,24 @@ fn a_python_program_manages_store_items() {
     assert_eq!(meta(&adopted["outputs"]), ("2".to_owned(), private_of(5)));
     assert_eq!(w.object("pre").unwrap()["revision"], 5, "not rewritten");
 
+    // `converge import --out` in Python needs the package's SDK, which a
+    // Terraform provider does not have: refused before importing.
+    let before = w.resources().len();
+    let e = w.fails(&[
+        "import",
+        "store:index/item:Item",
+        "byhand",
+        "seed",
+        "--yes",
+        "--out",
+        "imported.py",
+    ]);
+    assert!(
+        e.contains("the project's Python has no SDK for package store"),
+        "{e}"
+    );
+    assert_eq!(w.resources().len(), before, "nothing imported");
+
     // Delete: out of the program, its object is deleted.
     w.run(&["config", "rm", "adopt"]);
     w.run(&["up", "--yes"]);

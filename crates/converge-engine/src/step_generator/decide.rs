@@ -83,6 +83,12 @@ pub(crate) async fn decide(
             }
         }
     }
+    // An object that did not finish initialising (a partial failure
+    // recorded its init errors) is updated with the same inputs, as
+    // Pulumi does, so the provider gets to finish it; never left as is.
+    if diff.is_empty() && !replace && !old.init_errors.is_empty() {
+        return Ok(Decision::Update(diff));
+    }
     if diff.is_empty() && !replace {
         return Ok(Decision::Same {
             upgraded: response.upgraded_outputs,

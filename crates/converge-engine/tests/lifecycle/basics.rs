@@ -246,6 +246,56 @@ async fn a_partially_created_object_is_recorded_with_init_errors() {
 }
 
 #[tokio::test]
+async fn an_object_with_init_errors_is_updated_on_the_next_run_until_it_initialises() {
+    let fail = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flag = fail.clone();
+    let prov = provider()
+        .on_create(move |req| {
+            if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(ProviderError::PartialFailure {
+                    id: "half".to_owned(),
+                    properties: req.properties,
+                    reasons: vec!["health check failed".to_owned()],
+                });
+            }
+            Ok(CreateResponse {
+                id: "whole".to_owned(),
+                properties: req.properties,
+            })
+        })
+        // The retry: an update that finishes the half-made object.
+        .on_update(|req| {
+            Ok(converge_plugin::UpdateResponse {
+                properties: req.new_inputs.clone(),
+            })
+        });
+    let (mut w, _cloud) = world(prov);
+    assert!(w.up(&one("1")).await.error.is_some());
+    fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    // Same inputs, but the object never finished: an update, not "same".
+    let r = w.up(&one("1")).await;
+    expect_ok(&r);
+    let ops: Vec<_> = r
+        .plan
+        .steps
+        .iter()
+        .filter(|s| s.urn.ends_with("::a"))
+        .map(|s| s.op)
+        .collect();
+    assert_eq!(ops, vec![StepOp::Update]);
+    assert!(w.resource("a").unwrap().init_errors.is_empty());
+    // Initialised: from now on an unchanged program is the same.
+    let r = w.up(&one("1")).await;
+    expect_ok(&r);
+    assert!(r
+        .plan
+        .steps
+        .iter()
+        .filter(|s| s.urn.ends_with("::a"))
+        .all(|s| s.op == StepOp::Same));
+}
+
+#[tokio::test]
 async fn a_partially_updated_object_is_recorded_as_the_provider_left_it() {
     let prov = provider().on_update(|req| {
         let mut properties = req.new_inputs.clone();

@@ -34,26 +34,15 @@ impl Provider for TerraformProvider {
     async fn check_config(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {
         let s = self.spare().await?;
         let block = &s.schema.provider;
-        let props: PropertyMap = req
-            .news
-            .iter()
-            .filter(|(k, _)| !ENGINE_CONFIG_KEYS.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let config = match config_to_tf(block, &props, ConfigKind::ProviderConfig) {
-            Ok((c, _)) => c,
-            Err(f) => {
-                return Ok(CheckResponse {
-                    inputs: req.news,
-                    failures: f
-                        .into_iter()
-                        .map(|x| CheckFailure {
-                            property: x.property,
-                            reason: x.reason,
-                        })
-                        .collect(),
-                })
-            }
+        // Sensitive settings given in plain text are secrets all the same.
+        let inputs = mark_sensitive(block, &req.news);
+        let config = match checked_config(
+            block,
+            &provider_props(&req.news),
+            ConfigKind::ProviderConfig,
+        ) {
+            Ok(c) => c,
+            Err(failures) => return Ok(CheckResponse { inputs, failures }),
         };
         let response = s
             .client()
@@ -66,7 +55,7 @@ impl Provider for TerraformProvider {
         let findings = Findings::read(&response.diagnostics, Some(block));
         self.warn(&findings, Some(&req.urn));
         Ok(CheckResponse {
-            inputs: req.news,
+            inputs,
             failures: findings
                 .errors
                 .into_iter()
@@ -81,13 +70,12 @@ impl Provider for TerraformProvider {
     async fn configure(&self, req: ConfigureRequest) -> Result<(), ProviderError> {
         let s = self.open().await?;
         let block = &s.schema.provider;
-        let props: PropertyMap = req
-            .inputs
-            .iter()
-            .filter(|(k, _)| !ENGINE_CONFIG_KEYS.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let (config, _) = config_to_tf(block, &props, ConfigKind::ProviderConfig).map_err(|f| {
+        let config = checked_config(
+            block,
+            &provider_props(&req.inputs),
+            ConfigKind::ProviderConfig,
+        )
+        .map_err(|f| {
             failed(
                 f.iter()
                     .map(|x| x.reason.clone())
@@ -120,20 +108,12 @@ impl Provider for TerraformProvider {
     async fn check(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {
         let s = self.session().await?;
         let member = self.resource(&s, &req.urn)?;
-        let config = match config_to_tf(&member.schema.block, &req.news, ConfigKind::Arguments) {
-            Ok((c, _)) => c,
-            Err(f) => {
-                return Ok(CheckResponse {
-                    inputs: req.news,
-                    failures: f
-                        .into_iter()
-                        .map(|x| CheckFailure {
-                            property: x.property,
-                            reason: x.reason,
-                        })
-                        .collect(),
-                })
-            }
+        let block = &member.schema.block;
+        // Sensitive arguments given in plain text are secrets all the same.
+        let inputs = mark_sensitive(block, &req.news);
+        let config = match checked_config(block, &req.news, ConfigKind::Arguments) {
+            Ok(c) => c,
+            Err(failures) => return Ok(CheckResponse { inputs, failures }),
         };
         let response = s
             .client()
@@ -144,10 +124,10 @@ impl Provider for TerraformProvider {
             .await
             .map_err(|e| s.rpc_error("ValidateResourceConfig", &e))?
             .into_inner();
-        let findings = Findings::read(&response.diagnostics, Some(&member.schema.block));
+        let findings = Findings::read(&response.diagnostics, Some(block));
         self.warn(&findings, Some(&req.urn));
         Ok(CheckResponse {
-            inputs: req.news,
+            inputs,
             failures: findings
                 .errors
                 .into_iter()
@@ -392,18 +372,16 @@ impl Provider for TerraformProvider {
         })?;
         let block = &member.schema.block;
         let ty = object_type(member);
-        let (config, secrets) = match config_to_tf(block, &req.args, ConfigKind::Arguments) {
+        let secrets = match config_to_tf(block, &req.args, ConfigKind::Arguments) {
+            Ok((_, secrets)) => secrets,
+            Err(_) => SecretAttrs::new(),
+        };
+        let config = match checked_config(block, &req.args, ConfigKind::Arguments) {
             Ok(c) => c,
-            Err(f) => {
+            Err(failures) => {
                 return Ok(InvokeResponse {
                     outputs: PropertyMap::new(),
-                    failures: f
-                        .into_iter()
-                        .map(|x| CheckFailure {
-                            property: x.property,
-                            reason: x.reason,
-                        })
-                        .collect(),
+                    failures,
                 })
             }
         };

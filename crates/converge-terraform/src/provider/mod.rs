@@ -36,7 +36,8 @@ use crate::meta::Meta;
 use crate::proposed::proposed_new;
 use crate::session::{Connector, Member, Session};
 use crate::shape::{
-    bare, config_to_tf, raw_state_json, state_to_tf, tf_to_pulumi, ConfigKind, SecretAttrs,
+    bare, config_to_tf, conform, mark_sensitive, raw_state_json, state_to_tf, tf_to_pulumi,
+    ConfigKind, SecretAttrs,
 };
 
 mod calls;
@@ -153,6 +154,38 @@ fn decode(
     }
 }
 
+/// Pulumi properties as a Terraform configuration of `block`, converted
+/// to the schema's types; what does not fit is a check failure.
+fn checked_config(
+    block: &crate::schema::Block,
+    props: &PropertyMap,
+    kind: ConfigKind,
+) -> Result<PropertyMap, Vec<CheckFailure>> {
+    let (config, _) = config_to_tf(block, props, kind).map_err(|f| {
+        f.into_iter()
+            .map(|x| CheckFailure {
+                property: x.property,
+                reason: x.reason,
+            })
+            .collect::<Vec<_>>()
+    })?;
+    conform(block, &config).map_err(|e| {
+        vec![CheckFailure {
+            property: String::new(),
+            reason: e.to_string(),
+        }]
+    })
+}
+
+/// The provider configuration among a provider resource's inputs.
+fn provider_props(inputs: &PropertyMap) -> PropertyMap {
+    inputs
+        .iter()
+        .filter(|(k, _)| !ENGINE_CONFIG_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// A null `provider_meta`, sent with every resource call.
 fn null_meta() -> Option<DynamicValue> {
     Some(DynamicValue {
@@ -245,14 +278,17 @@ impl TerraformProvider {
         member: &Member,
         props: &PropertyMap,
     ) -> Result<(PropertyMap, SecretAttrs), ProviderError> {
-        config_to_tf(&member.schema.block, props, ConfigKind::Arguments).map_err(|f| {
-            failed(
-                f.iter()
-                    .map(|x| x.reason.clone())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            )
-        })
+        let (config, secrets) = config_to_tf(&member.schema.block, props, ConfigKind::Arguments)
+            .map_err(|f| {
+                failed(
+                    f.iter()
+                        .map(|x| x.reason.clone())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                )
+            })?;
+        let config = conform(&member.schema.block, &config).map_err(failed)?;
+        Ok((config, secrets))
     }
 
     /// Outputs in Pulumi's shape, with `__meta`.

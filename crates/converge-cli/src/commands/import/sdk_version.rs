@@ -9,7 +9,7 @@
 //! Python only: the SDK module's `pulumi-plugin.json` (`name`,
 //! `version`), found by the project's interpreter.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -50,14 +50,23 @@ pub fn fill(project: &Project, specs: &mut [ImportSpec]) {
     }
 }
 
-/// The installed SDK versions of `packages`, by package.
-fn python_versions(project: &Project, packages: &[&str]) -> BTreeMap<String, String> {
+/// Which of `packages` have an SDK module the project's Python can import.
+pub fn installed_sdks(project: &Project, packages: &[&str]) -> BTreeSet<String> {
+    module_dirs(project, packages)
+        .into_iter()
+        .map(|(package, _)| package)
+        .collect()
+}
+
+/// The directory of each of `packages`' SDK module the project's Python
+/// can import, by package (packages without one are left out).
+fn module_dirs(project: &Project, packages: &[&str]) -> Vec<(String, PathBuf)> {
     let modules: Vec<(String, String)> = packages
         .iter()
         .filter_map(|p| Some((p.to_string(), codegen::python_sdk_module(p)?)))
         .collect();
     let Ok(program) = PythonProgram::new(&project.dir) else {
-        return BTreeMap::new();
+        return Vec::new();
     };
     let output = Command::new(program.interpreter())
         .arg("-c")
@@ -68,14 +77,22 @@ fn python_versions(project: &Project, packages: &[&str]) -> BTreeMap<String, Str
         .stderr(Stdio::null())
         .output();
     let Ok(output) = output.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()) else {
-        return BTreeMap::new();
+        return Vec::new();
     };
     modules
         .into_iter()
         .zip(output.lines())
         .filter(|(_, dir)| !dir.is_empty())
-        .filter_map(|((package, _), dir)| {
-            let path = PathBuf::from(dir).join("pulumi-plugin.json");
+        .map(|((package, _), dir)| (package, PathBuf::from(dir)))
+        .collect()
+}
+
+/// The installed SDK versions of `packages`, by package.
+fn python_versions(project: &Project, packages: &[&str]) -> BTreeMap<String, String> {
+    module_dirs(project, packages)
+        .into_iter()
+        .filter_map(|(package, dir)| {
+            let path = dir.join("pulumi-plugin.json");
             let text = std::fs::read_to_string(path).ok()?;
             let plugin: serde_json::Value = serde_json::from_str(&text).ok()?;
             let named = plugin.get("name").and_then(|n| n.as_str());

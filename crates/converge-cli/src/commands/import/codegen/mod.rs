@@ -104,6 +104,31 @@ pub fn check(project: &Project, path: &Path, specs: &[ImportSpec]) -> Result<()>
                 python::no_sdk(package_of(&spec.type_token))
             );
         }
+        // The generated code imports the SDK: it must be one the project's
+        // Python has (a Terraform provider, for one, has no Python SDK).
+        let packages: Vec<&str> = specs
+            .iter()
+            .filter(|s| !s.component)
+            .map(|s| package_of(&s.type_token))
+            .collect();
+        let installed = super::sdk_version::installed_sdks(project, &packages);
+        if let Some(spec) = specs
+            .iter()
+            .filter(|s| !s.component)
+            .find(|s| !installed.contains(package_of(&s.type_token)))
+        {
+            let package = package_of(&spec.type_token);
+            bail!(
+                "--out {}: cannot write {} ({}): the project's Python has no SDK for package \
+                 {package} (module {} is not installed), so generated code could not run; \
+                 install the SDK, or import without --out (in a Pulumi YAML project --out \
+                 writes any package's resources)",
+                path.display(),
+                spec.name,
+                spec.type_token,
+                python::sdk_module(package).unwrap_or_default()
+            );
+        }
     }
     Ok(())
 }
