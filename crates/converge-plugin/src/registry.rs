@@ -29,7 +29,7 @@ pub trait ProviderLoader: Send + Sync + fmt::Debug {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RegistryError {
-    #[error("no provider plugin found for package {package}{}", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default())]
+    #[error("no provider plugin found for package {package}{} (looked for a Pulumi plugin pulumi-resource-{package} on PATH and in ~/.pulumi/plugins, a Terraform provider of type {package} in ~/.terraform.d/plugins, $TF_PLUGIN_CACHE_DIR and ~/.local/share/terraform/plugins, and the built-in providers)", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default())]
     NotFound {
         package: String,
         version: Option<String>,
