@@ -233,6 +233,10 @@ impl<'a> Builder<'a> {
 
     fn entries(&mut self) -> Result<Vec<(Key, Node)>, YamlError> {
         let mut entries: Vec<(Key, Node)> = Vec::new();
+        // Each key's first position, so a duplicate is found in O(1), not
+        // by a scan of the entries so far (a mapping of N keys, such as a
+        // program's `resources`, took O(N²)).
+        let mut seen: HashMap<String, Pos> = HashMap::new();
         loop {
             let (event, span) = self.next()?;
             if matches!(event, Event::MappingEnd) {
@@ -258,17 +262,18 @@ impl<'a> Builder<'a> {
             };
             let (event, span) = self.next()?;
             let value = self.node(event, span)?;
-            if let Some((first, _)) = entries.iter().find(|(k, _)| k.name == key.name) {
+            if let Some(first) = seen.get(&key.name) {
                 self.errors.push(YamlError::at(
                     self.file,
                     key.pos,
                     format!(
                         "duplicate key '{}' (first defined at {}:{})",
-                        key.name, first.pos.line, first.pos.column
+                        key.name, first.line, first.column
                     ),
                 ));
                 continue;
             }
+            seen.insert(key.name.clone(), key.pos);
             entries.push((key, value));
         }
     }
@@ -429,6 +434,32 @@ mod tests {
         );
         let errs = parse("t.yaml", "a: [1, 2\n").unwrap_err();
         assert!(errs[0].message.starts_with("invalid YAML"), "{}", errs[0]);
+    }
+
+    #[test]
+    fn duplicates_in_a_large_mapping_name_the_first_definition() {
+        let mut text: String = (0..5000).map(|i| format!("k{i}: {i}\n")).collect();
+        text.push_str("k0: again\nk4999: again\nk0: thrice\n");
+        let errs = parse("t.yaml", &text).unwrap_err();
+        let messages: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            messages,
+            [
+                "t.yaml:5001:1: duplicate key 'k0' (first defined at 1:1)",
+                "t.yaml:5002:1: duplicate key 'k4999' (first defined at 5000:1)",
+                "t.yaml:5003:1: duplicate key 'k0' (first defined at 1:1)",
+            ]
+        );
+        // Without duplicates every key is kept, in file order.
+        let n = root(&text[..text.find("k0: again").unwrap()]);
+        let keys: Vec<&str> = n
+            .as_map()
+            .unwrap()
+            .iter()
+            .map(|(k, _)| k.name.as_str())
+            .collect();
+        assert_eq!(keys.len(), 5000);
+        assert_eq!((keys[0], keys[4999]), ("k0", "k4999"));
     }
 
     #[test]
