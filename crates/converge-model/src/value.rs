@@ -92,6 +92,31 @@ impl PropertyValue {
         }
     }
 
+    /// The value inside secret and output wrappers; an output whose value
+    /// is not known is [`PropertyValue::Unknown`].
+    pub fn unwrapped(&self) -> &PropertyValue {
+        match self {
+            PropertyValue::Secret(inner) => inner.unwrapped(),
+            PropertyValue::Output(o) => match &o.element {
+                Some(e) => e.unwrapped(),
+                None => &PropertyValue::Unknown,
+            },
+            other => other,
+        }
+    }
+
+    /// True if this value is secret: a secret, or a secret output, or an
+    /// output of a secret (not looking inside arrays and objects).
+    pub fn is_secret(&self) -> bool {
+        match self {
+            PropertyValue::Secret(_) => true,
+            PropertyValue::Output(o) => {
+                o.secret || o.element.as_deref().is_some_and(Self::is_secret)
+            }
+            _ => false,
+        }
+    }
+
     /// True if this value, or any value nested in it, is secret.
     pub fn contains_secrets(&self) -> bool {
         match self {

@@ -67,6 +67,17 @@ impl Findings {
         !self.errors.is_empty()
     }
 
+    /// The errors as a check's failures, by property.
+    pub fn check_failures(self) -> Vec<converge_plugin::provider::CheckFailure> {
+        self.errors
+            .into_iter()
+            .map(|f| converge_plugin::provider::CheckFailure {
+                property: f.property.unwrap_or_default(),
+                reason: f.message,
+            })
+            .collect()
+    }
+
     /// The errors as one line each: `message (attribute path)`.
     pub fn error_lines(&self) -> Vec<String> {
         self.errors.iter().map(Finding::line).collect()

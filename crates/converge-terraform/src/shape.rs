@@ -198,25 +198,13 @@ pub fn tf_to_pulumi(block: &Block, tf: &PropertyMap, secrets: &SecretAttrs) -> P
     out
 }
 
-/// The value inside secret and output wrappers; an unknown output is
-/// unknown.
+/// The value inside secret and output wrappers.
 pub(crate) fn bare(v: &PropertyValue) -> &PropertyValue {
-    match v {
-        PropertyValue::Secret(inner) => bare(inner),
-        PropertyValue::Output(o) => match &o.element {
-            Some(e) => bare(e),
-            None => &PropertyValue::Unknown,
-        },
-        other => other,
-    }
+    v.unwrapped()
 }
 
 fn holds_secret(v: &PropertyValue) -> bool {
-    match v {
-        PropertyValue::Secret(_) => true,
-        PropertyValue::Output(o) => o.secret || o.element.as_deref().is_some_and(holds_secret),
-        _ => false,
-    }
+    v.is_secret()
 }
 
 fn json_text(text: &str) -> Option<PropertyValue> {

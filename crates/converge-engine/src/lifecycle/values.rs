@@ -72,25 +72,12 @@ impl Compare {
     };
 }
 
-/// The value inside secret and output wrappers; an unknown output is
-/// [`PropertyValue::Unknown`].
 fn bare(v: &PropertyValue) -> &PropertyValue {
-    match v {
-        PropertyValue::Secret(inner) => bare(inner),
-        PropertyValue::Output(o) => match &o.element {
-            Some(e) => bare(e),
-            None => &PropertyValue::Unknown,
-        },
-        other => other,
-    }
+    v.unwrapped()
 }
 
 fn is_secret(v: &PropertyValue) -> bool {
-    match v {
-        PropertyValue::Secret(_) => true,
-        PropertyValue::Output(o) => o.secret || o.element.as_deref().is_some_and(is_secret),
-        _ => false,
-    }
+    v.is_secret()
 }
 
 /// A short rendering for messages: never a secret's text.

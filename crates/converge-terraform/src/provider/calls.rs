@@ -36,7 +36,7 @@ impl Provider for TerraformProvider {
         let block = &s.schema.provider;
         // Sensitive settings given in plain text are secrets all the same.
         let inputs = mark_sensitive(block, &req.news);
-        let config = match checked_config(
+        let (config, _) = match checked_config(
             block,
             &provider_props(&req.news),
             ConfigKind::ProviderConfig,
@@ -56,33 +56,19 @@ impl Provider for TerraformProvider {
         self.warn(&findings, Some(&req.urn));
         Ok(CheckResponse {
             inputs,
-            failures: findings
-                .errors
-                .into_iter()
-                .map(|f| CheckFailure {
-                    property: f.property.unwrap_or_default(),
-                    reason: f.message,
-                })
-                .collect(),
+            failures: findings.check_failures(),
         })
     }
 
     async fn configure(&self, req: ConfigureRequest) -> Result<(), ProviderError> {
         let s = self.open().await?;
         let block = &s.schema.provider;
-        let config = checked_config(
+        let (config, _) = checked_config(
             block,
             &provider_props(&req.inputs),
             ConfigKind::ProviderConfig,
         )
-        .map_err(|f| {
-            failed(
-                f.iter()
-                    .map(|x| x.reason.clone())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            )
-        })?;
+        .map_err(failures_error)?;
         let response = s
             .client()
             .configure_provider(tf::configure_provider::Request {
@@ -111,7 +97,7 @@ impl Provider for TerraformProvider {
         let block = &member.schema.block;
         // Sensitive arguments given in plain text are secrets all the same.
         let inputs = mark_sensitive(block, &req.news);
-        let config = match checked_config(block, &req.news, ConfigKind::Arguments) {
+        let (config, _) = match checked_config(block, &req.news, ConfigKind::Arguments) {
             Ok(c) => c,
             Err(failures) => return Ok(CheckResponse { inputs, failures }),
         };
@@ -128,14 +114,7 @@ impl Provider for TerraformProvider {
         self.warn(&findings, Some(&req.urn));
         Ok(CheckResponse {
             inputs,
-            failures: findings
-                .errors
-                .into_iter()
-                .map(|f| CheckFailure {
-                    property: f.property.unwrap_or_default(),
-                    reason: f.message,
-                })
-                .collect(),
+            failures: findings.check_failures(),
         })
     }
 
@@ -372,11 +351,7 @@ impl Provider for TerraformProvider {
         })?;
         let block = &member.schema.block;
         let ty = object_type(member);
-        let secrets = match config_to_tf(block, &req.args, ConfigKind::Arguments) {
-            Ok((_, secrets)) => secrets,
-            Err(_) => SecretAttrs::new(),
-        };
-        let config = match checked_config(block, &req.args, ConfigKind::Arguments) {
+        let (config, secrets) = match checked_config(block, &req.args, ConfigKind::Arguments) {
             Ok(c) => c,
             Err(failures) => {
                 return Ok(InvokeResponse {
@@ -399,14 +374,7 @@ impl Provider for TerraformProvider {
         if findings.has_errors() {
             return Ok(InvokeResponse {
                 outputs: PropertyMap::new(),
-                failures: findings
-                    .errors
-                    .into_iter()
-                    .map(|f| CheckFailure {
-                        property: f.property.unwrap_or_default(),
-                        reason: f.message,
-                    })
-                    .collect(),
+                failures: findings.check_failures(),
             });
         }
         let response = s

@@ -155,13 +155,14 @@ fn decode(
 }
 
 /// Pulumi properties as a Terraform configuration of `block`, converted
-/// to the schema's types; what does not fit is a check failure.
+/// to the schema's types, and the attributes whose value was secret; what
+/// does not fit is a check failure.
 fn checked_config(
     block: &crate::schema::Block,
     props: &PropertyMap,
     kind: ConfigKind,
-) -> Result<PropertyMap, Vec<CheckFailure>> {
-    let (config, _) = config_to_tf(block, props, kind).map_err(|f| {
+) -> Result<(PropertyMap, SecretAttrs), Vec<CheckFailure>> {
+    let (config, secrets) = config_to_tf(block, props, kind).map_err(|f| {
         f.into_iter()
             .map(|x| CheckFailure {
                 property: x.property,
@@ -169,12 +170,24 @@ fn checked_config(
             })
             .collect::<Vec<_>>()
     })?;
-    conform(block, &config).map_err(|e| {
+    let config = conform(block, &config).map_err(|e| {
         vec![CheckFailure {
             property: String::new(),
             reason: e.to_string(),
         }]
-    })
+    })?;
+    Ok((config, secrets))
+}
+
+/// Check failures met outside a check: one error with every reason.
+fn failures_error(failures: Vec<CheckFailure>) -> ProviderError {
+    failed(
+        failures
+            .into_iter()
+            .map(|x| x.reason)
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
 }
 
 /// The provider configuration among a provider resource's inputs.
@@ -278,17 +291,7 @@ impl TerraformProvider {
         member: &Member,
         props: &PropertyMap,
     ) -> Result<(PropertyMap, SecretAttrs), ProviderError> {
-        let (config, secrets) = config_to_tf(&member.schema.block, props, ConfigKind::Arguments)
-            .map_err(|f| {
-                failed(
-                    f.iter()
-                        .map(|x| x.reason.clone())
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                )
-            })?;
-        let config = conform(&member.schema.block, &config).map_err(failed)?;
-        Ok((config, secrets))
+        checked_config(&member.schema.block, props, ConfigKind::Arguments).map_err(failures_error)
     }
 
     /// Outputs in Pulumi's shape, with `__meta`.
