@@ -37,7 +37,7 @@ pub enum EngineError {
         urn: Urn,
         failures: Vec<CheckFailure>,
     },
-    #[error("resource {urn} is protected: it cannot be {action}; remove the protect option and run an update first")]
+    #[error("resource {urn} is protected: it cannot be {action}; remove the protect option and run an update first, or run `converge state unprotect {urn}`")]
     Protected { urn: Urn, action: &'static str },
     /// `up --plan`: a registration or step the saved plan does not allow.
     #[error("resource {urn} violates plan: {message}")]
