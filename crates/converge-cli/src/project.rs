@@ -9,6 +9,16 @@ use crate::project_config::{ParseOptions, ProjectConfig};
 
 pub const PROJECT_FILE_NAMES: [&str; 2] = ["Pulumi.yaml", "Pulumi.yml"];
 
+/// The keys of the project file a [`Project`] keeps and reads after loading.
+const KEPT_KEYS: [&str; 6] = [
+    "name",
+    "runtime",
+    "backend",
+    "options",
+    "stackConfigDir",
+    "config",
+];
+
 /// A loaded project: its directory and its file's content.
 #[derive(Debug, Clone)]
 pub struct Project {
@@ -97,6 +107,11 @@ impl Project {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
+        // Only the keys read below are kept: a YAML program's body
+        // (`resources:` and the rest) is the program's, parsed by it, and
+        // would otherwise stay in memory for the whole run.
+        let mut doc = doc;
+        doc.retain(|k, _| k.as_str().is_some_and(|k| KEPT_KEYS.contains(&k)));
         Ok(Project {
             dir,
             name,

@@ -164,7 +164,7 @@ impl World {
             None => Arc::new(DiscardSink),
         };
         let ctx = OperationContext {
-            base: locked.base().clone(),
+            base: locked.shared_base(),
             loader: self.loader.clone(),
             sink,
             events: EventSink::discard(),

@@ -50,6 +50,11 @@ pub struct DeploymentOptions {
     pub provider_config: BTreeMap<String, PropertyMap>,
     /// A plan to keep to (`up --plan`) or to check results against.
     pub plan: Option<crate::saved_plan::PlanConstraint>,
+    /// Keep every persisted journal entry in memory for
+    /// `OperationResult::journal` (on by default; the CLI turns it off,
+    /// since it needs only the result snapshot and the entries hold a
+    /// copy of every state).
+    pub keep_journal: bool,
 }
 
 impl DeploymentOptions {
@@ -67,6 +72,7 @@ impl DeploymentOptions {
             continue_on_error: false,
             provider_config: BTreeMap::new(),
             plan: None,
+            keep_journal: true,
         }
     }
 

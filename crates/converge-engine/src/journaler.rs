@@ -6,13 +6,19 @@
 //! for many concurrent steps), and only then answers each sender. So a
 //! step's Begin is durable before its provider call, and its end entry
 //! before it is reported done.
+//!
+//! Each persisted entry is then replayed at once onto the operation's base
+//! (moved into the replay, not copied), so the operation's result snapshot
+//! is ready when its last entry is durable: no second copy of the journal
+//! and no replay at the end.
 
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use converge_backend::BackendError;
 use converge_state::checkpoint::CheckpointError;
-use converge_state::journal::JournalEntry;
+use converge_state::journal::{JournalEntry, ReplayError, Replayer};
+use converge_state::Snapshot;
 use tokio::sync::{mpsc, oneshot};
 
 /// Why entries could not be persisted. Each kind keeps its cause, so a
@@ -79,12 +85,56 @@ struct Request {
     done: oneshot::Sender<Result<u64, JournalError>>,
 }
 
+/// What the journaler starts from.
+#[derive(Debug, Clone)]
+pub struct JournalerOptions {
+    /// The snapshot the operation's entries apply to.
+    pub base: Arc<Snapshot>,
+    /// Also keep every persisted entry in memory, for
+    /// [`JournalerOutcome::entries`] (tests and the bench compare them with
+    /// what the sink holds); the CLI needs only the snapshot.
+    pub keep_entries: bool,
+}
+
+/// What [`Journaler::finish`] hands over.
+#[derive(Debug)]
+pub struct JournalerOutcome {
+    /// The base with every persisted entry replayed, or why an entry
+    /// could not be.
+    pub snapshot: Result<Snapshot, ReplayError>,
+    /// Every persisted entry in sequence order, if kept (else empty).
+    pub entries: Vec<JournalEntry>,
+}
+
+/// The running replay of the persisted entries.
+#[derive(Debug)]
+struct Replay {
+    replayer: Replayer,
+    /// Kept entries, when asked for.
+    entries: Option<Vec<JournalEntry>>,
+    /// The first entry that did not replay; later ones are not applied.
+    error: Option<ReplayError>,
+}
+
+impl Replay {
+    fn record(&mut self, entry: JournalEntry) {
+        if let Some(kept) = &mut self.entries {
+            kept.push(entry.clone());
+        }
+        if self.error.is_none() {
+            if let Err(e) = self.replayer.apply_owned(entry) {
+                self.error = Some(e);
+            }
+        }
+    }
+}
+
 /// A handle to the journaler task.
 #[derive(Debug, Clone)]
 pub struct Journaler {
     tx: mpsc::UnboundedSender<Request>,
-    /// Every entry persisted so far, in sequence order.
-    persisted: Arc<Mutex<Vec<JournalEntry>>>,
+    /// The replay of every entry persisted so far; taken by `finish`.
+    replay: Arc<Mutex<Option<Replay>>>,
 }
 
 impl std::fmt::Debug for Request {
@@ -97,10 +147,14 @@ impl std::fmt::Debug for Request {
 
 impl Journaler {
     /// Starts the journaler task on the current tokio runtime.
-    pub fn start(sink: Arc<dyn JournalSink>) -> Journaler {
+    pub fn start(sink: Arc<dyn JournalSink>, options: JournalerOptions) -> Journaler {
         let (tx, mut rx) = mpsc::unbounded_channel::<Request>();
-        let persisted = Arc::new(Mutex::new(Vec::new()));
-        let record = Arc::clone(&persisted);
+        let replay = Arc::new(Mutex::new(Some(Replay {
+            replayer: Replayer::shared(options.base),
+            entries: options.keep_entries.then(Vec::new),
+            error: None,
+        })));
+        let record = Arc::clone(&replay);
         tokio::spawn(async move {
             let mut next_sequence = sink.first_sequence_id();
             let mut broken: Option<JournalError> = None;
@@ -116,34 +170,38 @@ impl Journaler {
                     continue;
                 }
                 let mut entries = Vec::with_capacity(batch.len());
-                for r in &mut batch {
+                let mut answers = Vec::with_capacity(batch.len());
+                for mut r in batch {
                     r.entry.sequence_id = next_sequence;
                     next_sequence += 1;
-                    entries.push(r.entry.clone());
+                    answers.push((r.entry.sequence_id, r.done));
+                    entries.push(r.entry);
                 }
                 match sink.persist(&entries).await {
                     Ok(()) => {
-                        record
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .extend(entries);
-                        for r in batch {
-                            let id = r.entry.sequence_id;
-                            let _ = r.done.send(Ok(id));
+                        let mut guard = record.lock().unwrap_or_else(|p| p.into_inner());
+                        if let Some(replay) = guard.as_mut() {
+                            for entry in entries {
+                                replay.record(entry);
+                            }
+                        }
+                        drop(guard);
+                        for (id, done) in answers {
+                            let _ = done.send(Ok(id));
                         }
                     }
                     Err(err) => {
                         // Nothing after a failed write may be persisted:
                         // later entries could depend on the lost ones.
                         broken = Some(err.clone());
-                        for r in batch {
-                            let _ = r.done.send(Err(err.clone()));
+                        for (_, done) in answers {
+                            let _ = done.send(Err(err.clone()));
                         }
                     }
                 }
             }
         });
-        Journaler { tx, persisted }
+        Journaler { tx, replay }
     }
 
     /// Persists one entry; returns its sequence ID once it is durable.
@@ -155,11 +213,26 @@ impl Journaler {
         wait.await.map_err(|_| JournalError::Stopped)?
     }
 
-    /// Every entry persisted so far, in sequence order.
-    pub fn entries(&self) -> Vec<JournalEntry> {
-        self.persisted
+    /// The snapshot every entry persisted so far describes, and the
+    /// entries if kept. Called once, when the operation's steps are done:
+    /// entries persisted afterwards are in the sink only.
+    ///
+    /// # Panics
+    /// When called twice.
+    pub fn finish(&self) -> JournalerOutcome {
+        let replay = self
+            .replay
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .take()
+            .expect("Journaler::finish is called once");
+        let snapshot = match replay.error {
+            Some(e) => Err(e),
+            None => Ok(replay.replayer.into_snapshot()),
+        };
+        JournalerOutcome {
+            snapshot,
+            entries: replay.entries.unwrap_or_default(),
+        }
     }
 }

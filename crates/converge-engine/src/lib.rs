@@ -56,7 +56,9 @@ pub use goal::{
     Alias, AliasParent, AliasSpec, CallGoal, ConstructGoal, ImportInputs, InvokeGoal,
     ProgramContext, ReadGoal, RegisterResult, ResourceGoal, ResourceOptions,
 };
-pub use journaler::{DiscardSink, JournalError, JournalSink, Journaler};
+pub use journaler::{
+    DiscardSink, JournalError, JournalSink, Journaler, JournalerOptions, JournalerOutcome,
+};
 pub use monitor::{EmptyProgram, Monitor, Program};
 pub use operations::{destroy, preview, refresh, update, OperationContext, OperationResult};
 pub use plan::{Plan, PlannedStep};

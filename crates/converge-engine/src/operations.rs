@@ -3,14 +3,14 @@
 use std::sync::Arc;
 
 use converge_plugin::{ProviderLoader, ProviderRegistry};
-use converge_state::journal::{replay, JournalEntry};
+use converge_state::journal::JournalEntry;
 use converge_state::Snapshot;
 
 use crate::deletions;
 use crate::deployment::{Deployment, DeploymentOptions};
 use crate::error::EngineError;
 use crate::events::EventSink;
-use crate::journaler::{DiscardSink, JournalSink, Journaler};
+use crate::journaler::{DiscardSink, JournalSink, Journaler, JournalerOptions};
 use crate::monitor::{EmptyProgram, Monitor, Program};
 use crate::plan::Plan;
 use crate::saved_plan::{self, ResourcePlan};
@@ -19,8 +19,9 @@ use crate::steps;
 /// Everything an operation needs from outside.
 #[derive(Debug, Clone)]
 pub struct OperationContext {
-    /// The last snapshot (integrity-verified by the caller).
-    pub base: Snapshot,
+    /// The last snapshot (integrity-verified by the caller), shared with
+    /// whoever holds it (the stack's owner), not copied.
+    pub base: Arc<Snapshot>,
     pub loader: Arc<dyn ProviderLoader>,
     /// Where journal entries are made durable (ignored by previews).
     pub sink: Arc<dyn JournalSink>,
@@ -34,7 +35,8 @@ pub struct OperationResult {
     /// The base with every persisted journal entry replayed: what the
     /// backend holds now (for a preview: the planned state).
     pub snapshot: Snapshot,
-    /// Every persisted journal entry, in sequence order.
+    /// Every persisted journal entry, in sequence order (empty unless
+    /// `DeploymentOptions::keep_journal`).
     pub journal: Vec<JournalEntry>,
     /// The steps taken (or, for a preview, planned).
     pub plan: Plan,
@@ -58,10 +60,17 @@ fn start(ctx: OperationContext) -> Arc<Deployment> {
     } else {
         ctx.sink
     };
-    let journal = Journaler::start(sink);
+    let base = ctx.base;
+    let journal = Journaler::start(
+        sink,
+        JournalerOptions {
+            base: Arc::clone(&base),
+            keep_entries: ctx.options.keep_journal,
+        },
+    );
     Arc::new(Deployment::new(
         ctx.options,
-        Arc::new(ctx.base),
+        base,
         ProviderRegistry::new(ctx.loader),
         journal,
         ctx.events,
@@ -111,14 +120,15 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
 }
 
 fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
-    let journal = d.journal.entries();
+    let outcome = d.journal.finish();
+    let journal = outcome.entries;
     let plan = Plan::new(std::mem::take(&mut d.progress().steps));
     let resource_plans = std::mem::take(&mut d.progress().resource_plans);
     d.events.send(crate::events::EngineEvent::Summary {
         counts: plan.counts(),
         error: error.as_ref().map(ToString::to_string),
     });
-    match replay(&d.base, &journal) {
+    match outcome.snapshot {
         Ok(snapshot) => OperationResult {
             snapshot,
             journal,

@@ -128,7 +128,7 @@ fn context(
     signal: Option<Arc<CallSignal>>,
 ) -> OperationContext {
     OperationContext {
-        base: world.lifecycle.snapshot.clone(),
+        base: Arc::new(world.lifecycle.snapshot.clone()),
         loader: Arc::new(fixture.behaviour.loader(&world.cloud, signal)),
         sink,
         events: EventSink::discard(),

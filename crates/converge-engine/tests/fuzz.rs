@@ -282,7 +282,7 @@ mod found_by_fuzzing {
         let old = Urn::parse("urn:pulumi:test::proj::pulumi:providers:pkg::p").unwrap();
         // Run without `Lifecycle`'s checks: bug A breaks integrity first.
         let ctx = OperationContext {
-            base: w.snapshot.clone(),
+            base: Arc::new(w.snapshot.clone()),
             loader: Arc::clone(&w.loader),
             sink: Arc::new(FaultySink::new(None, false)),
             events: EventSink::discard(),
@@ -563,7 +563,7 @@ mod found_by_fuzzing {
         // Batches: stack begin, stack success, c begin, c success, outputs.
         let sink = Arc::new(FaultySink::new(Some(4), false));
         let ctx = OperationContext {
-            base: base.clone(),
+            base: Arc::new(base.clone()),
             loader,
             sink: sink.clone(),
             events: EventSink::discard(),

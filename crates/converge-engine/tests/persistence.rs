@@ -56,7 +56,7 @@ impl World {
     fn context(&self, base: &Snapshot, sink: Arc<UpdateJournal>) -> OperationContext {
         let provider = MockProvider::new("pkg").with_cloud(self.cloud.clone());
         OperationContext {
-            base: base.clone(),
+            base: Arc::new(base.clone()),
             loader: Arc::new(MockLoader::single(provider)),
             sink,
             events: EventSink::discard(),

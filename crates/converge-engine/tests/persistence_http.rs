@@ -67,7 +67,7 @@ impl World {
         let journal = locked.start().await.unwrap();
         let provider = MockProvider::new("pkg").with_cloud(self.cloud.clone());
         let context = OperationContext {
-            base: locked.base().clone(),
+            base: locked.shared_base(),
             loader: Arc::new(MockLoader::single(provider)),
             sink: journal.clone(),
             events: EventSink::discard(),

@@ -371,7 +371,7 @@ async fn output_and_log_messages_become_diagnostics() {
     let (world, _cloud) = world();
     let (events, mut rx) = EventSink::channel();
     let ctx = OperationContext {
-        base: world.snapshot.clone(),
+        base: Arc::new(world.snapshot.clone()),
         loader: Arc::clone(&world.loader),
         sink: Arc::new(DiscardSink),
         events,

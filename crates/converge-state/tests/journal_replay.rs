@@ -58,6 +58,26 @@ proptest! {
         }
     }
 
+    /// The engine's replay (entries moved in as they are persisted, the
+    /// base shared, the replay consumed at the end) gives the same
+    /// snapshot as `replay` at every prefix, and leaves the base as it was.
+    #[test]
+    fn owned_entries_onto_a_shared_base_replay_the_same(
+        (base, journal) in arb_snapshot_and_journal()
+    ) {
+        let shared = std::sync::Arc::new(base.clone());
+        for k in 0..=journal.len() {
+            let mut replayer = Replayer::shared(std::sync::Arc::clone(&shared));
+            for entry in &journal[..k] {
+                replayer.apply_owned(entry.clone()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            }
+            let expected = replay(&base, &journal[..k]).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(&replayer.snapshot(), &expected, "snapshot() differs at {}", k);
+            prop_assert_eq!(&replayer.into_snapshot(), &expected, "into_snapshot() differs at {}", k);
+        }
+        prop_assert_eq!(&*shared, &base, "the shared base changed");
+    }
+
     /// Entries may reach a backend out of order, some not yet: whatever set
     /// the client's waiting rules allow replays, in any order, to a valid
     /// snapshot, the same as when sorted.

@@ -163,7 +163,7 @@ impl Lifecycle {
 
     fn context(&self, sink: Arc<dyn JournalSink>) -> OperationContext {
         OperationContext {
-            base: self.snapshot.clone(),
+            base: Arc::new(self.snapshot.clone()),
             loader: Arc::clone(&self.loader),
             sink,
             events: self.events.clone(),
@@ -200,12 +200,21 @@ impl Lifecycle {
     }
 
     fn accept(&mut self, sink: &MemorySink, result: OperationResult) -> OperationResult {
+        let persisted = sink.entries();
+        if self.options.keep_journal {
+            assert_eq!(
+                persisted, result.journal,
+                "the result's journal is not what was persisted"
+            );
+        } else {
+            assert!(result.journal.is_empty(), "the journal was kept");
+        }
+        check_journal(&self.snapshot, &persisted);
+        let replayed = replay(&self.snapshot, &persisted).expect("the journal replays");
         assert_eq!(
-            sink.entries(),
-            result.journal,
-            "the result's journal is not what was persisted"
+            replayed, result.snapshot,
+            "the result is not the persisted journal replayed"
         );
-        check_journal(&self.snapshot, &result.journal);
         check_cloud_tracked(&self.cloud, &result.snapshot, &self.outside);
         self.snapshot = result.snapshot.clone();
         result

@@ -200,9 +200,9 @@ async fn run_locked(
     let mut consistency = None;
     if previewing || !args.skip_preview {
         let base = if refresh_first {
-            refresh.previewed(locked, &stack_name).await?
+            Arc::new(refresh.previewed(locked, &stack_name).await?)
         } else {
-            locked.base().clone()
+            locked.shared_base()
         };
         if !args.json {
             say(format!("{} ({stack_name}):", op.preview_header()));
@@ -312,7 +312,7 @@ async fn run_locked(
     let executed = execute(
         op,
         ExecuteParams {
-            base: locked.base().clone(),
+            base: locked.shared_base(),
             providers,
             options: DeploymentOptions {
                 plan: options.plan.clone().or(consistency),
@@ -474,7 +474,7 @@ impl RefreshFirst<'_> {
         execute(
             Operation::Refresh,
             ExecuteParams {
-                base: locked.base().clone(),
+                base: locked.shared_base(),
                 providers: self.providers,
                 options: DeploymentOptions {
                     preview,
@@ -552,7 +552,7 @@ pub(crate) fn go_duration(d: std::time::Duration) -> String {
 }
 
 pub(crate) struct ExecuteParams<'a> {
-    pub base: Snapshot,
+    pub base: Arc<Snapshot>,
     pub providers: &'a Providers,
     pub options: DeploymentOptions,
     pub program: Option<&'a dyn Program>,
@@ -672,6 +672,9 @@ pub(crate) fn deployment_options(
     config: &BTreeMap<String, ConfigValue>,
 ) -> Result<DeploymentOptions> {
     let mut o = DeploymentOptions::new(stack.stack.clone(), project.name.clone());
+    // The CLI reads only the result snapshot; the persisted entries stay
+    // in the backend, not a second time in memory.
+    o.keep_journal = false;
     if let Some(n) = args.parallel {
         if n == 0 {
             bail!("--parallel must be at least 1");

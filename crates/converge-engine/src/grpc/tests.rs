@@ -75,7 +75,7 @@ impl Program for GrpcProgram {
 
 fn context(base: Snapshot, provider: MockProvider, events: EventSink) -> OperationContext {
     OperationContext {
-        base,
+        base: Arc::new(base),
         loader: Arc::new(MockLoader::single(provider)),
         sink: Arc::new(DiscardSink),
         events,

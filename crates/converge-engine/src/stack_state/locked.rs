@@ -28,9 +28,12 @@ pub struct LockedStack {
     bytes: Option<Vec<u8>>,
     /// Whether the stored checkpoint has a snapshot (a new stack has none).
     deployed: bool,
-    /// The stored checkpoint, read with `secrets`; `latest` is always set
-    /// (an empty snapshot for a new stack) and holds the base changes.
+    /// The stored checkpoint, read with `secrets`, without its snapshot
+    /// (that is `base`).
     checkpoint: StackCheckpoint,
+    /// The stored snapshot (an empty one for a new stack) with the base
+    /// changes: shared with the operation that runs on it, not copied.
+    base: Arc<Snapshot>,
     secrets: Secrets,
     recovery: Recovery,
     /// Base changes not yet persisted, in order.
@@ -76,6 +79,7 @@ impl LockedStack {
                         config: None,
                         latest: None,
                     },
+                    base: Arc::new(Snapshot::empty(now_rfc3339())),
                     secrets: Secrets::Opaque,
                     recovery,
                     changes: Vec::new(),
@@ -112,10 +116,9 @@ impl LockedStack {
 
     fn read_base(&mut self, secrets: Secrets) -> Result<(), StackStateError> {
         let mut cp = recovery::parse(&self.stack, self.bytes.as_deref(), secrets.mode())?;
-        self.deployed = cp.latest.is_some();
-        if cp.latest.is_none() {
-            cp.latest = Some(Snapshot::empty(now_rfc3339()));
-        }
+        let latest = cp.latest.take();
+        self.deployed = latest.is_some();
+        self.base = Arc::new(latest.unwrap_or_else(|| Snapshot::empty(now_rfc3339())));
         self.checkpoint = cp;
         self.secrets = secrets;
         self.changes.clear();
@@ -134,8 +137,8 @@ impl LockedStack {
     /// The checkpoint as stored (after recovery), secrets as read.
     pub(super) fn stored_checkpoint(&self) -> StackCheckpoint {
         let mut cp = self.checkpoint.clone();
-        if !self.deployed {
-            cp.latest = None;
+        if self.deployed {
+            cp.latest = Some(Snapshot::clone(&self.base));
         }
         cp
     }
@@ -143,17 +146,18 @@ impl LockedStack {
     /// The base an operation starts from: the stored snapshot with the base
     /// changes made so far.
     pub fn base(&self) -> &Snapshot {
-        self.checkpoint
-            .latest
-            .as_ref()
-            .expect("read_base always sets a snapshot")
+        &self.base
     }
 
+    /// [`LockedStack::base`], shared: what an operation runs on.
+    pub fn shared_base(&self) -> Arc<Snapshot> {
+        Arc::clone(&self.base)
+    }
+
+    /// The base to change (copied first only while an operation still
+    /// holds it).
     fn base_mut(&mut self) -> &mut Snapshot {
-        self.checkpoint
-            .latest
-            .as_mut()
-            .expect("read_base always sets a snapshot")
+        Arc::make_mut(&mut self.base)
     }
 
     /// The state a saved plan records it was made against: the stored
@@ -286,7 +290,7 @@ impl LockedStack {
             return Ok(());
         }
         let journal = self.start().await?;
-        let base = self.base().clone();
+        let base = Snapshot::clone(&self.base);
         self.compact(journal, base).await?;
         Ok(())
     }
@@ -294,7 +298,7 @@ impl LockedStack {
     async fn compact(
         &mut self,
         journal: Arc<UpdateJournal>,
-        snapshot: Snapshot,
+        mut snapshot: Snapshot,
     ) -> Result<Completion, StackStateError> {
         drop(journal);
         // The stored journal replayed onto the stored base is `snapshot` by
@@ -315,7 +319,7 @@ impl LockedStack {
                 self.backend.as_ref(),
                 &self.stack,
                 self.checkpoint.config.clone(),
-                snapshot.clone(),
+                &mut snapshot,
                 &self.secrets,
                 std::mem::replace(&mut self.stamp, ManifestStamp::New),
             )
@@ -326,7 +330,7 @@ impl LockedStack {
             Completion::Uploaded { bytes }
         };
         self.deployed = true;
-        *self.base_mut() = snapshot;
+        self.base = Arc::new(snapshot);
         Ok(completion)
     }
 

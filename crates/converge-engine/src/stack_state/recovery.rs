@@ -98,26 +98,33 @@ pub(super) async fn save_snapshot(
     backend: &dyn Backend,
     stack: &StackRef,
     config: Option<String>,
-    mut snapshot: Snapshot,
+    snapshot: &mut Snapshot,
     secrets: &Secrets,
     stamp: ManifestStamp,
 ) -> Result<Vec<u8>, StackStateError> {
+    // The snapshot is lent to the checkpoint while it is written, not
+    // copied; it comes back as it was, but for a new manifest.
+    let mut written = std::mem::replace(snapshot, Snapshot::empty(String::new()));
+    let kept_manifest = written.manifest.clone();
     if stamp == ManifestStamp::New {
         // The manifest says who wrote the checkpoint, and when.
-        let plugins = snapshot.manifest.plugins.take();
-        snapshot.manifest = Manifest::converge(now_rfc3339());
-        snapshot.manifest.plugins = plugins;
+        let plugins = written.manifest.plugins.take();
+        written.manifest = Manifest::converge(now_rfc3339());
+        written.manifest.plugins = plugins;
     }
-    let cp = StackCheckpoint {
+    let mut cp = StackCheckpoint {
         stack: stack.to_string(),
         config,
-        latest: Some(snapshot),
+        latest: Some(written),
     };
-    let bytes = checkpoint::write_checkpoint(&cp, secrets.mode()).map_err(|source| {
-        StackStateError::Checkpoint {
-            stack: stack.to_string(),
-            source: Box::new(source),
-        }
+    let encoded = checkpoint::write_checkpoint(&cp, secrets.mode());
+    if let Some(mut back) = cp.latest.take() {
+        back.manifest = kept_manifest;
+        *snapshot = back;
+    }
+    let bytes = encoded.map_err(|source| StackStateError::Checkpoint {
+        stack: stack.to_string(),
+        source: Box::new(source),
     })?;
     backend
         .save_checkpoint(stack, &bytes, &SaveOptions::default())
@@ -148,12 +155,12 @@ pub(super) async fn recover(
     if backend.compacts_journals() && backend.commit_journal(stack).await.is_ok() {
         return Ok((recovery, backend.load_checkpoint(stack).await?));
     }
-    let snapshot = cp.latest.unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
+    let mut snapshot = cp.latest.unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
     let written = save_snapshot(
         backend,
         stack,
         cp.config,
-        snapshot,
+        &mut snapshot,
         &Secrets::Opaque,
         ManifestStamp::New,
     )

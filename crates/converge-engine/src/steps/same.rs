@@ -35,12 +35,11 @@ pub(crate) async fn run(
     super::rename::finish(d, old_index, &new)
         .await
         .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
-    let old = d.base.resources[old_index].clone();
     finish(
         d,
         StepOp::Same,
         Some(op_id),
-        Some(&old),
+        Some(&d.base.resources[old_index]),
         &new,
         Default::default(),
     );

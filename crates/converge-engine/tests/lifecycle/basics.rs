@@ -52,6 +52,34 @@ async fn create_then_same_then_update() {
     assert_eq!(w.resource("a").unwrap().outputs.get("v"), Some(&s("2")));
 }
 
+/// Without the in-memory journal (the CLI's way), every operation's result
+/// is still the persisted journal replayed onto its base (the world checks
+/// it after each), with creates, sames, an update and a delete.
+#[tokio::test]
+async fn results_without_a_kept_journal_are_the_persisted_journal_replayed() {
+    let (mut w, cloud) = world(provider());
+    w.options.keep_journal = false;
+    let r = w.up(&one("1")).await;
+    expect_ok(&r);
+    assert!(r.journal.is_empty());
+    assert_eq!(w.resource("a").unwrap().outputs.get("v"), Some(&s("1")));
+
+    let r = w.up(&one("1")).await;
+    expect_ok(&r);
+    assert!(all_ops(&r).iter().all(|(_, op)| *op == StepOp::Same));
+    assert_eq!(w.snapshot.resources.len(), 3);
+
+    let r = w.up(&one("2")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Update]);
+    assert_eq!(w.resource("a").unwrap().outputs.get("v"), Some(&s("2")));
+
+    let r = w.destroy().await;
+    expect_ok(&r);
+    assert!(w.snapshot.resources.is_empty());
+    assert_eq!(cloud.len(), 0);
+}
+
 #[tokio::test]
 async fn components_record_children_and_outputs() {
     let (mut w, _cloud) = world(provider());

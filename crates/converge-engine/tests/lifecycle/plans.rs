@@ -286,7 +286,7 @@ async fn a_refresh_only_plan_applies_what_the_preview_read() {
     let mut ctx_options = w.options.clone();
     ctx_options.preview = true;
     let previewed = converge_engine::refresh(converge_engine::OperationContext {
-        base: w.snapshot.clone(),
+        base: Arc::new(w.snapshot.clone()),
         loader: w.loader.clone(),
         sink: Arc::new(converge_engine::DiscardSink),
         events: EventSink::discard(),

@@ -99,7 +99,7 @@ impl Stacks {
             }
         });
         let ctx = OperationContext {
-            base: locked.base().clone(),
+            base: locked.shared_base(),
             loader: Arc::new(MockLoader::new()),
             sink: journal.clone(),
             events: EventSink::discard(),

@@ -53,6 +53,7 @@
 //!    caller stamps a new one when it writes the snapshot.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use converge_model::{ResourceState, Urn};
 
@@ -123,9 +124,13 @@ pub fn replay(base: &Snapshot, entries: &[JournalEntry]) -> Result<Snapshot, Rep
 
 /// An incremental replay: apply entries in increasing sequence order, take a
 /// snapshot at any point. [`replay`] is this plus sorting.
+///
+/// The base is shared, never copied: [`Replayer::into_snapshot`] clones
+/// only the base resources the entries kept, and [`Replayer::apply_owned`]
+/// moves an entry's state into the result instead of cloning it.
 #[derive(Debug, Clone)]
 pub struct Replayer {
-    base: Snapshot,
+    base: Arc<Snapshot>,
     /// Resources produced by steps of this deployment, in success order.
     new_resources: Vec<ResourceState>,
     removed_new: HashSet<usize>,
@@ -145,6 +150,11 @@ pub struct Replayer {
 
 impl Replayer {
     pub fn new(base: Snapshot) -> Self {
+        Self::shared(Arc::new(base))
+    }
+
+    /// A replay onto a base held elsewhere too.
+    pub fn shared(base: Arc<Snapshot>) -> Self {
         Replayer {
             base,
             new_resources: Vec::new(),
@@ -165,6 +175,21 @@ impl Replayer {
     /// Applies one entry. Its sequence ID must be greater than the last one
     /// applied.
     pub fn apply(&mut self, entry: &JournalEntry) -> Result<(), ReplayError> {
+        self.check_order(entry)?;
+        self.apply_checked(entry, entry.state.clone())
+    }
+
+    /// [`Replayer::apply`] of an entry the caller no longer needs: its state
+    /// is moved into the replay, not cloned.
+    pub fn apply_owned(&mut self, mut entry: JournalEntry) -> Result<(), ReplayError> {
+        self.check_order(&entry)?;
+        let state = entry.state.take();
+        self.apply_checked(&entry, state)
+    }
+
+    /// Refuses an entry out of order or with a bad reference; on success
+    /// the entry is the last applied.
+    fn check_order(&mut self, entry: &JournalEntry) -> Result<(), ReplayError> {
         let seq = entry.sequence_id;
         if let Some(last) = self.last_sequence_id.filter(|&last| seq <= last) {
             return Err(ReplayError::OutOfOrder {
@@ -174,6 +199,16 @@ impl Replayer {
         }
         self.validate(entry)?;
         self.last_sequence_id = Some(seq);
+        Ok(())
+    }
+
+    /// Applies a checked `entry` whose state is `state` (moved out of it).
+    fn apply_checked(
+        &mut self,
+        entry: &JournalEntry,
+        state: Option<ResourceState>,
+    ) -> Result<(), ReplayError> {
+        let seq = entry.sequence_id;
         let op = entry.operation_id;
         match entry.kind {
             JournalEntryKind::Begin => {
@@ -183,10 +218,10 @@ impl Replayer {
             JournalEntryKind::Success => {
                 self.touched = true;
                 self.incomplete.remove(&op);
-                if let Some(state) = &entry.state {
+                if let Some(state) = state {
                     self.new_index_of_operation
                         .insert(op, self.new_resources.len());
-                    self.new_resources.push(state.clone());
+                    self.new_resources.push(state);
                 }
                 if let Some(i) = entry.remove_old {
                     self.removed_old.insert(i);
@@ -213,7 +248,7 @@ impl Replayer {
                 self.touched = true;
                 self.incomplete.remove(&op);
                 self.has_refresh = true;
-                self.replace_or_remove(entry, true)?;
+                self.replace_or_remove(entry, state, true)?;
             }
             JournalEntryKind::Failure => {
                 self.touched = true;
@@ -221,7 +256,7 @@ impl Replayer {
             }
             JournalEntryKind::Outputs => {
                 self.touched = true;
-                self.replace_or_remove(entry, false)?;
+                self.replace_or_remove(entry, state, false)?;
             }
             JournalEntryKind::Write => {
                 if self.touched || self.wrote {
@@ -231,12 +266,12 @@ impl Replayer {
                     .new_snapshot
                     .as_deref()
                     .ok_or(ReplayError::WriteWithoutSnapshot { sequence_id: seq })?;
-                self.base = snapshot.clone();
+                self.base = Arc::new(snapshot.clone());
                 self.wrote = true;
             }
             JournalEntryKind::SecretsManager => {
                 if let Some(providers) = &entry.secrets_providers {
-                    self.base.secrets_providers = Some(providers.clone());
+                    Arc::make_mut(&mut self.base).secrets_providers = Some(providers.clone());
                 }
             }
             JournalEntryKind::RebuiltBaseState => {
@@ -249,28 +284,82 @@ impl Replayer {
 
     /// The snapshot the entries applied so far describe.
     pub fn snapshot(&self) -> Snapshot {
-        let mut resources =
-            Vec::with_capacity(self.new_resources.len() + self.base.resources.len());
-        for (i, r) in self.new_resources.iter().enumerate() {
-            if !self.removed_new.contains(&i) {
-                resources.push(r.clone());
+        let new = self
+            .new_resources
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.removed_new.contains(i))
+            .map(|(_, r)| r.clone());
+        let old = self.base.resources.iter().enumerate().filter_map(|(i, r)| {
+            let kept = self.replaced_old.get(&i).unwrap_or(r);
+            self.kept_old(i, || kept.clone())
+        });
+        let resources = new.chain(old).collect();
+        let removed_new: Vec<ResourceState> = match self.has_refresh {
+            true => self
+                .removed_new
+                .iter()
+                .filter_map(|&i| self.new_resources.get(i).cloned())
+                .collect(),
+            false => Vec::new(),
+        };
+        self.finish_snapshot(resources, &removed_new)
+    }
+
+    /// [`Replayer::snapshot`], consuming the replay: the states it holds
+    /// move into the result; of the base, only the resources kept are
+    /// copied (none when the base is no longer shared).
+    pub fn into_snapshot(mut self) -> Snapshot {
+        let mut replaced = std::mem::take(&mut self.replaced_old);
+        let new_resources = std::mem::take(&mut self.new_resources);
+        let mut resources = Vec::with_capacity(new_resources.len() + self.base.resources.len());
+        let mut removed_new = Vec::new();
+        for (i, r) in new_resources.into_iter().enumerate() {
+            match self.removed_new.contains(&i) {
+                true => removed_new.push(r),
+                false => resources.push(r),
             }
         }
-        for (i, r) in self.base.resources.iter().enumerate() {
-            if self.removed_old.contains(&i) {
-                continue;
-            }
-            let mut r = self.replaced_old.get(&i).unwrap_or(r).clone();
-            if self.marked_delete.contains(&i) {
-                r.delete = true;
-            }
-            if self.marked_pending_replacement.contains(&i) {
-                r.pending_replacement = true;
-            }
-            resources.push(r);
+        for i in 0..self.base.resources.len() {
+            let kept = self.kept_old(i, || match replaced.remove(&i) {
+                Some(r) => r,
+                None => self.base.resources[i].clone(),
+            });
+            resources.extend(kept);
         }
+        self.finish_snapshot(resources, &removed_new)
+    }
+
+    /// The base resource at `i` as the result holds it (`state` makes it),
+    /// or `None` when it was removed.
+    fn kept_old(&self, i: usize, state: impl FnOnce() -> ResourceState) -> Option<ResourceState> {
+        if self.removed_old.contains(&i) {
+            return None;
+        }
+        let mut r = state();
+        if self.marked_delete.contains(&i) {
+            r.delete = true;
+        }
+        if self.marked_pending_replacement.contains(&i) {
+            r.pending_replacement = true;
+        }
+        Some(r)
+    }
+
+    /// The snapshot of `resources` (new first, then the base's kept ones):
+    /// dependencies rebuilt after a refresh, pending operations, the base's
+    /// manifest and metadata.
+    fn finish_snapshot(
+        &self,
+        mut resources: Vec<ResourceState>,
+        removed_new: &[ResourceState],
+    ) -> Snapshot {
         if self.has_refresh {
-            rebuild_dependencies(&mut resources, self.removed());
+            let removed_old = self
+                .removed_old
+                .iter()
+                .filter_map(|&i| self.base.resources.get(i));
+            rebuild_dependencies(&mut resources, removed_old.chain(removed_new));
         }
 
         let mut incomplete: Vec<_> = self.incomplete.values().collect();
@@ -371,12 +460,21 @@ impl Replayer {
     fn replace_or_remove(
         &mut self,
         entry: &JournalEntry,
+        state: Option<ResourceState>,
         refresh: bool,
     ) -> Result<(), ReplayError> {
+        let new_index = self.new_index(entry, "removeNew", entry.remove_new)?;
+        // Both references name the same state only in a malformed entry;
+        // the old one then gets a copy.
+        let (for_old, for_new) = match (entry.remove_old, new_index, state) {
+            (Some(_), Some(_), Some(s)) => (Some(s.clone()), Some(s)),
+            (Some(_), _, s) => (s, None),
+            (None, _, s) => (None, s),
+        };
         if let Some(i) = entry.remove_old {
-            match &entry.state {
+            match for_old {
                 Some(state) => {
-                    self.replaced_old.insert(i, state.clone());
+                    self.replaced_old.insert(i, state);
                 }
                 None if refresh => {
                     self.removed_old.insert(i);
@@ -384,9 +482,9 @@ impl Replayer {
                 None => {}
             }
         }
-        if let Some(i) = self.new_index(entry, "removeNew", entry.remove_new)? {
-            match &entry.state {
-                Some(state) => self.new_resources[i] = state.clone(),
+        if let Some(i) = new_index {
+            match for_new {
+                Some(state) => self.new_resources[i] = state,
                 None if refresh => {
                     self.removed_new.insert(i);
                 }
@@ -394,20 +492,6 @@ impl Replayer {
             }
         }
         Ok(())
-    }
-
-    /// Resources removed so far (from the base and from this deployment),
-    /// whose parents tell a rebuild where to re-parent orphans.
-    fn removed(&self) -> impl Iterator<Item = &ResourceState> {
-        let old = self
-            .removed_old
-            .iter()
-            .filter_map(|&i| self.base.resources.get(i));
-        let new = self
-            .removed_new
-            .iter()
-            .filter_map(|&i| self.new_resources.get(i));
-        old.chain(new)
     }
 
     /// RebuiltBaseState: the snapshot so far becomes the base.
@@ -422,7 +506,7 @@ impl Replayer {
             .filter(|op| op.kind == OperationType::Creating)
             .cloned()
             .collect();
-        self.base = base;
+        self.base = Arc::new(base);
         self.new_resources.clear();
         self.removed_new.clear();
         self.new_index_of_operation.clear();

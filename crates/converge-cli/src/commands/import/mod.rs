@@ -135,7 +135,7 @@ async fn run_locked(
         let executed = execute(
             Operation::Preview,
             ExecuteParams {
-                base: locked.base().clone(),
+                base: locked.shared_base(),
                 providers,
                 options: DeploymentOptions {
                     preview: true,
@@ -188,7 +188,7 @@ async fn run_locked(
     let executed = execute(
         Operation::Up,
         ExecuteParams {
-            base: locked.base().clone(),
+            base: locked.shared_base(),
             providers,
             options,
             program: Some(&program),
