@@ -71,7 +71,7 @@ fn journal_append_helper_process() {
 fn run_and_kill(dir: &Path) -> usize {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "journal_append_helper_process",
+            "file_journal_crash::journal_append_helper_process",
             "--exact",
             "--nocapture",
             "--test-threads=1",

@@ -81,7 +81,7 @@ fn lock_helper_process() {
 fn spawn_helper(dir: &Path, mode: &str) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args([
-            "lock_helper_process",
+            "file_lock_process::lock_helper_process",
             "--exact",
             "--nocapture",
             "--test-threads=1",
