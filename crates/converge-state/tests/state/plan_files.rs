@@ -7,7 +7,7 @@ use converge_state::plan::{read_plan, write_plan, DeploymentPlan, PlanBase, Reso
 use converge_state::secrets::{PassphraseCrypter, SecretsMode};
 use converge_state::Manifest;
 
-const PULUMI_PLAN: &[u8] = include_bytes!("fixtures/plan_pulumi.json");
+const PULUMI_PLAN: &[u8] = include_bytes!("../fixtures/plan_pulumi.json");
 const PW: &str = "urn:pulumi:dev::proj::random:index/randomPassword:RandomPassword::pw";
 
 #[test]
