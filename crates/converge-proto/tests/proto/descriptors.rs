@@ -22,7 +22,7 @@
 //! top-level element we leave out (see it with `-- --nocapture`), so a new
 //! SDK's additions are visible.
 
-mod common;
+use crate::common;
 
 use common::flatten::{compare, our_schema, Flat};
 

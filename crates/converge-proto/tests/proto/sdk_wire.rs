@@ -3,7 +3,7 @@
 //! and the SDK reads what Converge sends, for every kind of value the SDK
 //! can produce without a running engine.
 
-mod common;
+use crate::common;
 
 use converge_model::{
     Archive, ArchiveMember, Asset, OutputValue, PropertyMap, PropertyValue, ResourceReference, Urn,

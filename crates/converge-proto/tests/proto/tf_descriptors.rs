@@ -11,7 +11,7 @@
 //! theirs is renamed to ours before comparing. Not compared: comments and
 //! file options such as `go_package`.
 
-mod common;
+use crate::common;
 
 use common::flatten::{compare, our_schema, Flat};
 use serde_json::Value;
