@@ -2,7 +2,7 @@
 //! malformed and oversized bodies, bad names, journal idempotence, the
 //! OpenAPI document against the routes.
 
-mod common;
+use crate::common;
 
 use common::Storage;
 use reqwest::{Method, StatusCode};

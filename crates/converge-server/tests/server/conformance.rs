@@ -2,7 +2,7 @@
 //! service: SQLite always, PostgreSQL when `CONVERGE_TEST_DATABASE_URL` is
 //! set (required under CI).
 
-mod common;
+use crate::common;
 
 use common::Storage;
 use converge_backend::conformance;

@@ -1,7 +1,7 @@
 //! Update leases: exclusion under concurrency, writes only by the holder,
 //! expiry, and the server-side compaction of an abandoned update's journal.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! every first attempt of other requests. The HTTP backend retries, and no
 //! entry is ever stored twice.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
