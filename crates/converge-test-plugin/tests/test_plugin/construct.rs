@@ -4,7 +4,7 @@
 //! cannot be reached. (The full Construct through the engine's monitor is
 //! tested end to end through the `converge` binary.)
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! mid-run: clear errors (with their stderr), bounded waits, no process
 //! left behind.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

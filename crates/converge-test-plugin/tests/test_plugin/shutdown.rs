@@ -1,7 +1,7 @@
 //! (d) Shutdown sends Cancel, then kills and reaps every plugin process;
 //! dropping the loader or a provider kills too.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! calls made directly: plugin info, schema, config, invoke, partial
 //! failures, one configuration per process.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;
