@@ -7,7 +7,7 @@
 //! `@pulumi/pulumi` installed (scripts/test sets it up), and `node` on
 //! `PATH`. Without it the tests fail under CI and skip loudly elsewhere.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! (scripts/test sets it up). Without it the tests fail under CI and skip
 //! loudly elsewhere.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
