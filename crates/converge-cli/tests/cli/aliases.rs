@@ -7,7 +7,7 @@
 //! `stack export` has the new URNs with the old IDs, and a `preview` of
 //! the same program afterwards has nothing to do.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! (a real S3-compatible server on 127.0.0.1, started by scripts/test) and
 //! the state service (`converge serve`).
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

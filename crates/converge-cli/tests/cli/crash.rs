@@ -4,7 +4,7 @@
 //! reports the interrupted operations, and a documented command resolves
 //! them.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Command as Process, Stdio};

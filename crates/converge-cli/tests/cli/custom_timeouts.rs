@@ -5,7 +5,7 @@
 //! duration is refused at registration, naming its key, with the last
 //! good state unchanged.
 
-mod common;
+use crate::common;
 
 use common::python::{venv, PythonWorld};
 

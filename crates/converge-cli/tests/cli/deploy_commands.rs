@@ -2,7 +2,7 @@
 //! no provider: confirmation rules, unsupported programs, empty stacks,
 //! interrupted operations left in the state.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! the Python program (`pulumi.dynamic`), served by the SDK's own provider
 //! server run with the program's interpreter, creating real files.
 
-mod common;
+use crate::common;
 
 use common::python::{venv, PythonWorld};
 

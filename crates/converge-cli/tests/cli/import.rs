@@ -6,7 +6,7 @@
 //! each, the next command verifies the stack's integrity (every command
 //! that locks a stack does).
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

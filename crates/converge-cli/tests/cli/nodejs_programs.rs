@@ -2,7 +2,7 @@
 //! `@pulumi/pulumi` SDK (installed by scripts/test;
 //! CONVERGE_TEST_NODE_MODULES names its node_modules).
 
-mod common;
+use crate::common;
 
 use common::nodejs::{node_modules, NodeWorld};
 

@@ -4,7 +4,7 @@
 //! config (Pulumi.yaml's `config:`) reaches it with its defaults, and
 //! stack values that break its declarations are refused.
 
-mod common;
+use crate::common;
 
 use common::python::{venv, PythonWorld as World};
 

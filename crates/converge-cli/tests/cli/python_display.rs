@@ -5,7 +5,7 @@
 //! Pulumi's messages and exit code 255, `refresh --preview-only`,
 //! `--refresh` and `options.refresh: always`, relative times in `stack ls`.
 
-mod common;
+use crate::common;
 
 use common::python::{venv, PythonWorld as World};
 

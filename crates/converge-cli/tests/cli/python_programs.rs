@@ -2,7 +2,7 @@
 //! `pulumi` SDK (installed by scripts/test; CONVERGE_TEST_PYTHON names the
 //! venv's interpreter) and the built-in providers.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

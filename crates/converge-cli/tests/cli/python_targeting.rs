@@ -3,7 +3,7 @@
 //! the `converge` binary running a Python program with the published
 //! `pulumi` SDK (CONVERGE_TEST_PYTHON names the venv's interpreter).
 
-mod common;
+use crate::common;
 
 use common::python::{venv, PythonWorld as World};
 

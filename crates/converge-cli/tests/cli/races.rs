@@ -9,7 +9,7 @@
 //! Each race is on a stack of its own; the program's commands append the
 //! name of every object they create to one log, so a double creation shows.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

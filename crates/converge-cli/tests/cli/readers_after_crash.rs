@@ -14,7 +14,7 @@
 //! number of trials per backend (default: 100 on the file backend, 50 on
 //! each other); `CONVERGE_CRASH_SEED` the seed of the kill moments.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 //! value → the refreshed one; a cloud answering a normalised form shows no
 //! change, though the state records it. `--preview-only` changes nothing.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! moved on refuses the plan as stale; secrets in the plan file are
 //! ciphertext; a refresh-only plan is saved and applied.
 
-mod common;
+use crate::common;
 
 use common::{failure_of, stdout_of, Scratch};
 

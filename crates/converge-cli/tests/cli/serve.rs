@@ -2,7 +2,7 @@
 //! `http://` backend: login with a token, stack init, up, a second up with
 //! no changes, export, destroy.
 
-mod common;
+use crate::common;
 
 use common::service::Service;
 

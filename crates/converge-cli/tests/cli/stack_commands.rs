@@ -1,8 +1,6 @@
 //! End-to-end tests of the `converge` binary: stacks, config, import/export
 //! and outputs on a real file backend in a temporary directory.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

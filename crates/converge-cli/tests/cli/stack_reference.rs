@@ -4,7 +4,7 @@
 //! Python and Node.js SDKs, through the `converge` binary, on the file
 //! backend, the state service and (when the S3 test server is up) a bucket.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

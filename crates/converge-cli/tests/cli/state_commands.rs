@@ -5,7 +5,7 @@
 //! every edit leaves a state that `stack import` (which verifies
 //! integrity) takes back and that `preview` reads.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

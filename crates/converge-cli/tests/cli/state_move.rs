@@ -3,7 +3,7 @@
 //! byte-identical; every move leaves two states that `stack import` (which
 //! verifies integrity) takes back, and secrets the destination's key opens.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

@@ -23,17 +23,9 @@
 
 #![cfg(unix)]
 
-mod common;
-
-#[path = "terraform/contract.rs"]
 mod contract;
-#[path = "terraform/errors.rs"]
 mod errors;
-#[path = "terraform/python.rs"]
 mod python;
-#[path = "terraform/upgrade.rs"]
 mod upgrade;
-#[path = "terraform/world.rs"]
 mod world;
-#[path = "terraform/yaml.rs"]
 mod yaml;

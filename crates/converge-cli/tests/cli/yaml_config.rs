@@ -5,7 +5,7 @@
 //! unchanged), `config` listing and `--json`, and `config cp` between two
 //! stacks with different secrets keys.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

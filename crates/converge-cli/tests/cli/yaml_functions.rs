@@ -4,7 +4,7 @@
 //! `converge` and the built-in providers. A secret stays secret: shown as
 //! `[secret]`, never in the state file in plaintext.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 

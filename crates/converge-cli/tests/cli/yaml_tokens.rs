@@ -1,7 +1,7 @@
 //! End to end: a YAML program written in the documentation's short
 //! tokens, for built-in providers and a plugin, through `converge`.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 

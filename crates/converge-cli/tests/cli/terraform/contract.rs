@@ -7,7 +7,7 @@
 use converge_testkit::terraform_mirror::TestProvider;
 use serde_json::Value;
 
-use crate::world::{providers_available, TfWorld};
+use super::world::{providers_available, TfWorld};
 
 const BAD_URN: &str = "urn:pulumi:dev::tfbreak::breaker:index/thing:Thing::bad";
 

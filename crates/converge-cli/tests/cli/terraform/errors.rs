@@ -3,7 +3,7 @@
 
 use converge_testkit::terraform_mirror::TestProvider;
 
-use crate::world::{providers_available, TfWorld};
+use super::world::{providers_available, TfWorld};
 
 const ITEM: &str = "resources:
   item:

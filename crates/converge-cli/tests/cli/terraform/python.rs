@@ -6,8 +6,8 @@
 use converge_testkit::terraform_mirror::TestProvider;
 use serde_json::json;
 
-use crate::world::{is_secret, meta, providers_available, python_venv, Mirror, TfWorld};
-use crate::yaml::private_of;
+use super::world::{is_secret, meta, providers_available, python_venv, Mirror, TfWorld};
+use super::yaml::private_of;
 
 const SECRET: &str = "python-secret-51c0";
 

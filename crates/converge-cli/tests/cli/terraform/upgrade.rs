@@ -8,8 +8,8 @@
 use converge_testkit::terraform_mirror::TestProvider;
 use serde_json::json;
 
-use crate::world::{meta, providers_available, TfWorld};
-use crate::yaml::private_of;
+use super::world::{meta, providers_available, TfWorld};
+use super::yaml::private_of;
 
 fn item(attribute: &str, text: &str) -> String {
     format!(

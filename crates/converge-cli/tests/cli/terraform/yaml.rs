@@ -10,7 +10,7 @@ use converge_testkit::terraform_mirror::TestProvider;
 use serde_json::json;
 use sha2::Digest;
 
-use crate::world::{is_secret, meta, providers_available, TfWorld};
+use super::world::{is_secret, meta, providers_available, TfWorld};
 
 const SECRET: &str = "secret-value-6b1d";
 const TOKEN: &str = "provider-token-93ae";
