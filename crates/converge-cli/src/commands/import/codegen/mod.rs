@@ -104,28 +104,25 @@ pub fn check(project: &Project, path: &Path, specs: &[ImportSpec]) -> Result<()>
                 python::no_sdk(package_of(&spec.type_token))
             );
         }
-        // The generated code imports the SDK: it must be one the project's
-        // Python has (a Terraform provider, for one, has no Python SDK).
+        // The generated code imports the SDK: say so when the project's
+        // Python cannot import it (it may be installed later; a Terraform
+        // provider's package has none unless one is generated).
         let packages: Vec<&str> = specs
             .iter()
             .filter(|s| !s.component)
             .map(|s| package_of(&s.type_token))
             .collect();
         let installed = super::sdk_version::installed_sdks(project, &packages);
-        if let Some(spec) = specs
-            .iter()
-            .filter(|s| !s.component)
-            .find(|s| !installed.contains(package_of(&s.type_token)))
-        {
-            let package = package_of(&spec.type_token);
-            bail!(
-                "--out {}: cannot write {} ({}): the project's Python has no SDK for package \
-                 {package} (module {} is not installed), so generated code could not run; \
-                 install the SDK, or import without --out (in a Pulumi YAML project --out \
-                 writes any package's resources)",
+        let mut missing: Vec<&str> = packages
+            .into_iter()
+            .filter(|p| !installed.contains(*p))
+            .collect();
+        missing.dedup();
+        for package in missing {
+            eprintln!(
+                "warning: --out {}: the project's Python cannot import {} (the SDK of package \
+                 {package}); the generated code runs once it is installed",
                 path.display(),
-                spec.name,
-                spec.type_token,
                 python::sdk_module(package).unwrap_or_default()
             );
         }

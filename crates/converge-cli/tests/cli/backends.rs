@@ -1,0 +1,227 @@
+//! The `converge` binary on each backend: the file backend, an object store
+//! (a real S3-compatible server on 127.0.0.1, started by scripts/test) and
+//! the state service (`converge serve`).
+
+use crate::common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use converge_backend::{
+    HistoryStore, JournalStore, LockInfo, ObjectBackend, StackLocker, StackRef, StackStore,
+};
+
+const PROGRAM: &str = "name: objproj
+runtime: yaml
+resources:
+  pet:
+    type: random:index/randomPet:RandomPet
+    properties:
+      length: 2
+  slow:
+    type: command:local:Command
+    properties:
+      create: touch started && sleep ${wait}
+config:
+  wait:
+    type: string
+    default: \"0\"
+outputs:
+  pet: ${pet.id}
+";
+
+struct World {
+    scratch: common::Scratch,
+    backend: common::Backend,
+}
+
+impl World {
+    fn new(backend: common::Backend) -> World {
+        let w = World {
+            scratch: common::Scratch::new(PROGRAM),
+            backend,
+        };
+        w.run(&["stack", "init", "dev"]);
+        w
+    }
+
+    fn s3(url: &str) -> World {
+        World::new(common::Backend::Url(url.to_owned()))
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        common::converge_on(&self.scratch, &self.backend, args)
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        common::stdout_of(self.cmd(&[]), args)
+    }
+
+    /// The object store this world's stacks are in.
+    fn bucket(&self) -> ObjectBackend {
+        match &self.backend {
+            common::Backend::Url(url) => ObjectBackend::open(url).unwrap(),
+            other => panic!("not an object store: {other:?}"),
+        }
+    }
+}
+
+fn dev() -> StackRef {
+    StackRef::new("objproj", "dev").unwrap()
+}
+
+#[test]
+fn login_deploy_and_destroy_on_s3() {
+    let Some(url) = converge_backend::conformance::test_s3_url("e2e") else {
+        return;
+    };
+    let w = World::s3(&url);
+    // `login` remembers an s3:// URL like any other.
+    let mut login = w.scratch.command("pw");
+    login.env_remove("PULUMI_BACKEND_URL").args(["login", &url]);
+    let out = login.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut whoami = w.scratch.command("pw");
+    whoami
+        .env_remove("PULUMI_BACKEND_URL")
+        .args(["whoami", "-v"]);
+    let who = String::from_utf8(whoami.output().unwrap().stdout).unwrap();
+    assert!(who.contains(&url), "{who}");
+
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 5 created"), "{up}");
+    let again = w.run(&["up", "--yes"]);
+    assert!(again.contains("5 unchanged"), "{again}");
+    assert!(w.run(&["stack", "ls"]).contains("dev"));
+    let export: serde_json::Value = serde_json::from_str(&w.run(&["stack", "export"])).unwrap();
+    assert_eq!(
+        export["deployment"]["resources"].as_array().unwrap().len(),
+        5
+    );
+    // The checkpoint is in the bucket, on Pulumi's layout; no journal or
+    // lease is left behind.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let b = w.bucket();
+        let cp = b.load_checkpoint(&dev()).await.unwrap().unwrap();
+        let cp: serde_json::Value = serde_json::from_slice(&cp).unwrap();
+        assert_eq!(cp["version"], 3);
+        assert!(b.load_journal(&dev()).await.unwrap().is_none());
+        assert!(b.list_locks(&dev()).await.unwrap().is_empty());
+        assert_eq!(
+            b.list_history(&dev(), &Default::default())
+                .await
+                .unwrap()
+                .len(),
+            2
+        );
+    });
+    let down = w.run(&["destroy", "--yes"]);
+    assert!(down.contains("- 5 deleted"), "{down}");
+}
+
+/// Two `converge up` on one stack from two processes: exactly one runs;
+/// the other fails at once, naming the holder.
+fn a_second_up_fails_fast_naming_the_holder(w: World) {
+    w.run(&["config", "set", "wait", "3"]);
+    let started = w.scratch.project.join("started");
+    let first = w
+        .cmd(&["up", "--yes", "--skip-preview"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first update holds the stack once its slow command has started.
+    let start = Instant::now();
+    while !started.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the first up never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = w.cmd(&["up", "--yes", "--skip-preview"]).output().unwrap();
+    assert!(!second.status.success());
+    let err = String::from_utf8_lossy(&second.stderr);
+    let me = LockInfo::current();
+    assert!(err.contains("is locked by"), "{err}");
+    assert!(
+        err.contains(&format!("{}@{}", me.username, me.hostname)),
+        "{err}"
+    );
+    let first = first.wait_with_output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(w.run(&["up", "--yes"]).contains("5 unchanged"));
+}
+
+#[test]
+fn a_second_up_fails_fast_on_the_file_backend() {
+    a_second_up_fails_fast_naming_the_holder(World::new(common::Backend::File));
+}
+
+#[test]
+fn a_second_up_fails_fast_on_s3() {
+    let Some(url) = converge_backend::conformance::test_s3_url("two") else {
+        return;
+    };
+    a_second_up_fails_fast_naming_the_holder(World::s3(&url));
+}
+
+#[test]
+fn a_second_up_fails_fast_on_the_service() {
+    let data = tempfile::tempdir().unwrap();
+    let service =
+        common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
+    a_second_up_fails_fast_naming_the_holder(World::new(common::Backend::Service(service)));
+}
+
+/// A lease held by a process elsewhere blocks updates until `converge
+/// cancel` breaks it.
+#[test]
+fn cancel_breaks_a_lease_held_elsewhere() {
+    let Some(url) = converge_backend::conformance::test_s3_url("cancel") else {
+        return;
+    };
+    let w = World::s3(&url);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let b = w.bucket();
+    let elsewhere = LockInfo {
+        pid: 4242,
+        username: "alice".into(),
+        hostname: "build-agent-7".into(),
+        timestamp: "2026-11-01T10:00:00Z".into(),
+    };
+    let guard = rt.block_on(b.lock(&dev(), elsewhere)).unwrap();
+    std::mem::forget(guard);
+
+    let blocked = w.cmd(&["up", "--yes"]).output().unwrap();
+    assert!(!blocked.status.success());
+    let err = String::from_utf8_lossy(&blocked.stderr);
+    assert!(err.contains("alice@build-agent-7 (pid 4242)"), "{err}");
+    assert!(err.contains("converge cancel"), "{err}");
+
+    let refused = w.cmd(&["cancel"]).output().unwrap();
+    assert!(
+        !refused.status.success(),
+        "cancel without --yes, non-interactive"
+    );
+    let cancel = w.run(&["cancel", "--yes"]);
+    assert!(cancel.contains("alice@build-agent-7"), "{cancel}");
+    assert!(cancel.contains("broke 1 lock"), "{cancel}");
+    assert!(w.run(&["cancel"]).contains("nothing to cancel"));
+    assert!(w.run(&["up", "--yes"]).contains("+ 5 created"));
+}

@@ -1,0 +1,187 @@
+//! End-to-end tests of `converge preview | up | refresh | destroy` that need
+//! no provider: confirmation rules, unsupported programs, empty stacks,
+//! interrupted operations left in the state.
+
+use crate::common;
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+struct World {
+    scratch: common::Scratch,
+    backend: PathBuf,
+    project: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let scratch = common::Scratch::new("name: demo\nruntime: yaml\n");
+        let (backend, project) = (scratch.backend.clone(), scratch.project.clone());
+        let w = World {
+            scratch,
+            backend,
+            project,
+        };
+        w.ok(&["stack", "init", "dev"]);
+        w
+    }
+
+    fn converge(&self) -> Command {
+        Command::from_std(self.scratch.command("pw"))
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.converge().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "converge {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.converge().args(args).output().unwrap();
+        assert!(!out.status.success(), "converge {args:?} should fail");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn state(&self) -> Vec<u8> {
+        std::fs::read(self.backend.join(".pulumi/stacks/demo/dev.json")).unwrap()
+    }
+}
+
+#[test]
+fn operations_need_yes_when_not_interactive() {
+    let w = World::new();
+    let before = w.state();
+    let err = w.fails(&["destroy"]);
+    assert!(err.contains("--yes"), "{err}");
+    let err = w.fails(&["refresh"]);
+    assert!(err.contains("--yes"), "{err}");
+    assert_eq!(before, w.state());
+}
+
+#[test]
+fn an_unsupported_program_is_a_clear_error_that_changes_nothing() {
+    let w = World::new();
+    std::fs::write(
+        w.project.join("Pulumi.yaml"),
+        "name: demo\nruntime: cobol\n",
+    )
+    .unwrap();
+    let before = w.state();
+    let err = w.fails(&["up", "--yes"]);
+    assert!(err.contains("unknown runtime \"cobol\""), "{err}");
+    let err = w.fails(&["preview"]);
+    assert!(err.contains("unknown runtime"), "{err}");
+    assert_eq!(before, w.state());
+    assert!(!w
+        .backend
+        .join(".pulumi/locks/organization/demo/dev")
+        .read_dir()
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false));
+}
+
+#[test]
+fn refresh_and_destroy_of_an_empty_stack() {
+    let w = World::new();
+    let out = w.ok(&["refresh", "--yes"]);
+    assert!(out.contains("no changes"), "{out}");
+    let out = w.ok(&["destroy", "--yes", "--skip-preview"]);
+    assert!(out.contains("no changes"), "{out}");
+    let json = w.ok(&["destroy", "--yes", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["error"].is_null());
+    // The update history records each run.
+    let history = w.backend.join(".pulumi/history/demo/dev");
+    assert!(history.read_dir().unwrap().count() >= 3);
+}
+
+#[test]
+fn interrupted_operations_are_reported_and_cleared() {
+    let w = World::new();
+    let stack_urn = "urn:pulumi:dev::demo::pulumi:pulumi:Stack::demo-dev";
+    let deployment = serde_json::json!({
+        "version": 3,
+        "deployment": {
+            "manifest": {"time": "2026-11-01T00:00:00Z", "magic": "", "version": "v3"},
+            "resources": [{"urn": stack_urn, "custom": false, "type": "pulumi:pulumi:Stack"}],
+            "pending_operations": [{
+                "resource": {"urn": "urn:pulumi:dev::demo::random:index/randomPet:RandomPet::pet",
+                             "custom": true, "type": "random:index/randomPet:RandomPet", "parent": stack_urn},
+                "type": "creating"
+            }]
+        }
+    });
+    std::fs::write(w.project.join("state.json"), deployment.to_string()).unwrap();
+    w.ok(&["stack", "import", "--file", "state.json"]);
+    let out = w.converge().args(["refresh", "--yes"]).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("creating urn:pulumi:dev::demo::random:index/randomPet:RandomPet::pet"),
+        "{err}"
+    );
+    assert!(err.contains("--clear-pending-creates"), "{err}");
+    assert!(String::from_utf8(w.state())
+        .unwrap()
+        .contains("pending_operations"));
+    w.ok(&["refresh", "--yes", "--clear-pending-creates"]);
+    assert!(!String::from_utf8(w.state())
+        .unwrap()
+        .contains("pending_operations"));
+}
+
+fn quickstart() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/quickstart/Pulumi.yaml")
+}
+
+#[test]
+fn the_quickstart_deploys_offline_and_a_second_run_changes_nothing() {
+    let w = World::new();
+    std::fs::copy(quickstart(), w.project.join("Pulumi.yaml")).unwrap();
+    w.ok(&["stack", "init", "dev"]);
+    let out = w.ok(&["up", "--yes", "-s", "dev"]);
+    assert!(out.contains("+ 9 created"), "{out}");
+    assert!(out.contains("password: [secret]"), "{out}");
+    let motd = std::fs::read_to_string(w.project.join("out/motd-dev.txt")).unwrap();
+    assert!(motd.starts_with("hello, "), "{motd}");
+    let out = w.ok(&["up", "--yes", "-s", "dev", "--refresh"]);
+    assert!(out.contains("Refreshing (dev)"), "{out}");
+    assert!(
+        out.contains("9 unchanged") && !out.contains("created"),
+        "{out}"
+    );
+    // Config changes flow through: the file is updated in place.
+    w.ok(&["config", "set", "greeting", "bonjour"]);
+    let out = w.ok(&["up", "--yes", "--diff"]);
+    assert!(out.contains("~ 1 updated"), "{out}");
+    assert!(std::fs::read_to_string(w.project.join("out/motd-dev.txt"))
+        .unwrap()
+        .starts_with("bonjour, "));
+    // No secret in plaintext in the state.
+    let password = w.ok(&["stack", "output", "password", "--show-secrets"]);
+    assert_eq!(password.trim().len(), 20);
+    assert!(!String::from_utf8_lossy(&w.state()).contains(password.trim()));
+    let out = w.ok(&["destroy", "--yes"]);
+    assert!(out.contains("- 9 deleted"), "{out}");
+    assert!(!w.project.join("out/motd-dev.txt").exists());
+}
+
+#[test]
+fn a_bad_yaml_program_points_at_the_line_and_changes_nothing() {
+    let w = World::new();
+    std::fs::write(
+        w.project.join("Pulumi.yaml"),
+        "name: demo\nruntime: yaml\nresources:\n  pet:\n    type: random:index/randomPet:RandomPet\n    properties:\n      prefix: ${missing.id}\n",
+    )
+    .unwrap();
+    let before = w.state();
+    let err = w.fails(&["preview"]);
+    assert!(err.contains("Pulumi.yaml:7:"), "{err}");
+    assert!(err.contains("missing"), "{err}");
+    assert_eq!(before, w.state());
+}

@@ -1,0 +1,33 @@
+//! converge-cli's end-to-end tests (the `converge` binary, the published
+//! SDKs, real provider processes), one module per concern, in one test
+//! binary: each binary links the whole dependency graph, so one binary for
+//! the crate links it once instead of once per file. `common` is what the
+//! modules share.
+
+mod common;
+
+mod aliases;
+mod backends;
+mod crash;
+mod custom_timeouts;
+mod deploy_commands;
+mod dynamic_providers;
+mod import;
+mod nodejs_programs;
+mod python_config;
+mod python_display;
+mod python_programs;
+mod python_targeting;
+mod races;
+mod readers_after_crash;
+mod refresh_drift;
+mod saved_plans;
+mod serve;
+mod stack_commands;
+mod stack_reference;
+mod state_commands;
+mod state_move;
+mod terraform;
+mod yaml_config;
+mod yaml_functions;
+mod yaml_tokens;

@@ -1,0 +1,243 @@
+//! What a Pulumi user sees and scripts against, through the `converge`
+//! binary running a Python program with the published `pulumi` SDK: the
+//! operation headers, `--diff` with old → new values (secrets masked
+//! unless `--show-secrets`), the Duration line, `--expect-no-changes` with
+//! Pulumi's messages and exit code 255, `refresh --preview-only`,
+//! `--refresh` and `options.refresh: always`, relative times in `stack ls`.
+
+use crate::common;
+
+use common::python::{venv, PythonWorld as World};
+
+const PROGRAM: &str = r#"
+import os
+import pulumi
+
+cfg = pulumi.Config()
+pet = pulumi.CustomResource("random:index/randomPet:RandomPet", "pet", {
+    "length": cfg.get_int("length") or 2,
+    "keepers": {
+        "env": cfg.get("env") or "dev",
+        "team": "web",
+        "token": cfg.require_secret("token"),
+    },
+    "id": None,
+})
+motd = pulumi.CustomResource("converge:index:File", "motd", {
+    "path": os.path.join(os.getcwd(), "motd.txt"),
+    "content": "hello",
+    "permissions": "0644",
+})
+pulumi.export("pet", pet.id)
+"#;
+
+/// `converge args…`: its exit code and its stdout and stderr together.
+fn exit_of(w: &World, args: &[&str]) -> (Option<i32>, String) {
+    let out = w.cmd(args);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+fn motd(w: &World) -> std::path::PathBuf {
+    w.scratch.project.join("motd.txt")
+}
+
+#[test]
+fn diffs_show_old_and_new_values_and_secrets_stay_masked() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, PROGRAM);
+    w.run(&["config", "set", "--secret", "token", "t0ps3cret"]);
+
+    let up = w.run(&["up", "--yes"]);
+    let order = [
+        "Previewing update (dev):",
+        "Updating (dev):",
+        "Outputs:",
+        "Resources:",
+        "Duration: ",
+    ];
+    let mut from = 0;
+    for s in order {
+        let at = up[from..].find(s);
+        from += at.unwrap_or_else(|| panic!("no {s:?} after byte {from} in\n{up}"));
+    }
+
+    w.run(&["config", "set", "env", "prod"]);
+    w.run(&["config", "set", "--secret", "token", "n3wsecret"]);
+    let p = w.run(&["preview"]);
+    assert!(p.contains("pet create replacement [diff: ~keepers]"), "{p}");
+    // The stack's outputs that change, before the counts.
+    let outputs = p.find("\nOutputs:\n      ~ pet: \"").expect(&p);
+    assert!(p[outputs..].contains("=> [unknown]\n\nResources:"), "{p}");
+
+    let p = w.run(&["preview", "--diff"]);
+    for line in [
+        "      ~ keepers: {",
+        "          ~ env  : \"dev\" => \"prod\"",
+        "          ~ token: [secret] => [secret]",
+        "      (replaced because of changes to: keepers)",
+    ] {
+        assert!(p.contains(line), "no {line:?} in\n{p}");
+    }
+    assert!(!p.contains("t0ps3cret") && !p.contains("n3wsecret"), "{p}");
+    let p = w.run(&["preview", "--diff", "--show-secrets"]);
+    assert!(p.contains("~ token: \"t0ps3cret\" => \"n3wsecret\""), "{p}");
+
+    // `up --diff` shows the same detail under the finished step.
+    let up = w.run(&["up", "--yes", "--diff"]);
+    let updating = &up[up.find("Updating (dev):").unwrap()..];
+    assert!(updating.contains("~ env  : \"dev\" => \"prod\""), "{up}");
+    assert!(!up.contains("n3wsecret"), "{up}");
+
+    let ls = w.run(&["stack", "ls"]);
+    let row = ls.lines().find(|l| l.starts_with("dev*")).unwrap();
+    assert!(row.contains(" ago") || row.contains(" now "), "{ls}");
+    assert!(!row.contains("T0") && !row.contains("Z "), "{ls}");
+    // Outside a project, every stack of the backend, as Pulumi lists them.
+    let outside = w.scratch.dir.path().to_str().unwrap().to_owned();
+    let ls = w.run(&["-C", &outside, "stack", "ls"]);
+    assert!(ls.contains("pyproj/dev "), "{ls}");
+}
+
+#[test]
+fn expect_no_changes_fails_with_pulumis_message_and_code() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, PROGRAM);
+    w.run(&["config", "set", "--secret", "token", "a"]);
+
+    let (code, out) = exit_of(&w, &["preview", "--expect-no-changes"]);
+    assert_eq!(code, Some(255), "{out}");
+    assert!(
+        out.contains("error: no changes were expected but changes were proposed"),
+        "{out}"
+    );
+
+    // `up` applies, then reports that changes occurred.
+    let (code, out) = exit_of(&w, &["up", "--yes", "--expect-no-changes"]);
+    assert_eq!(code, Some(255), "{out}");
+    assert!(
+        out.contains("error: no changes were expected but changes occurred"),
+        "{out}"
+    );
+    assert!(w.state().contains("randomPet:RandomPet::pet"));
+
+    for args in [
+        &["preview", "--expect-no-changes"][..],
+        &["up", "--yes", "--expect-no-changes"],
+        &["refresh", "--yes", "--expect-no-changes"],
+    ] {
+        let (code, out) = exit_of(&w, args);
+        assert_eq!(code, Some(0), "{args:?}: {out}");
+    }
+
+    // Drift: a refresh that finds it fails the check.
+    std::fs::write(motd(&w), "edited").unwrap();
+    let (code, out) = exit_of(&w, &["refresh", "--yes", "--expect-no-changes"]);
+    assert_eq!(code, Some(255), "{out}");
+    assert!(out.contains("changes occurred"), "{out}");
+}
+
+#[test]
+fn refresh_previews_and_refresh_before_an_operation() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, PROGRAM);
+    w.run(&["config", "set", "--secret", "token", "a"]);
+    w.run(&["up", "--yes"]);
+    let before = w.run(&["stack", "export"]);
+
+    std::fs::write(motd(&w), "edited").unwrap();
+    let p = w.run(&["refresh", "--preview-only", "--diff"]);
+    assert!(p.starts_with("Previewing refresh (dev):"), "{p}");
+    assert!(p.contains("~ content: \"hello\" => \"edited\""), "{p}");
+    assert!(!p.contains("Refreshing (dev):"), "{p}");
+    let (code, out) = exit_of(&w, &["refresh", "--preview-only", "--expect-no-changes"]);
+    assert_eq!(code, Some(255), "{out}");
+    assert!(out.contains("changes were proposed"), "{out}");
+    // `preview --refresh` sees the drift and plans to undo it; neither
+    // preview changes the state.
+    let p = w.run(&["preview", "--refresh"]);
+    assert!(p.contains("Previewing refresh (dev):"), "{p}");
+    assert!(p.contains("motd update"), "{p}");
+    assert_eq!(w.run(&["stack", "export"]), before);
+
+    // Nothing is refreshed into the state before the update is confirmed.
+    let out = w.fails(&["up", "--refresh"]);
+    assert!(out.contains("--yes must be passed"), "{out}");
+    assert!(!out.contains("Refreshing"), "{out}");
+    assert_eq!(w.run(&["stack", "export"]), before);
+
+    // Without a refresh the drift goes unseen…
+    w.run(&["up", "--yes"]);
+    assert_eq!(std::fs::read_to_string(motd(&w)).unwrap(), "edited");
+    // …with `options.refresh: always` every update refreshes first.
+    let project = w.scratch.project.join("Pulumi.yaml");
+    let mut yaml = std::fs::read_to_string(&project).unwrap();
+    yaml.push_str("options:\n  refresh: always\n");
+    std::fs::write(&project, yaml).unwrap();
+    let up = w.run(&["up", "--yes"]);
+    let mut from = 0;
+    for s in [
+        "Previewing refresh (dev):",
+        "Previewing update (dev):",
+        "motd update",
+        "Refreshing (dev):",
+        "Updating (dev):",
+        "motd updated",
+    ] {
+        let at = up[from..].find(s);
+        from += at.unwrap_or_else(|| panic!("no {s:?} after byte {from} in\n{up}"));
+    }
+    assert_eq!(std::fs::read_to_string(motd(&w)).unwrap(), "hello");
+
+    // --preview-only belongs to refresh and destroy.
+    let out = w.fails(&["up", "--yes", "--preview-only"]);
+    assert!(
+        out.contains("`converge up` has no --preview-only flag"),
+        "{out}"
+    );
+    let out = w.fails(&["refresh", "--yes", "--replace", "**motd"]);
+    assert!(
+        out.contains("`converge refresh` has no --replace flag"),
+        "{out}"
+    );
+    let p = w.run(&["destroy", "--preview-only"]);
+    assert!(
+        p.contains("Previewing destroy (dev):") && p.contains("to delete"),
+        "{p}"
+    );
+    assert!(w.state().contains("converge:index:File::motd"));
+}
+
+#[test]
+fn an_operations_error_is_printed_once() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(
+        &venv,
+        "import pulumi\npulumi.CustomResource('random:index/randomPet:RandomPet', 'pet', {'length': 'two', 'id': None})\n",
+    );
+    let (code, out) = exit_of(&w, &["up", "--yes", "--skip-preview"]);
+    assert_eq!(code, Some(1), "{out}");
+    let errors = out.lines().filter(|l| l.starts_with("error: ")).count();
+    assert_eq!(errors, 1, "{out}");
+    assert!(
+        out.contains("Resources:") && out.contains("Duration: "),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_programs_exception_is_shown_once() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, "import pulumi\nraise ValueError('boom here')\n");
+    let (code, out) = exit_of(&w, &["up", "--yes"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(out.matches("ValueError: boom here").count(), 1, "{out}");
+    assert!(
+        out.contains("error: the program failed (its error is shown above)"),
+        "{out}"
+    );
+}

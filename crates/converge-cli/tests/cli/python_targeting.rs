@@ -1,0 +1,110 @@
+//! `--target`, `--exclude`, `--replace` and `--target-replace` with URN
+//! patterns, and `--target-dependents` / `--exclude-dependents`, through
+//! the `converge` binary running a Python program with the published
+//! `pulumi` SDK (CONVERGE_TEST_PYTHON names the venv's interpreter).
+
+use crate::common;
+
+use common::python::{venv, PythonWorld as World};
+
+/// Four pets: `web-a`, `web-b`, `db`, and `child`, which depends on
+/// `web-a`. A change of `length` replaces them.
+const PETS: &str = r#"
+import pulumi
+
+length = pulumi.Config().get_int("length") or 2
+def pet(name, opts=None):
+    return pulumi.CustomResource("random:index/randomPet:RandomPet", name,
+                                 {"length": length, "id": None}, opts)
+web_a = pet("web-a")
+pet("web-b")
+pet("db")
+pet("child", pulumi.ResourceOptions(depends_on=[web_a]))
+"#;
+
+#[test]
+fn targets_excludes_and_replacements_take_urn_patterns() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, PETS);
+    w.run(&["up", "--yes"]);
+
+    let up = w.run(&["up", "--yes", "--target-replace", "**::db"]);
+    assert!(up.contains("+- 1 replaced"), "{up}");
+
+    w.run(&["config", "set", "length", "3"]);
+    let preview = |args: &[&str]| w.run(&[&["preview"], args].concat());
+    let p = preview(&["--target", "**web-*"]);
+    assert!(p.contains("+- 2 to replace"), "{p}");
+    let p = preview(&[
+        "--target",
+        "urn:pulumi:dev::pyproj::random:index/randomPet:RandomPet::*",
+    ]);
+    assert!(p.contains("+- 4 to replace"), "{p}");
+    // `*` stays within a URN part.
+    let p = w.fails(&["preview", "--target", "urn:pulumi:dev::pyproj::*"]);
+    assert!(
+        p.contains("no resource matching 'urn:pulumi:dev::pyproj::*' found")
+            && p.contains("converge stack export"),
+        "{p}"
+    );
+    let p = w.fails(&[
+        "preview",
+        "--replace",
+        "urn:pulumi:dev::pyproj::random:index/randomPet:RandomPet::ghost",
+    ]);
+    assert!(
+        p.contains(
+            "no resource named 'urn:pulumi:dev::pyproj::random:index/randomPet:RandomPet::ghost'"
+        ),
+        "{p}"
+    );
+    let p = preview(&["--target", "**web-a", "--target-dependents"]);
+    assert!(p.contains("+- 2 to replace"), "{p}");
+    let p = preview(&["--exclude", "**web-a", "--exclude-dependents"]);
+    assert!(p.contains("+- 2 to replace"), "{p}");
+
+    let up = w.run(&["up", "--yes", "--target", "**web**"]);
+    assert!(up.contains("+- 2 replaced"), "{up}");
+    let refresh = w.run(&["refresh", "--yes", "--target", "**::db"]);
+    assert!(!refresh.contains("error"), "{refresh}");
+    let destroy = w.run(&[
+        "destroy",
+        "--yes",
+        "--target",
+        "**web-a",
+        "--target-dependents",
+    ]);
+    assert!(destroy.contains("- 2 deleted"), "{destroy}");
+    let state = w.state();
+    assert!(state.contains("RandomPet::db") && !state.contains("RandomPet::child"));
+}
+
+/// As in Pulumi, the stack resource is always targeted: a targeted `up`
+/// of a new stack creates the stack and what it targets, nothing else.
+#[test]
+fn a_targeted_up_of_a_new_stack_creates_only_its_targets() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, PETS);
+    let up = w.run(&["up", "--yes", "--target", "**::db"]);
+    assert!(
+        up.contains("pulumi:pulumi:Stack pyproj-dev created"),
+        "{up}"
+    );
+    let state = w.state();
+    assert!(state.contains("RandomPet::db\""), "{state}");
+    assert!(!state.contains("RandomPet::web-a\""), "{state}");
+    let p = w.run(&["preview"]);
+    assert!(p.contains("+ 3 to create"), "{p}");
+
+    // With --target, --replace of an untargeted resource changes nothing.
+    w.run(&["up", "--yes"]);
+    let before = w.state();
+    let up = w.run(&["up", "--yes", "--target", "**::db", "--replace", "**web-a"]);
+    assert!(!up.contains("replaced"), "{up}");
+    let id = |s: &str| {
+        s.split("RandomPet::web-a\"")
+            .nth(1)
+            .map(|r| r[..200].to_owned())
+    };
+    assert_eq!(id(&w.state()), id(&before));
+}
