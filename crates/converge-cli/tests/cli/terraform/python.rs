@@ -155,3 +155,90 @@ fn a_python_program_manages_store_items() {
     assert_eq!(w.object_names(), ["seed"]);
     assert!(w.resources().is_empty());
 }
+
+/// A Python program whose store item names its text attribute by config
+/// (`content` for 1.0.0, `value` for 2.0.0), and which, when config
+/// `rule` is set, adds a `breaker` thing breaking that rule.
+const UPGRADE_AND_RULES: &str = r#"import pulumi
+
+config = pulumi.Config()
+pulumi.CustomResource(
+    "store:index/item:Item",
+    "item",
+    {"key": "doc", config.require("attribute"): "same text"},
+)
+rule = config.get("rule")
+if rule:
+    pulumi.CustomResource(
+        "breaker:index/thing:Thing",
+        "bad",
+        {"name": "bad", "rule": rule, "value": "v"},
+    )
+"#;
+
+#[test]
+fn a_python_program_survives_a_schema_upgrade_and_gets_each_contract_error() {
+    if !providers_available() {
+        return;
+    }
+    let Some(venv) = python_venv() else { return };
+    let w = TfWorld::python("tfpyrules", &venv, UPGRADE_AND_RULES, Mirror::HomePlugins);
+    w.install(TestProvider::Store, "1.0.0");
+    w.configure_directory("store");
+    w.run(&["config", "set", "attribute", "content"]);
+    w.run(&["up", "--yes"]);
+    assert_eq!(meta(&w.outputs("item")).0, "1");
+    assert_eq!(w.object("doc").unwrap()["content"], "same text");
+
+    // 2.0.0 beside it: the state is upgraded (UpgradeResourceState), the
+    // object kept, and the program follows the new schema.
+    w.install(TestProvider::Store, "2.0.0");
+    w.run(&["config", "set", "attribute", "value"]);
+    let up = w.run(&["up", "--yes"]);
+    assert!(!up.contains("replaced"), "{up}");
+    let item = w.outputs("item");
+    assert_eq!(meta(&item).0, "2");
+    assert_eq!(item["value"], "same text");
+    // Nothing to change: the object itself was not touched.
+    assert_eq!(w.object("doc").unwrap()["content"], "same text");
+
+    // Each broken rule is an error in the seeds' words, naming the
+    // attribute; an object an apply made is tracked and destroyable.
+    w.install(TestProvider::Breaker, "1.0.0");
+    w.configure_directory("breaker");
+    for (rule, words, attribute, created) in [
+        (
+            "plan_noncomputed",
+            "planned value for a non-computed attribute",
+            "attribute value",
+            false,
+        ),
+        (
+            "plan_unstable",
+            "produced an inconsistent final plan",
+            "attribute computedValue",
+            false,
+        ),
+        (
+            "apply_inconsistent",
+            "produced an inconsistent result after apply",
+            "attribute computedValue",
+            true,
+        ),
+    ] {
+        w.run(&["config", "set", "rule", rule]);
+        let e = w.fails(&["up", "--yes"]);
+        assert!(e.contains(words), "{rule}: {e}");
+        assert!(e.contains(attribute), "{rule}: {e}");
+        assert_eq!(w.object("bad").is_some(), created, "{rule}");
+        assert_eq!(w.resource("bad").is_some(), created, "{rule}");
+        if created {
+            w.run(&["destroy", "--yes"]);
+            assert!(w.object("bad").is_none());
+            assert!(w.resource("bad").is_none());
+            // Back to the upgraded store item for the next rule.
+            w.run(&["config", "rm", "rule"]);
+            w.run(&["up", "--yes"]);
+        }
+    }
+}
