@@ -11,7 +11,9 @@
 use std::collections::BTreeSet;
 
 use converge_model::{PropertyMap, PropertyValue};
-use converge_plugin::terraform::values::{decode_msgpack, encode_msgpack, CtyType, ValueError};
+use converge_plugin::terraform::values::{
+    decode_json, decode_msgpack, encode_msgpack, CtyType, ValueError,
+};
 
 use crate::names::{pulumi_name, tf_name_guess};
 use crate::schema::{Block, Member, Nesting};
@@ -93,7 +95,7 @@ pub fn config_to_tf(
                         | CtyType::Object { .. }
                         | CtyType::Tuple(_),
                         PropertyValue::String(text),
-                    ) => json_text(text).unwrap_or_else(|| value.clone()),
+                    ) => decode_json(text.as_bytes(), &a.ty).unwrap_or_else(|_| value.clone()),
                     _ => value.clone(),
                 };
                 value_to_tf(&a.ty, &v, &mut secret)
@@ -207,25 +209,6 @@ fn holds_secret(v: &PropertyValue) -> bool {
     v.is_secret()
 }
 
-fn json_text(text: &str) -> Option<PropertyValue> {
-    let v: serde_json::Value = serde_json::from_str(text).ok()?;
-    Some(from_json(&v))
-}
-
-fn from_json(v: &serde_json::Value) -> PropertyValue {
-    use serde_json::Value as J;
-    match v {
-        J::Null => PropertyValue::Null,
-        J::Bool(b) => PropertyValue::Bool(*b),
-        J::Number(n) => PropertyValue::Number(n.as_f64().unwrap_or(f64::NAN)),
-        J::String(s) => PropertyValue::String(s.clone()),
-        J::Array(a) => PropertyValue::Array(a.iter().map(from_json).collect()),
-        J::Object(m) => {
-            PropertyValue::Object(m.iter().map(|(k, v)| (k.clone(), from_json(v))).collect())
-        }
-    }
-}
-
 /// `value` of type `ty` in Terraform's shape, secrets unwrapped (`secret`
 /// set when one was found).
 fn value_to_tf(ty: &CtyType, value: &PropertyValue, secret: &mut bool) -> PropertyValue {
@@ -285,7 +268,8 @@ fn block_to_tf(
     }
     let object = |v: &PropertyValue, secret: &mut bool| match bare(v) {
         PropertyValue::Object(m) => {
-            let (o, s) = state_or_config_object(block, m);
+            // A nested block's object: its members renamed (unknown ones kept).
+            let (o, s) = state_to_tf(block, m);
             if !s.is_empty() {
                 *secret = true;
             }
@@ -305,11 +289,6 @@ fn block_to_tf(
         ),
         (_, other) => other.clone(),
     }
-}
-
-/// A nested block's object: its members renamed (unknown ones kept).
-fn state_or_config_object(block: &Block, m: &PropertyMap) -> (PropertyMap, SecretAttrs) {
-    state_to_tf(block, m)
 }
 
 fn value_to_pulumi(ty: &CtyType, value: &PropertyValue) -> PropertyValue {

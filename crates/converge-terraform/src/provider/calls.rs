@@ -72,7 +72,7 @@ impl Provider for TerraformProvider {
         let response = s
             .client()
             .configure_provider(tf::configure_provider::Request {
-                terraform_version: "1.9.0".to_owned(),
+                terraform_version: TERRAFORM_VERSION.to_owned(),
                 config: Some(encode(Some(&config), &block.implied_type())?),
             })
             .await

@@ -44,6 +44,11 @@ mod calls;
 mod change;
 mod read;
 
+/// The Terraform Core version `ConfigureProvider` announces: the protocol
+/// 6 release line whose behaviour Converge follows (providers may log it
+/// or gate features on it).
+const TERRAFORM_VERSION: &str = "1.9.0";
+
 /// Provider inputs that are Pulumi's, not the provider's configuration.
 const ENGINE_CONFIG_KEYS: &[&str] = &["version", "pluginDownloadURL"];
 
