@@ -247,6 +247,15 @@ impl Deployment {
         Ok(())
     }
 
+    /// Journals the end entry of a step with no effect outside Converge
+    /// (Same, a component's) without waiting for it to be durable: the
+    /// program gets its answer at once, and the next durable entry or the
+    /// operation's final flush covers it.
+    pub fn end_unsynced(&self, entry: JournalEntry) -> Result<(), EngineError> {
+        self.journal.append_unsynced(entry)?;
+        Ok(())
+    }
+
     /// Journals a failure of operation `op_id`; the step's error is what
     /// the caller reports, a journal error here is secondary.
     pub async fn end_failed(&self, op_id: u64) {

@@ -7,6 +7,13 @@
 //! step's Begin is durable before its provider call, and its end entry
 //! before it is reported done.
 //!
+//! A step that touches nothing outside Converge (a Same step, a
+//! component's) may hand over an entry without waiting for it
+//! ([`Journaler::append_unsynced`]): the journal is persisted in order, so
+//! any later durable entry, or [`Journaler::flush`] at the operation's end,
+//! makes it durable too, and a crash before that loses only bookkeeping a
+//! re-run redoes. A failed write fails every later append and the flush.
+//!
 //! Each persisted entry is then replayed at once onto the operation's base
 //! (moved into the replay, not copied), so the operation's result snapshot
 //! is ready when its last entry is durable: no second copy of the journal
@@ -81,8 +88,18 @@ impl JournalSink for DiscardSink {
 }
 
 struct Request {
-    entry: JournalEntry,
-    done: oneshot::Sender<Result<u64, JournalError>>,
+    /// `None`: a flush, answered once everything before it is durable.
+    entry: Option<JournalEntry>,
+    /// `None`: nobody waits (an unsynced append).
+    done: Option<oneshot::Sender<Result<u64, JournalError>>>,
+}
+
+impl Request {
+    fn answer(self, result: Result<u64, JournalError>) {
+        if let Some(done) = self.done {
+            let _ = done.send(result);
+        }
+    }
 }
 
 /// What the journaler starts from.
@@ -165,19 +182,30 @@ impl Journaler {
                 }
                 if let Some(err) = &broken {
                     for r in batch {
-                        let _ = r.done.send(Err(err.clone()));
+                        r.answer(Err(err.clone()));
                     }
                     continue;
                 }
                 let mut entries = Vec::with_capacity(batch.len());
                 let mut answers = Vec::with_capacity(batch.len());
                 for mut r in batch {
-                    r.entry.sequence_id = next_sequence;
-                    next_sequence += 1;
-                    answers.push((r.entry.sequence_id, r.done));
-                    entries.push(r.entry);
+                    // A flush's answer is the last sequence ID given out.
+                    let id = match r.entry.take() {
+                        Some(mut entry) => {
+                            entry.sequence_id = next_sequence;
+                            next_sequence += 1;
+                            entries.push(entry);
+                            next_sequence.saturating_sub(1)
+                        }
+                        None => next_sequence.saturating_sub(1),
+                    };
+                    answers.push((id, r));
                 }
-                match sink.persist(&entries).await {
+                let persisted = match entries.is_empty() {
+                    true => Ok(()),
+                    false => sink.persist(&entries).await,
+                };
+                match persisted {
                     Ok(()) => {
                         let mut guard = record.lock().unwrap_or_else(|p| p.into_inner());
                         if let Some(replay) = guard.as_mut() {
@@ -186,16 +214,16 @@ impl Journaler {
                             }
                         }
                         drop(guard);
-                        for (id, done) in answers {
-                            let _ = done.send(Ok(id));
+                        for (id, r) in answers {
+                            r.answer(Ok(id));
                         }
                     }
                     Err(err) => {
                         // Nothing after a failed write may be persisted:
                         // later entries could depend on the lost ones.
                         broken = Some(err.clone());
-                        for (_, done) in answers {
-                            let _ = done.send(Err(err.clone()));
+                        for (_, r) in answers {
+                            r.answer(Err(err.clone()));
                         }
                     }
                 }
@@ -206,16 +234,44 @@ impl Journaler {
 
     /// Persists one entry; returns its sequence ID once it is durable.
     pub async fn append(&self, entry: JournalEntry) -> Result<u64, JournalError> {
+        self.request(Some(entry)).await
+    }
+
+    /// Queues one entry for the next batch without waiting for it: for
+    /// steps with no effect outside Converge only. It is durable once any
+    /// later [`Journaler::append`] or [`Journaler::flush`] returns `Ok`; if
+    /// its write fails, those fail.
+    pub fn append_unsynced(&self, entry: JournalEntry) -> Result<(), JournalError> {
+        self.tx
+            .send(Request {
+                entry: Some(entry),
+                done: None,
+            })
+            .map_err(|_| JournalError::Stopped)
+    }
+
+    /// Waits until every entry handed over so far is durable (or fails
+    /// with the write error that broke the journal). Call before
+    /// [`Journaler::finish`].
+    pub async fn flush(&self) -> Result<(), JournalError> {
+        self.request(None).await.map(|_| ())
+    }
+
+    async fn request(&self, entry: Option<JournalEntry>) -> Result<u64, JournalError> {
         let (done, wait) = oneshot::channel();
         self.tx
-            .send(Request { entry, done })
+            .send(Request {
+                entry,
+                done: Some(done),
+            })
             .map_err(|_| JournalError::Stopped)?;
         wait.await.map_err(|_| JournalError::Stopped)?
     }
 
     /// The snapshot every entry persisted so far describes, and the
-    /// entries if kept. Called once, when the operation's steps are done:
-    /// entries persisted afterwards are in the sink only.
+    /// entries if kept. Called once, when the operation's steps are done
+    /// and [`Journaler::flush`] returned: entries persisted afterwards are
+    /// in the sink only.
     ///
     /// # Panics
     /// When called twice.

@@ -116,6 +116,11 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     if error.is_none() && kind == Kind::Update {
         error = saved_plan::enforce::unrun_steps(&d);
     }
+    // Unsynced entries (Same steps, components) become durable here at
+    // the latest.
+    if let Err(e) = d.journal.flush().await {
+        error.get_or_insert(e.into());
+    }
     finish(&d, error)
 }
 

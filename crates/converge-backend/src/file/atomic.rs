@@ -25,6 +25,40 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(dir)
 }
 
+/// Makes `to` hold what the file `from` holds now, atomically and durably,
+/// without writing its bytes again where the file system allows: a hard
+/// link, else a copy. Only for files every writer replaces by rename
+/// (as [`write_atomic`] does) and never rewrites in place, since the two
+/// names share the bytes until one of them is replaced. Returns `false`
+/// (and does nothing) when `from` does not exist.
+pub(crate) fn link_or_copy(from: &Path, to: &Path) -> Result<bool> {
+    let dir = parent(to);
+    ensure_dir(dir)?;
+    let name = to
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+    match fs::hard_link(from, &tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        // No hard links here (or across devices): copy the bytes.
+        Err(_) => {
+            let Some(bytes) = read_optional(from)? else {
+                return Ok(false);
+            };
+            write_atomic(to, &bytes)?;
+            return Ok(true);
+        }
+    }
+    if let Err(e) = fs::rename(&tmp, to) {
+        let _ = fs::remove_file(&tmp);
+        return Err(BackendError::io("link", to, e));
+    }
+    sync_dir(dir)?;
+    Ok(true)
+}
+
 /// Creates `path` with `bytes` atomically unless it already exists; returns
 /// whether it created the file. Two racing callers cannot both succeed.
 pub(crate) fn create_atomic(path: &Path, bytes: &[u8]) -> Result<bool> {

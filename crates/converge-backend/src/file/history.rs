@@ -40,8 +40,10 @@ impl FileStore {
             let copy = paths.history_dir.join(format!("{prefix}.checkpoint.json"));
             atomic::write_atomic(&copy, &checkpoint)?;
             if self.options.checkpoint_backups {
+                // The backup is the history copy under a second name (both
+                // archives, never rewritten): its bytes are written once.
                 let backup = paths.backup_dir.join(format!("{s}.{nanos}.json"));
-                atomic::write_atomic(&backup, &checkpoint)?;
+                atomic::link_or_copy(&copy, &backup)?;
             }
         }
         Ok(())

@@ -171,9 +171,10 @@ impl FileStore {
     ) -> Result<()> {
         let paths = self.existing(stack)?;
         if options.keep_backup {
-            if let Some(current) = atomic::read_optional(&paths.checkpoint)? {
-                atomic::write_atomic(&paths.previous, &current)?;
-            }
+            // The current file becomes the `.bak` by a link, not a copy:
+            // the new checkpoint then replaces the stack file by rename, so
+            // once this returns the `.bak` is the only name of the old bytes.
+            atomic::link_or_copy(&paths.checkpoint, &paths.previous)?;
         }
         atomic::write_atomic(&paths.checkpoint, checkpoint)?;
         if self.options.retain_checkpoints {

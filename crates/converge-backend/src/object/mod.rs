@@ -179,6 +179,17 @@ impl Inner {
         }
     }
 
+    /// Copies `from` to `to` inside the store (a server-side copy: no
+    /// bytes travel through this process); `false` when `from` does not
+    /// exist.
+    pub async fn copy(&self, from: &Path, to: &Path) -> Result<bool> {
+        match self.store.copy(from, to).await {
+            Ok(()) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.storage_error("copy", to, e)),
+        }
+    }
+
     pub async fn put(&self, key: &Path, bytes: &[u8]) -> Result<()> {
         self.store
             .put(key, PutPayload::from(bytes.to_vec()))

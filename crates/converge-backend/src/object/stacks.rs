@@ -131,11 +131,14 @@ impl Inner {
         options: &SaveOptions,
     ) -> Result<()> {
         let keys = self.keys.stack(stack)?;
-        let Some(current) = self.get_optional(&keys.checkpoint).await? else {
-            return Err(self.not_found(stack));
+        // The `.bak` is a copy made by the store itself: the current
+        // checkpoint is neither downloaded nor uploaded again.
+        let exists = match options.keep_backup {
+            true => self.copy(&keys.checkpoint, &keys.previous).await?,
+            false => self.exists(&keys.checkpoint).await?,
         };
-        if options.keep_backup {
-            self.put(&keys.previous, &current).await?;
+        if !exists {
+            return Err(self.not_found(stack));
         }
         self.put(&keys.checkpoint, checkpoint).await?;
         if self.options.diy.retain_checkpoints {
@@ -153,9 +156,9 @@ impl Inner {
         record: &[u8],
     ) -> Result<()> {
         let keys = self.keys.stack(stack)?;
-        let Some(checkpoint) = self.get_optional(&keys.checkpoint).await? else {
+        if !self.exists(&keys.checkpoint).await? {
             return Err(self.not_found(stack));
-        };
+        }
         check_record(stack, kind, record)?;
         let nanos = unique_unix_nanos();
         let s = &stack.stack;
@@ -168,20 +171,19 @@ impl Inner {
             record,
         )
         .await?;
-        self.put(
-            &keys
-                .history_dir
-                .clone()
-                .join(format!("{prefix}.checkpoint.json")),
-            &checkpoint,
-        )
-        .await?;
+        // The checkpoint's archive copies are made by the store itself
+        // (the caller holds the stack's lease, so it cannot change between
+        // the copies).
+        let copy = keys
+            .history_dir
+            .clone()
+            .join(format!("{prefix}.checkpoint.json"));
+        if !self.copy(&keys.checkpoint, &copy).await? {
+            return Err(self.not_found(stack));
+        }
         if self.options.diy.checkpoint_backups {
-            self.put(
-                &keys.backup_dir.clone().join(format!("{s}.{nanos}.json")),
-                &checkpoint,
-            )
-            .await?;
+            let backup = keys.backup_dir.clone().join(format!("{s}.{nanos}.json"));
+            self.copy(&copy, &backup).await?;
         }
         Ok(())
     }

@@ -103,6 +103,15 @@ async fn writes_pulumis_project_scoped_layout() {
         fs::read(root.join(".pulumi/stacks/proj/dev.json.bak")).unwrap(),
         b"v1"
     );
+    // The `.bak` took the old file's place by a link, not a copy, and is
+    // now the only name of those bytes: the stack file was replaced.
+    {
+        use std::os::unix::fs::MetadataExt;
+        let bak = fs::metadata(root.join(".pulumi/stacks/proj/dev.json.bak")).unwrap();
+        let current = fs::metadata(root.join(".pulumi/stacks/proj/dev.json")).unwrap();
+        assert_eq!(bak.nlink(), 1);
+        assert_ne!(bak.ino(), current.ino());
+    }
 
     let record = br#"{"kind":"update","result":"succeeded"}"#;
     b.add_history(&dev(), UpdateKind::Update, record)

@@ -240,3 +240,100 @@ fn a_lost_lease_is_named_as_such() {
         );
     }
 }
+
+/// A component's registration is answered before its journal entry is
+/// durable (issue 14: it touches nothing outside Converge). A SIGKILL right
+/// after the program got that answer loses nothing a re-run does not redo:
+/// the custom resource registered before it is tracked with its ID, the
+/// state verifies, and the next `up` keeps the object and registers the
+/// component again.
+#[test]
+fn sigkill_right_after_an_unsynced_component_registration_loses_nothing() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let marker_dir = tempfile::tempdir().unwrap();
+    let marker = marker_dir.path().join("registered");
+    let release = marker_dir.path().join("release");
+    let program = format!(
+        r#"import os, time
+import pulumi
+import pulumi_random as random
+
+class Group(pulumi.ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("crash:index:Group", name, None, opts)
+        self.register_outputs({{}})
+
+pet = random.RandomPet("pet", length=2)
+group = Group("group", pulumi.ResourceOptions(depends_on=[pet]))
+
+def hold(urn):
+    # First run: tell the test the component's registration was answered,
+    # then wait here (blocking the program) until converge is gone.
+    if os.path.exists({release:?}):
+        return urn
+    with open({marker:?}, "w") as f:
+        f.write(urn)
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(0.05)
+    os._exit(1)
+
+group.urn.apply(hold)
+"#
+    );
+    let w = common::python::PythonWorld::new(&venv, &program);
+    let mut up = w
+        .scratch
+        .command("pw")
+        .args(["up", "--yes", "--skip-preview"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !marker.exists() && start.elapsed() < Duration::from_secs(120) {
+        if let Some(status) = up.try_wait().unwrap() {
+            panic!("converge up ended ({status}) before the component was registered");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(marker.exists(), "the component was never registered");
+    up.kill().unwrap(); // SIGKILL, right after the answer
+    up.wait().unwrap();
+
+    // Any reader sees a verified state that tracks the pet.
+    let export: serde_json::Value = serde_json::from_str(&w.run(&["stack", "export"])).unwrap();
+    let pet_id = |state: &serde_json::Value| -> Option<String> {
+        state["deployment"]["resources"]
+            .as_array()?
+            .iter()
+            .find(|r| r["type"] == "random:index/randomPet:RandomPet")
+            .and_then(|r| r["id"].as_str().map(str::to_owned))
+    };
+    let id = pet_id(&export).expect("the pet, created before the kill, is tracked");
+
+    // The re-run redoes what was lost (the component, at most) and keeps
+    // the pet; the run after it has nothing to do.
+    std::fs::write(&release, b"").unwrap();
+    w.run(&["up", "--yes", "--skip-preview"]);
+    let export: serde_json::Value = serde_json::from_str(&w.run(&["stack", "export"])).unwrap();
+    assert_eq!(
+        pet_id(&export).as_deref(),
+        Some(id.as_str()),
+        "the pet was replaced"
+    );
+    let types: Vec<&str> = export["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["type"].as_str())
+        .collect();
+    assert!(types.contains(&"crash:index:Group"), "{types:?}");
+    let again = w.run(&["up", "--yes", "--skip-preview"]);
+    assert!(
+        again.contains("unchanged") && !again.contains("created"),
+        "{again}"
+    );
+}

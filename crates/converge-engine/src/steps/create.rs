@@ -39,11 +39,15 @@ pub(crate) async fn run(d: &Deployment, step: CreateStep) -> Result<ResourceStat
     let urn = state.urn.clone();
     d.started(op, &urn);
     let op_id = d.next_operation();
-    let mut pending = state.clone();
-    pending.id = None;
-    d.begin(op_id, Some((OperationType::Creating, pending)))
-        .await
-        .map_err(|e| failed(d, op, &urn, e))?;
+    // A component has nothing outside Converge to lose track of: no
+    // Begin, and its end entry is not waited for (see `record`).
+    if state.custom {
+        let mut pending = state.clone();
+        pending.id = None;
+        d.begin(op_id, Some((OperationType::Creating, pending)))
+            .await
+            .map_err(|e| failed(d, op, &urn, e))?;
+    }
 
     let outcome = {
         let _permit = d.pool.acquire().await;
@@ -107,7 +111,8 @@ struct Takeover {
 }
 
 /// Journals a created object (fully or partially initialised) and the old
-/// state it takes over, renames included.
+/// state it takes over, renames included. A component's entry is handed
+/// over unsynced: nothing outside Converge depends on it.
 async fn record(d: &Deployment, t: Takeover, state: &ResourceState) -> Result<(), EngineError> {
     let urn = &state.urn;
     let mut entry = JournalEntry::success(0, t.op_id).with_state(state.clone());
@@ -115,7 +120,11 @@ async fn record(d: &Deployment, t: Takeover, state: &ResourceState) -> Result<()
     if let Some(i) = t.remove_old {
         entry = super::rename::take_over(d, entry, i, urn);
     }
-    d.end(entry).await.map_err(|e| failed(d, t.op, urn, e))?;
+    match state.custom {
+        true => d.end(entry).await,
+        false => d.end_unsynced(entry),
+    }
+    .map_err(|e| failed(d, t.op, urn, e))?;
     if let Some(i) = t.remove_old {
         claim(d, t.op, i, urn)?;
         super::rename::finish(d, i, state)

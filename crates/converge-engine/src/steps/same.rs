@@ -1,6 +1,7 @@
 //! Same: nothing to do; the old state moves into the new snapshot with the
 //! program's current options (and, from a provider that upgraded it, its
-//! outputs in the provider's current form).
+//! outputs in the provider's current form). When nothing of the state
+//! changed, the journal records only the base index (a compact entry).
 
 use converge_model::ResourceState;
 use converge_state::journal::JournalEntry;
@@ -17,19 +18,26 @@ pub(crate) async fn run(
 ) -> Result<ResourceState, EngineError> {
     let urn = new.urn.clone();
     let op_id = d.next_operation();
-    d.begin(op_id, None)
-        .await
-        .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
-    let mut entry = super::rename::take_over(
-        d,
-        JournalEntry::success(0, op_id).with_state(new.clone()),
-        old_index,
-        &new.urn,
-    );
-    // Only bookkeeping changed unless the outputs did.
-    entry.elide_write = d.base.resources[old_index].outputs == new.outputs;
-    d.end(entry)
-        .await
+    // No Begin: nothing is pending while a Same step runs. Its end entry
+    // is not waited for either: a crash before it is durable leaves the
+    // old state in place, which the next run carries over again.
+    let old = &d.base.resources[old_index];
+    let entry = match *old == new {
+        // The compact form: the base's state as it is.
+        true => JournalEntry::same(0, op_id, old_index),
+        false => {
+            let mut entry = super::rename::take_over(
+                d,
+                JournalEntry::success(0, op_id).with_state(new.clone()),
+                old_index,
+                &new.urn,
+            );
+            // Only bookkeeping changed unless the outputs did.
+            entry.elide_write = old.outputs == new.outputs;
+            entry
+        }
+    };
+    d.end_unsynced(entry)
         .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
     claim(d, StepOp::Same, old_index, &urn)?;
     super::rename::finish(d, old_index, &new)

@@ -22,9 +22,13 @@ pub(crate) async fn run(
     let urn = new.urn.clone();
     d.started(StepOp::Update, &urn);
     let op_id = d.next_operation();
-    d.begin(op_id, Some((OperationType::Updating, new.clone())))
-        .await
-        .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
+    // A component's update touches nothing outside Converge: no Begin,
+    // and its end entry is not waited for.
+    if new.custom {
+        d.begin(op_id, Some((OperationType::Updating, new.clone())))
+            .await
+            .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
+    }
     let outcome = {
         let _permit = d.pool.acquire().await;
         perform(d, &old, &mut new).await
@@ -63,9 +67,11 @@ pub(crate) async fn run(
         old_index,
         &new.urn,
     );
-    d.end(entry)
-        .await
-        .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
+    match new.custom {
+        true => d.end(entry).await,
+        false => d.end_unsynced(entry),
+    }
+    .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
     claim(d, StepOp::Update, old_index, &urn)?;
     super::rename::finish(d, old_index, &new)
         .await

@@ -173,6 +173,7 @@ mod found_by_fuzzing {
 
     use converge_engine::{EventSink, OperationContext};
     use converge_model::{PropertyValue, Urn};
+    use converge_state::journal::JournalEntryKind;
     use converge_testkit::fuzz::FaultySink;
     use converge_testkit::{
         check_journal, component, custom, program, register_stack, CloudOp, Lifecycle, MockCloud,
@@ -560,8 +561,9 @@ mod found_by_fuzzing {
             Ok(())
         });
         let base = converge_state::Snapshot::empty("2026-01-01T00:00:00Z");
-        // Batches: stack begin, stack success, c begin, c success, outputs.
-        let sink = Arc::new(FaultySink::new(Some(4), false));
+        // The batch with the Outputs entry fails (the stack's and c's
+        // entries are unsynced, so group commit may put them in it).
+        let sink = Arc::new(FaultySink::failing_on(JournalEntryKind::Outputs));
         let ctx = OperationContext {
             base: Arc::new(base.clone()),
             loader,

@@ -8,6 +8,7 @@ mod aliases_inherited;
 mod basics;
 mod claims;
 mod deletes;
+mod durability;
 mod import;
 mod options;
 mod plans;

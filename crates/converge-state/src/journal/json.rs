@@ -24,6 +24,7 @@
 //! | `secretsProvider`       | `{type, state}`    | when set (`SecretsProvidersV1`)  |
 //! | `newSnapshot`           | `DeploymentV3`     | when set                         |
 //! | `elideWrite`            | bool               | when true — Converge's own field |
+//! | `sameOld`               | integer            | when set — Converge's own field, version 2 |
 //!
 //! Choices where Pulumi gives no answer:
 //!
@@ -60,8 +61,14 @@ use crate::checkpoint::{dto, CheckpointError};
 use crate::secrets::SecretsMode;
 use crate::snapshot::{OperationType, PendingOperation, SecretsProviders};
 
-/// The journal-entry format version Converge writes.
-pub const JOURNAL_ENTRY_VERSION: i64 = 1;
+/// The newest journal-entry format version Converge reads. Entries are
+/// written as version 1 unless they use `sameOld` (a compact Same step),
+/// which needs version 2: an older reader would ignore the key and lose
+/// the resource's place in the snapshot, so it must refuse the entry.
+pub const JOURNAL_ENTRY_VERSION: i64 = 2;
+
+/// The version of entries that need nothing newer than Pulumi's fields.
+const BASE_ENTRY_VERSION: i64 = 1;
 
 /// Why a journal entry could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +135,8 @@ struct EntryOut {
     new_snapshot: Option<dto::Deployment>,
     #[serde(rename = "elideWrite", skip_serializing_if = "is_false")]
     elide_write: bool,
+    #[serde(rename = "sameOld", skip_serializing_if = "Option::is_none")]
+    same_old: Option<u64>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -166,6 +175,8 @@ struct EntryIn {
     new_snapshot: Option<dto::Deployment>,
     #[serde(rename = "elideWrite")]
     elide_write: Option<bool>,
+    #[serde(rename = "sameOld")]
+    same_old: Option<Value>,
 }
 
 /// Writes one entry as a single line of compact JSON (no trailing newline).
@@ -195,7 +206,10 @@ pub fn entry_to_json(
         })
         .transpose()?;
     let out = EntryOut {
-        version: JOURNAL_ENTRY_VERSION,
+        version: match entry.same_old {
+            Some(_) => JOURNAL_ENTRY_VERSION,
+            None => BASE_ENTRY_VERSION,
+        },
         kind: entry.kind.wire_number(),
         sequence_id: entry.sequence_id,
         operation_id: entry.operation_id,
@@ -219,6 +233,7 @@ pub fn entry_to_json(
             .map(|s| snapshot_to_dto(s, mode))
             .transpose()?,
         elide_write: entry.elide_write,
+        same_old: index(entry.same_old),
     };
     let value = serde_json::to_value(&out).map_err(|source| CheckpointError::RawJson {
         field: "the journal entry".to_owned(),
@@ -289,6 +304,7 @@ pub fn entry_from_json(
             .map(|r| resource_from_dto(r, "state", mode))
             .transpose()?,
         operation,
+        same_old: index("sameOld", raw.same_old)?,
         elide_write: raw.elide_write.unwrap_or(false),
         is_refresh: raw.is_refresh.unwrap_or(false),
         new_snapshot: raw
@@ -342,6 +358,34 @@ mod tests {
         assert_eq!(
             entry_from_json(text.as_bytes(), SecretsMode::Opaque).unwrap(),
             entry
+        );
+    }
+
+    #[test]
+    fn a_compact_same_entry_is_version_2_and_refused_by_version_1_readers() {
+        let entry = JournalEntry::same(4, 3, 7);
+        let text = String::from_utf8(entry_to_json(&entry, SecretsMode::Opaque).unwrap()).unwrap();
+        assert_eq!(
+            text,
+            r#"{"version":2,"kind":1,"sequenceID":4,"operationID":3,"removeOld":null,"removeNew":null,"elideWrite":true,"sameOld":7}"#
+        );
+        assert_eq!(
+            entry_from_json(text.as_bytes(), SecretsMode::Opaque).unwrap(),
+            entry
+        );
+        // Every other entry stays version 1, which Converge before compact
+        // entries and Pulumi's decoder read.
+        let plain = entry_to_json(&JournalEntry::success(5, 4), SecretsMode::Opaque).unwrap();
+        assert!(String::from_utf8(plain)
+            .unwrap()
+            .starts_with(r#"{"version":1,"#));
+        let newer = r#"{"version":3,"kind":1,"sequenceID":4,"operationID":3}"#;
+        let msg = entry_from_json(newer.as_bytes(), SecretsMode::Opaque)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("version 3") && msg.contains("upgrade"),
+            "{msg}"
         );
     }
 

@@ -132,6 +132,12 @@ pub struct JournalEntry {
     pub delete_new: Option<u64>,
     /// The resource state the entry produces.
     pub state: Option<ResourceState>,
+    /// For Success, instead of `state`: the index of a base resource the
+    /// step carries into the new snapshot unchanged (a Same step whose
+    /// state is the base's, byte for byte). The compact form of
+    /// `state: <base[i]>, remove_old: i`, so that an update that changes
+    /// little journals little. Converge's own field.
+    pub same_old: Option<usize>,
     /// For Begin: the operation that is pending until the step ends.
     pub operation: Option<PendingOperation>,
     /// The entry need not trigger a snapshot write (it must still be
@@ -159,6 +165,7 @@ impl JournalEntry {
             delete_old: None,
             delete_new: None,
             state: None,
+            same_old: None,
             operation: None,
             elide_write: false,
             is_refresh: false,
@@ -219,6 +226,16 @@ impl JournalEntry {
         self
     }
 
+    /// A Success carrying base resource `index` over unchanged (see
+    /// [`JournalEntry::same_old`]).
+    pub fn same(sequence_id: u64, operation_id: u64, index: usize) -> Self {
+        JournalEntry {
+            same_old: Some(index),
+            elide_write: true,
+            ..Self::new(sequence_id, JournalEntryKind::Success, operation_id)
+        }
+    }
+
     pub fn with_remove_old(mut self, index: usize) -> Self {
         self.remove_old = Some(index);
         self
@@ -255,6 +272,7 @@ impl fmt::Display for JournalEntry {
         let indices = [
             ("removeOld", self.remove_old.map(|i| i as u64)),
             ("removeNew", self.remove_new),
+            ("sameOld", self.same_old.map(|i| i as u64)),
             (
                 "pendingReplacementOld",
                 self.pending_replacement_old.map(|i| i as u64),

@@ -89,6 +89,13 @@ pub enum ReplayError {
          touches resources"
     )]
     MisplacedWrite { sequence_id: u64 },
+    #[error(
+        "journal entry {sequence_id}: sameOld carries base resource {index}, which an earlier \
+         entry removed"
+    )]
+    CarriedRemoved { sequence_id: u64, index: usize },
+    #[error("journal entry {sequence_id}: an entry has both a state and sameOld")]
+    SameWithState { sequence_id: u64 },
     #[error("journal entry {sequence_id}: Write entry without a snapshot")]
     WriteWithoutSnapshot { sequence_id: u64 },
     #[error("journal entries with sequence ID {sequence_id} differ")]
@@ -218,7 +225,13 @@ impl Replayer {
             JournalEntryKind::Success => {
                 self.touched = true;
                 self.incomplete.remove(&op);
-                if let Some(state) = state {
+                let carried = entry.same_old.map(|i| {
+                    self.removed_old.insert(i);
+                    self.replaced_old
+                        .remove(&i)
+                        .unwrap_or_else(|| self.base.resources[i].clone())
+                });
+                if let Some(state) = state.or(carried) {
                     self.new_index_of_operation
                         .insert(op, self.new_resources.len());
                     self.new_resources.push(state);
@@ -391,6 +404,7 @@ impl Replayer {
         let len = self.base.resources.len();
         let olds = [
             ("removeOld", entry.remove_old),
+            ("sameOld", entry.same_old),
             ("pendingReplacementOld", entry.pending_replacement_old),
             ("deleteOld", entry.delete_old),
         ];
@@ -421,7 +435,22 @@ impl Replayer {
         for (field, operation) in news {
             self.new_index(entry, field, operation)?;
         }
-        let produces = entry.kind == JournalEntryKind::Success && entry.state.is_some();
+        if let Some(index) = entry.same_old {
+            if entry.kind != JournalEntryKind::Success || entry.state.is_some() {
+                // sameOld means something only on a Success without state.
+                return Err(ReplayError::SameWithState {
+                    sequence_id: entry.sequence_id,
+                });
+            }
+            if self.removed_old.contains(&index) {
+                return Err(ReplayError::CarriedRemoved {
+                    sequence_id: entry.sequence_id,
+                    index,
+                });
+            }
+        }
+        let produces = entry.kind == JournalEntryKind::Success
+            && (entry.state.is_some() || entry.same_old.is_some());
         if produces
             && self
                 .new_index_of_operation

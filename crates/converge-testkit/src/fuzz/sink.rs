@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use converge_engine::{JournalError, JournalSink};
-use converge_state::journal::JournalEntry;
+use converge_state::journal::{JournalEntry, JournalEntryKind};
 
 /// Keeps batches in memory until batch number `fail_at` (counting from 0),
 /// which fails with a [`JournalError`], as does every batch after it. With
@@ -17,6 +17,8 @@ pub struct FaultySink {
     entries: Mutex<Vec<JournalEntry>>,
     batches: AtomicUsize,
     fail_at: Option<usize>,
+    /// Fail the first batch holding an entry of this kind instead.
+    fail_on: Option<JournalEntryKind>,
     keep_failed_batch: bool,
     failed: AtomicBool,
 }
@@ -26,6 +28,15 @@ impl FaultySink {
         FaultySink {
             fail_at,
             keep_failed_batch,
+            ..FaultySink::default()
+        }
+    }
+
+    /// Fails the first batch that holds an entry of `kind` (and every
+    /// batch after it), wherever group commit put that entry.
+    pub fn failing_on(kind: JournalEntryKind) -> Self {
+        FaultySink {
+            fail_on: Some(kind),
             ..FaultySink::default()
         }
     }
@@ -53,7 +64,11 @@ impl FaultySink {
 impl JournalSink for FaultySink {
     async fn persist(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
         let k = self.batches.fetch_add(1, Ordering::SeqCst);
-        let failing = self.fail_at == Some(k);
+        let failing = self.fail_at == Some(k)
+            || (!self.failed()
+                && self
+                    .fail_on
+                    .is_some_and(|f| batch.iter().any(|e| e.kind == f)));
         if self.failed() && !failing {
             return Err(JournalError::sink(InjectedFault::Broken));
         }

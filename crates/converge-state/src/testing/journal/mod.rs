@@ -336,6 +336,12 @@ impl Engine {
                     self.emit(entry, cause);
                 }
             }
+            StepKind::Same { old, new } if new == self.base[old] && self.tape.chance(50) => {
+                // The compact form: nothing of the state changed.
+                let end = self.emit(JournalEntry::same(0, op, old), cause);
+                self.removed_by[old] = Some(end);
+                self.registered_done(new, op, end);
+            }
             StepKind::Same { old, new }
             | StepKind::Update {
                 old: Old::Base(old),

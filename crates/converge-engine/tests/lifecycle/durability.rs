@@ -1,0 +1,138 @@
+//! Which steps wait for their journal entries (issue 14, item 3 and 4):
+//! steps with effects outside Converge wait (Begin durable before the
+//! provider call, end entry before the step is reported); components and
+//! Same steps hand their entries over unsynced and get their answers at
+//! once; an unchanged resource is journaled as a compact entry.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use converge_engine::{EventSink, JournalError, JournalSink, OperationContext};
+use converge_state::journal::{JournalEntry, JournalEntryKind};
+use converge_testkit::{check_journal, component, custom, program, register_stack};
+use tokio::sync::Semaphore;
+
+use super::*;
+
+/// A sink that persists nothing until the gate opens: a step that waits
+/// for its entry waits for the gate.
+#[derive(Debug)]
+struct GatedSink {
+    gate: Arc<Semaphore>,
+    entries: Mutex<Vec<JournalEntry>>,
+}
+
+#[async_trait]
+impl JournalSink for GatedSink {
+    async fn persist(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
+        // Each batch takes a permit and gives it back: once open, open.
+        let permit = self.gate.acquire().await.expect("gate never closes");
+        drop(permit);
+        self.entries.lock().unwrap().extend_from_slice(batch);
+        Ok(())
+    }
+}
+
+/// A deadlock guard, not a timing assertion: a registration that waited
+/// for the closed gate would never return.
+const GUARD: Duration = Duration::from_secs(60);
+
+#[tokio::test]
+async fn components_get_their_answers_before_their_entries_are_durable() {
+    let gate = Arc::new(Semaphore::new(0));
+    let sink = Arc::new(GatedSink {
+        gate: Arc::clone(&gate),
+        entries: Mutex::new(Vec::new()),
+    });
+    let persisted_when_answered: Arc<Mutex<Option<usize>>> = Arc::default();
+    let p = {
+        let gate = Arc::clone(&gate);
+        let sink = Arc::clone(&sink);
+        let seen = Arc::clone(&persisted_when_answered);
+        program(move |m| {
+            let (gate, sink, seen) = (Arc::clone(&gate), Arc::clone(&sink), Arc::clone(&seen));
+            async move {
+                let registered = tokio::time::timeout(GUARD, async {
+                    let stack = register_stack(&m).await?;
+                    let mut c = component("my:index:Group", "c");
+                    c.parent = Some(stack);
+                    m.register_resource(c).await.map_err(|e| e.to_string())
+                })
+                .await
+                .map_err(|_| "a component waited for the journal".to_owned())??;
+                *seen.lock().unwrap() = Some(sink.entries.lock().unwrap().len());
+                gate.add_permits(1);
+                // A custom resource's create waits for its entries as
+                // before (the gate is open now).
+                let mut a = custom(T, "a", inputs(&[("v", "1")]));
+                a.parent = Some(registered.urn);
+                m.register_resource(a).await.map_err(|e| e.to_string())?;
+                Ok(())
+            }
+        })
+    };
+    let base = converge_state::Snapshot::empty("2026-01-01T00:00:00Z");
+    let (_w, cloud) = world(provider());
+    let ctx = OperationContext {
+        base: Arc::new(base.clone()),
+        loader: Arc::new(MockLoader::single(provider().with_cloud(cloud.clone()))),
+        sink: sink.clone(),
+        events: EventSink::discard(),
+        options: converge_engine::DeploymentOptions::new("test", "proj"),
+    };
+    let r = converge_engine::update(ctx, &p).await;
+    expect_ok(&r);
+    assert_eq!(*persisted_when_answered.lock().unwrap(), Some(0));
+
+    // Everything reached the sink by the end (the final flush), and the
+    // journal replays to the result.
+    let entries = sink.entries.lock().unwrap().clone();
+    check_journal(&base, &entries);
+    assert_eq!(
+        converge_state::journal::replay(&base, &entries).unwrap(),
+        r.snapshot
+    );
+    // Begins only for what has effects outside Converge: the provider and
+    // the custom resource; none for the stack and the component.
+    let begins: Vec<String> = entries
+        .iter()
+        .filter(|e| e.kind == JournalEntryKind::Begin)
+        .filter_map(|e| e.operation.as_ref())
+        .map(|op| op.resource.urn.name().to_owned())
+        .collect();
+    assert_eq!(begins, ["default", "a"], "{entries:#?}");
+    assert_eq!(cloud.len(), 1);
+}
+
+#[tokio::test]
+async fn an_unchanged_resource_is_journaled_by_its_index_only() {
+    let (mut w, _cloud) = world(provider());
+    let one = || {
+        program(|m| async move {
+            let stack = register_stack(&m).await?;
+            reg(&m, &stack, custom(T, "a", inputs(&[("v", "1")]))).await?;
+            Ok(())
+        })
+    };
+    expect_ok(&w.up(&one()).await);
+    let r = w.up(&one()).await;
+    expect_ok(&r);
+    assert!(
+        all_ops(&r).iter().all(|(_, op)| *op == StepOp::Same),
+        "{:?}",
+        all_ops(&r)
+    );
+    // One entry per resource (stack, provider, a), each only an index:
+    // no Begin, no state.
+    assert_eq!(r.journal.len(), 3, "{:#?}", r.journal);
+    for e in &r.journal {
+        assert_eq!(e.kind, JournalEntryKind::Success);
+        assert!(
+            e.state.is_none() && e.same_old.is_some() && e.elide_write,
+            "{e}"
+        );
+    }
+    // The world checked that the journal replays to the result; the
+    // result is the state as it was.
+    assert_eq!(w.resource("a").unwrap().outputs.get("v"), Some(&s("1")));
+}
