@@ -55,6 +55,13 @@ pub struct DeploymentOptions {
     /// since it needs only the result snapshot and the entries hold a
     /// copy of every state).
     pub keep_journal: bool,
+    /// Record each resource's goal, steps and planned outputs in
+    /// `OperationResult::resource_plans`, and each step's planned inputs
+    /// in `OperationResult::plan` (on by default; a preview whose plan
+    /// nobody keeps — `converge preview` without `--save-plan`, `--json`
+    /// or `--import-file` — turns it off: both hold a copy of every
+    /// resource's values).
+    pub record_plans: bool,
 }
 
 impl DeploymentOptions {
@@ -73,6 +80,7 @@ impl DeploymentOptions {
             provider_config: BTreeMap::new(),
             plan: None,
             keep_journal: true,
+            record_plans: true,
         }
     }
 

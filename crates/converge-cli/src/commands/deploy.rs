@@ -214,6 +214,13 @@ async fn run_locked(
                 providers,
                 options: DeploymentOptions {
                     preview: true,
+                    // The plan is kept only to save it, print it, write
+                    // the import file from it, or check the update
+                    // against it.
+                    record_plans: op == Operation::Up
+                        || args.save_plan.is_some()
+                        || args.json
+                        || args.import_file.is_some(),
                     ..options.clone()
                 },
                 program,

@@ -244,7 +244,9 @@ fn planned(
     let old = old_index.map(|i| &d.base.resources[i]);
     let empty = converge_model::PropertyMap::new();
     let olds = old.map_or(&empty, |o| &o.inputs);
-    saved_plan::record::goal(d, goal, state, olds);
+    if d.opts.record_plans {
+        saved_plan::record::goal(d, goal, state, olds);
+    }
     let op = if old.is_some() {
         StepOp::Update
     } else {

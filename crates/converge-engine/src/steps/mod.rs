@@ -183,7 +183,9 @@ pub(crate) fn report(
     diff: BTreeMap<String, PropertyDiff>,
 ) {
     let Some(subject) = new.or(old) else { return };
-    crate::saved_plan::record::step(d, op, &subject.urn, new);
+    if d.opts.record_plans {
+        crate::saved_plan::record::step(d, op, &subject.urn, new);
+    }
     d.record_step(PlannedStep {
         op,
         urn: subject.urn.to_string(),
@@ -192,7 +194,7 @@ pub(crate) fn report(
             .iter()
             .map(|(k, v)| (k.clone(), format!("{:?}", v.kind).to_lowercase()))
             .collect(),
-        inputs: if d.opts.preview {
+        inputs: if d.opts.preview && d.opts.record_plans {
             new.map(planned_inputs)
         } else {
             None

@@ -136,3 +136,39 @@ async fn an_unchanged_resource_is_journaled_by_its_index_only() {
     // result is the state as it was.
     assert_eq!(w.resource("a").unwrap().outputs.get("v"), Some(&s("1")));
 }
+
+/// A preview that keeps no plan (`record_plans` off, as `converge preview`
+/// runs) records no resource plans and no planned inputs, and otherwise
+/// plans the same steps with the same result.
+#[tokio::test]
+async fn a_preview_without_a_kept_plan_plans_the_same_and_records_none() {
+    let (mut w, _cloud) = world(provider());
+    let two = |v: &'static str| {
+        program(move |m| async move {
+            let stack = register_stack(&m).await?;
+            reg(&m, &stack, custom(T, "a", inputs(&[("v", "1")]))).await?;
+            reg(&m, &stack, custom(T, "b", inputs(&[("v", v)]))).await?;
+            Ok(())
+        })
+    };
+    expect_ok(&w.up(&two("1")).await);
+    let kept = w.preview(&two("2")).await;
+    expect_ok(&kept);
+    assert!(!kept.resource_plans.is_empty());
+    assert!(kept.plan.steps.iter().any(|s| s.inputs.is_some()));
+
+    w.options.record_plans = false;
+    let bare = w.preview(&two("2")).await;
+    expect_ok(&bare);
+    assert!(bare.resource_plans.is_empty());
+    assert!(bare.plan.steps.iter().all(|s| s.inputs.is_none()));
+    let ops = |r: &converge_engine::OperationResult| {
+        r.plan
+            .steps
+            .iter()
+            .map(|s| (s.urn.clone(), s.op))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ops(&bare), ops(&kept));
+    assert_eq!(bare.snapshot, kept.snapshot);
+}
