@@ -61,12 +61,19 @@ impl FileStore {
             return Err(e);
         }
         let _ = fs::remove_dir(&old.history_dir);
-        for dir in [&old.checkpoint, &new.checkpoint, &new.history_dir] {
-            if let Some(d) = dir.parent() {
-                atomic::sync_dir(d)?;
+        let mut dirs: Vec<&Path> = [&old.checkpoint, &new.checkpoint]
+            .into_iter()
+            .filter_map(|p| p.parent())
+            .collect();
+        if !moved.is_empty() {
+            dirs.push(&new.history_dir);
+        }
+        for dir in dirs {
+            if dir.exists() {
+                atomic::sync_dir(dir)?;
             }
         }
-        atomic::sync_dir(&new.history_dir)
+        Ok(())
     }
 
     pub(crate) fn load_tags(&self, stack: &StackRef) -> Result<StackTags> {
