@@ -633,7 +633,7 @@ async fn tags_are_replaced_whole_and_refused_when_malformed() {
     let (status, _) = call
         .send(
             Method::GET,
-            &format!("/api/stacks/elsewhere/web/dev/tags"),
+            "/api/stacks/elsewhere/web/dev/tags",
             Some("nope"),
             None,
         )
