@@ -70,9 +70,13 @@ fn refuse_builtin(name: &str, builtin: &StackTags) -> Result<()> {
     Ok(())
 }
 
-/// The tags the project and the stack's configuration give the stack.
+/// The tags the project and the stack's configuration give the stack
+/// (none for a stack of another project).
 fn environment_tags(project: &Project, stack: &StackRef) -> Result<StackTags> {
     let mut tags = StackTags::new();
+    if stack.project != project.name {
+        return Ok(tags);
+    }
     tags.insert("pulumi:project".into(), project.name.clone());
     if let Some(runtime) = project.runtime() {
         tags.insert("pulumi:runtime".into(), runtime.to_owned());
