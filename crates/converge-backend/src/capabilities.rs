@@ -2,10 +2,11 @@
 //!
 //! As in OpenTofu's `statemgr`, each capability is a small trait
 //! ([`StackStore`], [`StackLocker`], [`HistoryStore`], and
-//! [`JournalStore`] in [`crate::journal_store`]) and [`Backend`] composes
-//! them. Checkpoints and history records are opaque bytes here: the
+//! [`JournalStore`] in [`crate::journal_store`], [`TagStore`]) and
+//! [`Backend`] composes them. Checkpoints and history records are opaque bytes here: the
 //! CLI serializes and parses them with `converge-state`.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use async_trait::async_trait;
@@ -153,6 +154,14 @@ pub trait StackStore: Send + Sync + fmt::Debug {
         checkpoint: &[u8],
         options: &SaveOptions,
     ) -> Result<()>;
+
+    /// Renames `from` to `to` (same organization, possibly another
+    /// project): `checkpoint` becomes the renamed stack's checkpoint (the
+    /// caller's rewrite of the current one, its URNs in the new name), and
+    /// the stack's history, previous checkpoint, backups and tags follow it.
+    /// Fails with `StackAlreadyExists` if `to` exists and `StackNotFound`
+    /// if `from` does not, changing nothing. The caller holds `from`'s lock.
+    async fn rename_stack(&self, from: &StackRef, to: &StackRef, checkpoint: &[u8]) -> Result<()>;
 }
 
 /// Mutual exclusion between processes working on one stack.
@@ -187,8 +196,23 @@ pub trait HistoryStore: Send + Sync + fmt::Debug {
     ) -> Result<Vec<HistoryEntry>>;
 }
 
+/// A stack's tags: names to values (Pulumi's `stack tag`).
+pub type StackTags = BTreeMap<String, String>;
+
+/// Stack tags.
+#[async_trait]
+pub trait TagStore: Send + Sync + fmt::Debug {
+    /// The stack's tags (empty when none were ever set). Fails with
+    /// `StackNotFound` if the stack does not exist.
+    async fn load_tags(&self, stack: &StackRef) -> Result<StackTags>;
+
+    /// Replaces the stack's tags. Fails with `StackNotFound` if the stack
+    /// does not exist.
+    async fn save_tags(&self, stack: &StackRef, tags: &StackTags) -> Result<()>;
+}
+
 /// A complete backend.
-pub trait Backend: StackStore + StackLocker + HistoryStore + JournalStore {
+pub trait Backend: StackStore + StackLocker + HistoryStore + JournalStore + TagStore {
     /// The backend's URL, for messages (`file:///home/me/state`).
     fn url(&self) -> String;
 

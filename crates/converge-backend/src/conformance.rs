@@ -20,11 +20,13 @@
 //! instances on the same storage, so [`run_all`] does not run it.
 
 mod journal;
+mod stack_meta;
 
 pub use journal::{
     journal_durable_across_instances, journal_follows_its_stack, journal_open_twice_fails,
     journal_rejects_invalid_data, journal_round_trip, test_digest, test_entry,
 };
+pub use stack_meta::{rename_moves_checkpoint_history_and_tags, tags_round_trip};
 
 use crate::capabilities::{
     Backend, ListHistoryOptions, ListStacksOptions, RemoveOptions, SaveOptions, UpdateKind,
@@ -41,6 +43,8 @@ pub async fn run_all(backend: &dyn Backend) {
     lock_excludes_second_holder(backend).await;
     lock_release_allows_relock(backend).await;
     history_round_trip(backend).await;
+    tags_round_trip(backend).await;
+    rename_moves_checkpoint_history_and_tags(backend).await;
     journal_round_trip(backend).await;
     journal_open_twice_fails(backend).await;
     journal_rejects_invalid_data(backend).await;

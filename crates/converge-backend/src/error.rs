@@ -123,6 +123,13 @@ pub enum BackendError {
         reason: String,
     },
 
+    /// A stack tags file (Pulumi's `<stack>.pulumi-tags`) that cannot be read.
+    #[error(
+        "the stack tags file {location} cannot be read: {reason}; fix or remove it \
+         (removing it forgets the stack's tags)"
+    )]
+    MalformedTags { location: String, reason: String },
+
     /// Stored data this backend cannot read (for example a compressed checkpoint).
     #[error("{0}")]
     Unsupported(String),

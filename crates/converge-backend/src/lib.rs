@@ -39,10 +39,11 @@ pub mod journal_store;
 mod lock;
 mod name;
 pub mod object;
+mod tags_file;
 
 pub use capabilities::{
     Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
-    SaveOptions, StackLocker, StackStore, StackSummary, UpdateKind,
+    SaveOptions, StackLocker, StackStore, StackSummary, StackTags, TagStore, UpdateKind,
 };
 pub use error::{BackendError, NameKind, Result};
 pub use file::{FileBackend, FileBackendOptions, LayoutVersion, StackPaths};

@@ -434,6 +434,20 @@ pub enum StackCommand {
         #[arg(short, long)]
         force: bool,
     },
+    /// Show the stack's update history, newest first.
+    #[command(alias = "hist")]
+    History(HistoryArgs),
+    /// Rename the stack (`stack`, `project/stack` or `org/project/stack`):
+    /// its state, history, tags and configuration file follow.
+    Rename {
+        /// The new name.
+        #[arg(value_name = "NEW_NAME")]
+        new_name: String,
+        #[command(flatten)]
+        stack: StackArg,
+    },
+    /// Manage the stack's tags.
+    Tag(TagArgs),
     /// Show the stack's outputs.
     Output {
         /// Show one output only.
@@ -447,6 +461,55 @@ pub enum StackCommand {
         #[arg(long)]
         show_secrets: bool,
     },
+}
+
+/// `stack history`.
+#[derive(Debug, Args, Clone)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub stack: StackArg,
+    /// Print JSON (Pulumi's shape).
+    #[arg(short, long)]
+    pub json: bool,
+    /// Show secret configuration values in plaintext.
+    #[arg(long)]
+    pub show_secrets: bool,
+    /// Show full dates instead of relative ones.
+    #[arg(long)]
+    pub full_dates: bool,
+    /// How many updates a page holds (with --page).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub page_size: usize,
+    /// Which page to show, from 1.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub page: usize,
+}
+
+/// `stack tag`.
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    /// The stack to operate on (default: the current stack); also accepted
+    /// after the subcommand.
+    #[arg(short = 's', long = "stack", value_name = "STACK", global = true)]
+    pub stack: Option<String>,
+    #[command(subcommand)]
+    pub command: TagCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TagCommand {
+    /// Print one tag's value.
+    Get { name: String },
+    /// List the stack's tags.
+    Ls {
+        /// Print JSON (an object of names to values).
+        #[arg(short, long)]
+        json: bool,
+    },
+    /// Remove a tag.
+    Rm { name: String },
+    /// Set a tag.
+    Set { name: String, value: String },
 }
 
 #[derive(Debug, Args)]

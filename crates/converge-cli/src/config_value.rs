@@ -42,6 +42,17 @@ pub fn is_object(v: &Value) -> bool {
     secure_ciphertext(v).is_none() && matches!(v, Value::Mapping(_) | Value::Sequence(_))
 }
 
+/// The value as Pulumi records it in an update's history (`config.Map`
+/// JSON), never decrypted: a plain scalar as its text, a secure value as
+/// `{"secure": "<ciphertext>"}`, an object or array as JSON with its
+/// secure leaves so.
+pub fn to_record_json(v: &Value) -> Result<serde_json::Value> {
+    if matches!(v, Value::Mapping(_) | Value::Sequence(_) | Value::Tagged(_)) {
+        return Ok(serde_json::to_value(v)?);
+    }
+    Ok(serde_json::Value::String(to_text(v, None)?))
+}
+
 /// The plaintext JSON form of a config value, secrets decrypted by
 /// `crypter` or shown as `[secret]` when there is none.
 pub fn to_json(v: &Value, crypter: Option<&dyn Crypter>) -> Result<serde_json::Value> {

@@ -10,9 +10,10 @@ use crate::project_config::{ParseOptions, ProjectConfig};
 pub const PROJECT_FILE_NAMES: [&str; 2] = ["Pulumi.yaml", "Pulumi.yml"];
 
 /// The keys of the project file a [`Project`] keeps and reads after loading.
-const KEPT_KEYS: [&str; 6] = [
+const KEPT_KEYS: [&str; 7] = [
     "name",
     "runtime",
+    "description",
     "backend",
     "options",
     "stackConfigDir",
@@ -123,6 +124,11 @@ impl Project {
     /// The runtime's name (`runtime: python` or `runtime: {name: python}`).
     pub fn runtime(&self) -> Option<&str> {
         runtime_name(&self.doc)
+    }
+
+    /// `description`, if the project has one.
+    pub fn description(&self) -> Option<&str> {
+        self.doc.get("description")?.as_str()
     }
 
     /// `backend.url`, if the project pins a backend.

@@ -70,6 +70,11 @@ const SCHEMA: &[&str] = &[
         kind TEXT,
         record TEXT NOT NULL,
         PRIMARY KEY (stack_id, recorded_at))",
+    "CREATE TABLE IF NOT EXISTS stack_tags (
+        stack_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (stack_id, name))",
 ];
 
 impl Db {

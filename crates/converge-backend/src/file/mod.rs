@@ -10,6 +10,7 @@ mod history;
 mod journal;
 pub mod layout;
 mod locks;
+mod rename;
 mod stacks;
 
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ use async_trait::async_trait;
 
 use crate::capabilities::{
     Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
-    SaveOptions, StackLocker, StackStore, StackSummary, UpdateKind,
+    SaveOptions, StackLocker, StackStore, StackSummary, StackTags, TagStore, UpdateKind,
 };
 use crate::error::{BackendError, Result};
 use crate::file_url::parse_file_url;
@@ -228,6 +229,24 @@ impl StackStore for FileBackend {
         let (stack, bytes, options) = (stack.clone(), checkpoint.to_vec(), options.clone());
         self.run(move |s| s.save_checkpoint(&stack, &bytes, &options))
             .await
+    }
+
+    async fn rename_stack(&self, from: &StackRef, to: &StackRef, checkpoint: &[u8]) -> Result<()> {
+        let (from, to, bytes) = (from.clone(), to.clone(), checkpoint.to_vec());
+        self.run(move |s| s.rename_stack(&from, &to, &bytes)).await
+    }
+}
+
+#[async_trait]
+impl TagStore for FileBackend {
+    async fn load_tags(&self, stack: &StackRef) -> Result<StackTags> {
+        let stack = stack.clone();
+        self.run(move |s| s.load_tags(&stack)).await
+    }
+
+    async fn save_tags(&self, stack: &StackRef, tags: &StackTags) -> Result<()> {
+        let (stack, tags) = (stack.clone(), tags.clone());
+        self.run(move |s| s.save_tags(&stack, &tags)).await
     }
 }
 

@@ -63,7 +63,7 @@ impl FileStore {
         Ok(())
     }
 
-    fn already_exists(&self, stack: &StackRef) -> BackendError {
+    pub(crate) fn already_exists(&self, stack: &StackRef) -> BackendError {
         BackendError::StackAlreadyExists {
             stack: stack.to_string(),
             backend: self.url.clone(),

@@ -22,6 +22,7 @@
 mod client;
 mod journal;
 mod lease;
+mod tags;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -372,6 +373,10 @@ impl StackStore for HttpBackend {
             .bytes(checkpoint.to_vec());
         let reply = inner.send(request).await?;
         inner.error_unless_ok(stack, &reply)
+    }
+
+    async fn rename_stack(&self, from: &StackRef, to: &StackRef, checkpoint: &[u8]) -> Result<()> {
+        self.rename(from, to, checkpoint).await
     }
 }
 

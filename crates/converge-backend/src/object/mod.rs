@@ -14,6 +14,7 @@
 mod journal;
 pub(crate) mod keys;
 mod lease;
+mod rename;
 mod stacks;
 mod url;
 
@@ -27,7 +28,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload}
 
 use crate::capabilities::{
     Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
-    SaveOptions, StackLocker, StackStore, StackSummary, UpdateKind,
+    SaveOptions, StackLocker, StackStore, StackSummary, StackTags, TagStore, UpdateKind,
 };
 use crate::error::{BackendError, Result};
 use crate::file::FileBackendOptions;
@@ -295,6 +296,21 @@ impl StackStore for ObjectBackend {
         options: &SaveOptions,
     ) -> Result<()> {
         self.inner.save_checkpoint(stack, checkpoint, options).await
+    }
+
+    async fn rename_stack(&self, from: &StackRef, to: &StackRef, checkpoint: &[u8]) -> Result<()> {
+        self.inner.rename_stack(from, to, checkpoint).await
+    }
+}
+
+#[async_trait]
+impl TagStore for ObjectBackend {
+    async fn load_tags(&self, stack: &StackRef) -> Result<StackTags> {
+        self.inner.load_tags(stack).await
+    }
+
+    async fn save_tags(&self, stack: &StackRef, tags: &StackTags) -> Result<()> {
+        self.inner.save_tags(stack, tags).await
     }
 }
 

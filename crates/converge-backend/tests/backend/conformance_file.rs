@@ -45,6 +45,18 @@ async fn history_round_trip() {
 }
 
 #[tokio::test]
+async fn tags_round_trip() {
+    let (_dir, b) = fresh();
+    conformance::tags_round_trip(&b).await;
+}
+
+#[tokio::test]
+async fn rename_moves_checkpoint_history_and_tags() {
+    let (_dir, b) = fresh();
+    conformance::rename_moves_checkpoint_history_and_tags(&b).await;
+}
+
+#[tokio::test]
 async fn journal_round_trip() {
     let (_dir, b) = fresh();
     conformance::journal_round_trip(&b).await;

@@ -64,6 +64,18 @@ macro_rules! conformance_checks {
         }
 
         #[tokio::test]
+        async fn tags_round_trip() {
+            let Some(b) = $make else { return };
+            conformance::tags_round_trip(&b).await;
+        }
+
+        #[tokio::test]
+        async fn rename_moves_checkpoint_history_and_tags() {
+            let Some(b) = $make else { return };
+            conformance::rename_moves_checkpoint_history_and_tags(&b).await;
+        }
+
+        #[tokio::test]
         async fn journal_round_trip() {
             let Some(b) = $make else { return };
             conformance::journal_round_trip(&b).await;

@@ -545,3 +545,55 @@ async fn urls_and_organizations() {
         "{missing}"
     );
 }
+
+/// Tags live in Pulumi's `<stack>.pulumi-tags`, and a rename leaves the
+/// files where Pulumi's rename leaves them.
+#[tokio::test]
+async fn tags_and_rename_on_pulumis_layout() {
+    use converge_backend::TagStore;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let b = FileBackend::new(root, "");
+    b.create_stack(&dev(), b"{}").await.unwrap();
+    b.add_history(&dev(), UpdateKind::Update, br#"{"kind":"update"}"#)
+        .await
+        .unwrap();
+    let mut tags = std::collections::BTreeMap::new();
+    tags.insert("owner".to_owned(), "me".to_owned());
+    b.save_tags(&dev(), &tags).await.unwrap();
+    let written: serde_json::Value = serde_json::from_slice(
+        &fs::read(root.join(".pulumi/stacks/proj/dev.pulumi-tags")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        written,
+        serde_json::json!({"version": 1, "tags": {"owner": "me"}})
+    );
+
+    let prod = StackRef::new("proj", "prod").unwrap();
+    b.rename_stack(&dev(), &prod, b"{\"renamed\":1}")
+        .await
+        .unwrap();
+    let files = tree(root);
+    for want in [
+        ".pulumi/stacks/proj/dev.json.bak",
+        ".pulumi/stacks/proj/prod.json",
+        ".pulumi/stacks/proj/prod.pulumi-tags",
+        ".pulumi/history/proj/prod/prod-<n>.history.json",
+        ".pulumi/history/proj/prod/prod-<n>.checkpoint.json",
+    ] {
+        assert!(files.iter().any(|f| f == want), "{want} in {files:#?}");
+    }
+    assert!(
+        !files.iter().any(
+            |f| f.contains("stacks/proj/dev.json") && !f.ends_with(".bak")
+                || f.contains("history/proj/dev/")
+                || f.contains("dev.pulumi-tags")
+        ),
+        "{files:#?}"
+    );
+    assert_eq!(
+        fs::read(root.join(".pulumi/stacks/proj/prod.json")).unwrap(),
+        b"{\"renamed\":1}"
+    );
+}

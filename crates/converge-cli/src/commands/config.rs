@@ -4,7 +4,7 @@
 //! nothing.
 
 mod copy;
-mod list;
+pub(crate) mod list;
 
 use std::io::Read;
 use std::sync::Arc;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef, UpdateKind};
 use converge_engine::pulumi_provider::StackReferences;
-use converge_engine::stack_state::UpdateRecord;
 use converge_engine::{
     DeploymentOptions, EngineEvent, EventSink, LockedStack, OperationContext, OperationResult,
     Program, StackState, StepOp,
@@ -23,6 +22,7 @@ use crate::args::OperationArgs;
 use crate::commands::open_stack::{self, Opened};
 use crate::commands::plan_file;
 use crate::commands::stack::output::{display_json, stack_outputs};
+use crate::commands::stack::{history, tags};
 use crate::context::{now_rfc3339, Context};
 use crate::display::live::{Display, LiveDisplay};
 use crate::display::{say, DisplayOptions};
@@ -99,6 +99,11 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     // Fail on an unsupported program before touching anything.
     if matches!(op, Operation::Preview | Operation::Up) {
         check_runtime(&project)?;
+    }
+    if op != Operation::Preview {
+        if let Err(e) = tags::record_builtin(backend.as_ref(), &stack, &project).await {
+            eprintln!("warning: the stack's tags could not be recorded: {e:#}");
+        }
     }
     let references = StackReferences::new(
         backend.clone(),
@@ -309,11 +314,7 @@ async fn run_locked(
     if !args.json {
         say(format!("{} ({stack_name}):", op.verb()));
     }
-    let record = UpdateRecord {
-        kind: op.history_kind(),
-        start_time: now_rfc3339(),
-        message: args.message.clone().unwrap_or_default(),
-    };
+    let record = history::update_record(op.history_kind(), args.message.as_deref(), &settings)?;
     let started = std::time::Instant::now();
     let journal = locked.start().await?;
     let executed = execute(

@@ -24,6 +24,7 @@ mod refresh_drift;
 mod saved_plans;
 mod serve;
 mod stack_commands;
+mod stack_meta;
 mod stack_reference;
 mod state_commands;
 mod state_move;

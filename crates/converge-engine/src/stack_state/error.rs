@@ -49,6 +49,14 @@ pub enum StackStateError {
         #[source]
         source: Box<IntegrityError>,
     },
+    /// The stack's state cannot be moved into the new name.
+    #[error("stack {stack} cannot be renamed to {to}: {source}")]
+    Rename {
+        stack: String,
+        to: String,
+        #[source]
+        source: Box<converge_state::surgery::SurgeryError>,
+    },
     /// A base change or the end of an update could not be journaled.
     #[error(transparent)]
     Journal(#[from] JournalError),

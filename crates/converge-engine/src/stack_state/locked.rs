@@ -1,8 +1,11 @@
 //! A stack held by its lock: the one writer of its state.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use converge_backend::{Backend, BackendError, LockGuard, StackRef, UpdateKind};
+use converge_backend::{
+    Backend, BackendError, ListHistoryOptions, LockGuard, StackRef, UpdateKind,
+};
 use converge_state::checkpoint::StackCheckpoint;
 use converge_state::integrity;
 use converge_state::journal::JournalEntry;
@@ -14,6 +17,14 @@ use super::recovery::{self, ManifestStamp, Recovery};
 use super::{Secrets, StackStateError};
 use crate::operations::OperationResult;
 use converge_backend::now_rfc3339;
+
+/// Whole seconds since the Unix epoch, as Pulumi's history records times.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
 
 /// A stack whose lock this process holds (from [`super::StackState::lock`]).
 /// Its base is the stored checkpoint, recovered; changes to it are journal
@@ -43,13 +54,20 @@ pub struct LockedStack {
     stamp: ManifestStamp,
 }
 
-/// What the history records of a finished operation.
+/// What the history records of a finished operation: Pulumi's
+/// `UpdateInfo`, whose times are whole seconds since the Unix epoch.
 #[derive(Debug, Clone)]
 pub struct UpdateRecord {
     pub kind: UpdateKind,
-    /// When the operation started (RFC 3339).
-    pub start_time: String,
+    /// When the operation started, in seconds since the Unix epoch.
+    pub start_time: i64,
     pub message: String,
+    /// Facts about where the operation ran (Pulumi's `environment`).
+    pub environment: BTreeMap<String, String>,
+    /// The stack's configuration as stored (Pulumi's `config.Map` JSON:
+    /// `"<namespace>:<key>"` to a string, an object, or `{"secure":
+    /// "<ciphertext>"}`), never decrypted.
+    pub config: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What [`LockedStack::finish`] did.
@@ -348,9 +366,12 @@ impl LockedStack {
         let json = serde_json::json!({
             "kind": record.kind.as_str(),
             "startTime": record.start_time,
-            "endTime": now_rfc3339(),
             "message": record.message,
+            "environment": record.environment,
+            "config": record.config,
             "result": if result.error.is_none() { "succeeded" } else { "failed" },
+            "endTime": unix_now(),
+            "version": self.next_version().await?,
             "resourceChanges": changes,
         });
         self.backend
@@ -360,6 +381,74 @@ impl LockedStack {
                 json.to_string().as_bytes(),
             )
             .await
+    }
+
+    /// The next update's `version`: one more than the latest record's (a
+    /// record without one, as Pulumi's DIY backends write, counts as the
+    /// number of records before it).
+    async fn next_version(&self) -> Result<i64, BackendError> {
+        let latest = self
+            .backend
+            .list_history(&self.stack, &ListHistoryOptions { limit: Some(1) })
+            .await?;
+        let Some(entry) = latest.first() else {
+            return Ok(1);
+        };
+        let version = serde_json::from_slice::<serde_json::Value>(&entry.record)
+            .ok()
+            .and_then(|v| v.get("version").and_then(serde_json::Value::as_i64))
+            .filter(|v| *v > 0);
+        Ok(match version {
+            Some(v) => v + 1,
+            None => {
+                let all = self
+                    .backend
+                    .list_history(&self.stack, &ListHistoryOptions::default())
+                    .await?;
+                all.len() as i64 + 1
+            }
+        })
+    }
+
+    /// Renames the stack to `to` (stack, project, same organization) and
+    /// releases its lock: every URN of the state moved into the new name
+    /// ([`converge_state::surgery::rename_stack`]), the result stored under
+    /// `to` in one backend operation, which moves the history and tags.
+    /// Secrets stay as they are stored. On any error nothing changes: the
+    /// stack keeps its name and state.
+    pub async fn rename(mut self, to: &StackRef) -> Result<(), StackStateError> {
+        let result = self.rename_locked(to).await;
+        let released = self.release().await;
+        result.and(released)
+    }
+
+    async fn rename_locked(&mut self, to: &StackRef) -> Result<(), StackStateError> {
+        let config = self.checkpoint.config.clone();
+        let bytes = if self.deployed {
+            let mut snapshot = Snapshot::clone(&self.base);
+            converge_state::surgery::rename_stack(&mut snapshot, &to.stack, &to.project).map_err(
+                |source| StackStateError::Rename {
+                    stack: self.stack.to_string(),
+                    to: to.to_string(),
+                    source: Box::new(source),
+                },
+            )?;
+            recovery::encode_snapshot(to, config, &mut snapshot, &self.secrets, ManifestStamp::New)?
+        } else {
+            let cp = StackCheckpoint {
+                stack: to.to_string(),
+                config,
+                latest: None,
+            };
+            converge_state::checkpoint::write_checkpoint(&cp, self.secrets.mode()).map_err(
+                |source| StackStateError::Checkpoint {
+                    stack: to.to_string(),
+                    source: Box::new(source),
+                },
+            )?
+        };
+        self.backend.rename_stack(&self.stack, to, &bytes).await?;
+        Ok(())
     }
 
     /// Releases the stack's lock.

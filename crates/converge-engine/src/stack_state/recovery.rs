@@ -102,6 +102,22 @@ pub(super) async fn save_snapshot(
     secrets: &Secrets,
     stamp: ManifestStamp,
 ) -> Result<Vec<u8>, StackStateError> {
+    let bytes = encode_snapshot(stack, config, snapshot, secrets, stamp)?;
+    backend
+        .save_checkpoint(stack, &bytes, &SaveOptions::default())
+        .await?;
+    Ok(bytes)
+}
+
+/// The checkpoint bytes of `snapshot` for `stack`, as
+/// [`save_snapshot`] stores them.
+pub(super) fn encode_snapshot(
+    stack: &StackRef,
+    config: Option<String>,
+    snapshot: &mut Snapshot,
+    secrets: &Secrets,
+    stamp: ManifestStamp,
+) -> Result<Vec<u8>, StackStateError> {
     // The snapshot is lent to the checkpoint while it is written, not
     // copied; it comes back as it was, but for a new manifest.
     let mut written = std::mem::replace(snapshot, Snapshot::empty(String::new()));
@@ -122,14 +138,10 @@ pub(super) async fn save_snapshot(
         back.manifest = kept_manifest;
         *snapshot = back;
     }
-    let bytes = encoded.map_err(|source| StackStateError::Checkpoint {
+    encoded.map_err(|source| StackStateError::Checkpoint {
         stack: stack.to_string(),
         source: Box::new(source),
-    })?;
-    backend
-        .save_checkpoint(stack, &bytes, &SaveOptions::default())
-        .await?;
-    Ok(bytes)
+    })
 }
 
 /// Compacts the journal an interrupted update left, whose writer is gone

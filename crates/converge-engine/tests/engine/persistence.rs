@@ -345,3 +345,104 @@ async fn a_state_edit_is_verified_journaled_and_seen_by_the_next_update() {
     assert_eq!(w.cloud.len(), objects + 1);
     locked.release().await.unwrap();
 }
+
+fn record() -> converge_engine::stack_state::UpdateRecord {
+    converge_engine::stack_state::UpdateRecord {
+        kind: converge_backend::UpdateKind::Update,
+        start_time: 1_700_000_000,
+        message: "m".to_owned(),
+        environment: Default::default(),
+        config: serde_json::from_str(r#"{"proj:s":{"secure":"v1:abc"}}"#).unwrap(),
+    }
+}
+
+#[tokio::test]
+async fn history_records_have_pulumis_shape_and_count_versions() {
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    for n in [2, 4] {
+        let journal = locked.start().await.unwrap();
+        let result = converge_engine::update(
+            w.context(locked.base(), journal.clone()),
+            &numbered_things(n),
+        )
+        .await;
+        let finished = locked
+            .finish(journal, &result, Some(record()))
+            .await
+            .unwrap();
+        assert!(finished.history_error.is_none());
+    }
+    locked.release().await.unwrap();
+    let history = w
+        .backend
+        .list_history(w.state.stack(), &Default::default())
+        .await
+        .unwrap();
+    let records: Vec<serde_json::Value> = history
+        .iter()
+        .map(|h| serde_json::from_slice(&h.record).unwrap())
+        .collect();
+    assert_eq!(records[0]["version"], 2);
+    assert_eq!(records[1]["version"], 1);
+    let r = &records[1];
+    assert_eq!(r["startTime"], 1_700_000_000);
+    assert!(r["endTime"].is_i64(), "{r}");
+    assert_eq!(r["config"]["proj:s"]["secure"], "v1:abc");
+    assert!(r["environment"].is_object());
+    assert_eq!(r["result"], "succeeded");
+    // Two things, their default provider and the stack resource.
+    assert_eq!(r["resourceChanges"]["create"], 4);
+}
+
+#[tokio::test]
+async fn a_rename_moves_every_urn_and_the_next_update_changes_nothing() {
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    w.update(&mut locked, 3).await;
+    let objects = w.cloud.len();
+    let taken = StackRef::new("proj", "taken").unwrap();
+    StackState::new(w.backend.clone(), taken.clone())
+        .create()
+        .await
+        .unwrap();
+    // A taken name is refused and nothing changes.
+    let before = w.stored().await.unwrap();
+    let err = locked.rename(&taken).await.unwrap_err();
+    assert!(err.to_string().contains("already exists"), "{err}");
+    assert_eq!(w.stored().await.unwrap().resources, before.resources);
+
+    let prod = StackRef::new("proj", "prod").unwrap();
+    w.state
+        .lock(me())
+        .await
+        .unwrap()
+        .rename(&prod)
+        .await
+        .unwrap();
+    assert!(!w.backend.stack_exists(w.state.stack()).await.unwrap());
+    let moved = StackState::new(w.backend.clone(), prod.clone());
+    let mut locked = moved.lock(me()).await.unwrap();
+    integrity::verify(locked.base()).unwrap();
+    assert_eq!(locked.base().resources.len(), before.resources.len());
+    for r in &locked.base().resources {
+        assert_eq!(r.urn.stack(), "prod", "{}", r.urn);
+        for u in r.parent.iter().chain(&r.dependencies) {
+            assert_eq!(u.stack(), "prod", "{u}");
+        }
+        if let Some(p) = &r.provider {
+            assert_eq!(p.urn.stack(), "prod");
+        }
+    }
+    // The same program in the new stack finds every resource: no change.
+    let journal = locked.start().await.unwrap();
+    let mut ctx = w.context(locked.base(), journal.clone());
+    ctx.options = DeploymentOptions::new("prod", "proj");
+    let result = converge_engine::update(ctx, &numbered_things(3)).await;
+    assert!(result.error.is_none(), "{:?}", result.error);
+    let counts = result.plan.counts();
+    assert!(counts.keys().all(|op| op.as_str() == "same"), "{counts:?}");
+    locked.finish(journal, &result, None).await.unwrap();
+    locked.release().await.unwrap();
+    assert_eq!(w.cloud.len(), objects);
+}

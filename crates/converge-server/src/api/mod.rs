@@ -6,6 +6,7 @@
 
 mod journal;
 mod stacks;
+mod tags;
 mod tokens;
 mod updates;
 
@@ -70,6 +71,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/api/stacks/{org}/{project}/{stack}/journal"),
     ("delete", "/api/stacks/{org}/{project}/{stack}/journal"),
     ("post", "/api/stacks/{org}/{project}/{stack}/journal/commit"),
+    ("get", "/api/stacks/{org}/{project}/{stack}/tags"),
+    ("put", "/api/stacks/{org}/{project}/{stack}/tags"),
 ];
 
 /// What every handler shares.
@@ -119,6 +122,7 @@ pub(crate) fn router(state: AppState, max_body_bytes: usize) -> Router {
                 .delete(journal::close),
         )
         .route(&format!("{STACK}/journal/commit"), post(journal::commit))
+        .route(&format!("{STACK}/tags"), get(tags::get).put(tags::put))
         .fallback(|| async { ApiError::not_found("no_route", "no such API route") })
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)

@@ -85,24 +85,20 @@ pub(crate) async fn create(
     organization(&caller, &org)?;
     let req: CreateBody = json_body(&body(bytes)?)?;
     let stack = StackRef::with_organization(org, project, req.stack_name)?;
-    let checkpoint = req
-        .checkpoint
-        .map(|c| {
-            base64::engine::general_purpose::STANDARD
-                .decode(c)
-                .map_err(|e| {
-                    ApiError::bad_request(
-                        "malformed_body",
-                        format!("checkpoint is not base64: {e}"),
-                    )
-                })
-        })
-        .transpose()?;
+    let checkpoint = req.checkpoint.map(|c| decode_base64(&c)).transpose()?;
     let info = state
         .store
         .create_stack(&stack, checkpoint.as_deref())
         .await?;
     Ok((StatusCode::CREATED, Json(stack_json(&info))).into_response())
+}
+
+fn decode_base64(text: &str) -> Result<Vec<u8>, ApiError> {
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| {
+            ApiError::bad_request("malformed_body", format!("checkpoint is not base64: {e}"))
+        })
 }
 
 pub(crate) async fn get(
@@ -136,6 +132,9 @@ struct RenameBody {
     new_name: String,
     #[serde(rename = "newProject", default)]
     new_project: Option<String>,
+    /// The renamed checkpoint (base64), stored with the new name.
+    #[serde(default)]
+    checkpoint: Option<String>,
 }
 
 pub(crate) async fn rename(
@@ -152,9 +151,15 @@ pub(crate) async fn rename(
         req.new_project.unwrap_or_else(|| stack.project.clone()),
         req.new_name,
     )?;
+    let checkpoint = req.checkpoint.map(|c| decode_base64(&c)).transpose()?;
     let info = state
         .store
-        .rename_stack(&stack, &to, lease(&headers)?.as_ref())
+        .rename_stack(
+            &stack,
+            &to,
+            checkpoint.as_deref(),
+            lease(&headers)?.as_ref(),
+        )
         .await?;
     Ok(Json(stack_json(&info)).into_response())
 }

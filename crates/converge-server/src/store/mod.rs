@@ -1,5 +1,5 @@
 //! The service's storage logic over [`Db`]: stacks and checkpoints,
-//! history, update leases, journals and tokens. Every method runs in one
+//! history, tags, update leases, journals and tokens. Every method runs in one
 //! database transaction; invariants that must hold between concurrent
 //! requests (or several service processes on one PostgreSQL) are enforced
 //! by the schema: one lease row per stack, one open journal per stack, one
@@ -10,6 +10,7 @@ mod history;
 mod journal;
 mod leases;
 mod stacks;
+mod tags;
 mod tokens;
 
 use std::time::Duration;

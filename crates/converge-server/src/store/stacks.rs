@@ -108,6 +108,7 @@ impl Store {
             "DELETE FROM journal_entries WHERE update_id IN (SELECT update_id FROM journals WHERE stack_id = $1)",
             "DELETE FROM journals WHERE stack_id = $1",
             "DELETE FROM history WHERE stack_id = $1",
+            "DELETE FROM stack_tags WHERE stack_id = $1",
             "DELETE FROM stacks WHERE id = $1",
         ] {
             sqlx::query(statement).bind(&id).execute(&mut *tx).await?;
@@ -117,11 +118,15 @@ impl Store {
     }
 
     /// Renames a stack, possibly into another project of its organization.
-    /// The checkpoint is not rewritten: it is opaque to the service.
+    /// The checkpoint is opaque to the service: a client that rewrote the
+    /// URNs inside it for the new name sends the result as `checkpoint`,
+    /// stored in the same transaction (the old one kept as the previous).
+    /// History, journal and tags belong to the stack and follow it.
     pub async fn rename_stack(
         &self,
         stack: &StackRef,
         to: &StackRef,
+        checkpoint: Option<&[u8]>,
         lease: Option<&LeaseCredential>,
     ) -> Result<StackInfo, ApiError> {
         let (mut tx, id) = self.begin_write(stack, lease).await?;
@@ -137,6 +142,9 @@ impl Store {
                 "stack_exists",
                 format!("stack {to} already exists"),
             ));
+        }
+        if let Some(bytes) = checkpoint {
+            write_checkpoint(&mut tx, &id, bytes, true).await?;
         }
         let now = super::now_secs();
         sqlx::query("UPDATE stacks SET project = $1, name = $2, updated_at = $3 WHERE id = $4")

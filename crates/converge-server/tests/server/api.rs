@@ -585,3 +585,58 @@ async fn reads_see_the_open_journal_replayed_and_writers_the_stored_base() {
         .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tags_are_replaced_whole_and_refused_when_malformed() {
+    let server = common::start(Storage::Sqlite).await.unwrap();
+    let call = Call::new(&server);
+    let org = &server.organization;
+    let (status, _) = call
+        .admin(
+            Method::POST,
+            &format!("/api/stacks/{org}/web"),
+            Some(json!({ "stackName": "dev" })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let tags = format!("/api/stacks/{org}/web/dev/tags");
+    let (status, got) = call.admin(Method::GET, &tags, None).await;
+    assert_eq!((status, got), (StatusCode::OK, json!({ "tags": {} })));
+    let (status, _) = call
+        .admin(
+            Method::PUT,
+            &tags,
+            Some(json!({ "tags": { "env": "dev", "a": "" } })),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (_, got) = call.admin(Method::GET, &tags, None).await;
+    assert_eq!(got, json!({ "tags": { "a": "", "env": "dev" } }));
+    for bad in [
+        json!({ "tags": { " ": "x" } }),
+        json!({ "tags": { "n": 1 } }),
+        json!({ "tags": {}, "extra": 1 }),
+    ] {
+        let (status, err) = call.admin(Method::PUT, &tags, Some(bad.clone())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {err}");
+    }
+    let (_, got) = call.admin(Method::GET, &tags, None).await;
+    assert_eq!(got["tags"]["env"], "dev", "a refused write changes nothing");
+    let (status, _) = call
+        .admin(
+            Method::GET,
+            &format!("/api/stacks/{org}/web/missing/tags"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = call
+        .send(
+            Method::GET,
+            "/api/stacks/elsewhere/web/dev/tags",
+            Some("nope"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}

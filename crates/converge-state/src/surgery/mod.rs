@@ -16,6 +16,7 @@
 //!   its URN.
 //! - [`move_resources`]: move resources (with their children, and the
 //!   providers they use copied) from one stack's snapshot to another's.
+//! - [`rename_stack`]: move every URN into a new stack (and project) name.
 //! - [`repair`]: drop references to resources that are gone and put
 //!   resources in order, when that makes a broken snapshot valid.
 
@@ -23,6 +24,7 @@ mod delete;
 mod moving;
 mod rename;
 mod repair;
+mod stack_rename;
 
 use std::collections::BTreeSet;
 
@@ -35,6 +37,7 @@ pub use delete::{delete, delete_all, DeleteOptions};
 pub use moving::{move_resources, BrokenDependency, MoveOptions, MoveReport};
 pub use rename::rename;
 pub use repair::{repair, RepairReport};
+pub use stack_rename::rename_stack;
 
 /// Why an edit was refused. The snapshot is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,6 +67,8 @@ pub enum SurgeryError {
         name: String,
         reason: String,
     },
+    #[error("no valid URN is possible in stack {stack}: {reason}")]
+    InvalidStackName { stack: String, reason: String },
     #[error("{urn} cannot be renamed to {name:?}: resource {taken} already exists")]
     NameTaken { urn: Urn, name: String, taken: Urn },
     #[error("the edited state would fail integrity verification: {0}")]

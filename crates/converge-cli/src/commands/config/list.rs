@@ -27,7 +27,7 @@ pub struct ListOptions {
 /// (objects and arrays as JSON text), `objectValue` the parsed object or
 /// array; a secret's are left out unless it was decrypted.
 #[derive(Debug, Serialize)]
-struct ValueJson {
+pub(crate) struct ValueJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<String>,
     #[serde(rename = "objectValue", skip_serializing_if = "Option::is_none")]
@@ -36,7 +36,16 @@ struct ValueJson {
 }
 
 impl ValueJson {
-    fn of(v: &Value, crypter: Option<&dyn Crypter>) -> Result<ValueJson> {
+    /// A secret value that could not be decrypted: its value is `text`.
+    pub(crate) fn undecryptable(text: &str) -> ValueJson {
+        ValueJson {
+            value: Some(text.to_owned()),
+            object_value: None,
+            secret: true,
+        }
+    }
+
+    pub(crate) fn of(v: &Value, crypter: Option<&dyn Crypter>) -> Result<ValueJson> {
         let secret = contains_secure(v);
         if secret && crypter.is_none() {
             return Ok(ValueJson {

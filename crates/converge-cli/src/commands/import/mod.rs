@@ -20,7 +20,6 @@ use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, UpdateKind};
 use converge_engine::import::ImportProgram;
 use converge_engine::pulumi_provider::StackReferences;
-use converge_engine::stack_state::UpdateRecord;
 use converge_engine::{DeploymentOptions, LockedStack, StackState};
 use converge_state::Snapshot;
 
@@ -30,7 +29,7 @@ use crate::commands::deploy::{
     ExecuteParams, Operation,
 };
 use crate::commands::open_stack::{self, Opened};
-use crate::context::{now_rfc3339, Context};
+use crate::context::Context;
 use crate::display::{say, DisplayOptions};
 use crate::passphrase::ReferencedSecrets;
 use crate::program::program_config;
@@ -178,11 +177,11 @@ async fn run_locked(
     if !args.json {
         say(format!("Importing ({stack_name}):"));
     }
-    let record = UpdateRecord {
-        kind: UpdateKind::ResourceImport,
-        start_time: now_rfc3339(),
-        message: args.message.clone().unwrap_or_default(),
-    };
+    let record = crate::commands::stack::history::update_record(
+        UpdateKind::ResourceImport,
+        args.message.as_deref(),
+        &settings,
+    )?;
     let started = std::time::Instant::now();
     let journal = locked.start().await?;
     let executed = execute(

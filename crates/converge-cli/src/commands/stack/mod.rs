@@ -1,4 +1,5 @@
-//! `converge stack init | ls | select | rm | export | import | output`.
+//! `converge stack init | ls | select | rm | export | import | output |
+//! history | rename | tag`.
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -18,8 +19,11 @@ use crate::context::{now_rfc3339, Context};
 use crate::passphrase::{read_passphrase, stack_crypter};
 use crate::stack_settings::StackSettings;
 
+pub mod history;
 mod ls;
 pub mod output;
+mod rename;
+pub mod tags;
 
 pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
     match cmd {
@@ -50,6 +54,11 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
         }
         StackCommand::Export { stack, file } => export(ctx, stack.stack, file).await,
         StackCommand::Import { stack, file, force } => import(ctx, stack.stack, file, force).await,
+        StackCommand::History(args) => history::run(ctx, args).await,
+        StackCommand::Rename { new_name, stack } => {
+            rename::run(ctx, &new_name, stack.stack.as_deref()).await
+        }
+        StackCommand::Tag(args) => tags::run(ctx, args).await,
         StackCommand::Output {
             name,
             stack,
@@ -132,6 +141,9 @@ async fn init(ctx: &Context, name: Option<String>) -> Result<()> {
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = StackRef::parse(&name, &project.name)?;
     create_stack(&backend, &stack).await?;
+    if let Err(e) = tags::record_builtin(backend.as_ref(), &stack, &project).await {
+        eprintln!("warning: the stack's tags could not be recorded: {e:#}");
+    }
     // Set up passphrase encryption now when a passphrase is at hand, as
     // Pulumi does; otherwise it is set up by the first secret.
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
@@ -156,6 +168,9 @@ async fn select(ctx: &Context, name: Option<String>, create: bool) -> Result<()>
     if !backend.stack_exists(&stack).await? {
         if create {
             create_stack(&backend, &stack).await?;
+            if let Err(e) = tags::record_builtin(backend.as_ref(), &stack, &project).await {
+                eprintln!("warning: the stack's tags could not be recorded: {e:#}");
+            }
             println!("Created stack '{}'", stack.stack);
         } else {
             ctx.require_stack(backend.as_ref(), &stack).await?;
