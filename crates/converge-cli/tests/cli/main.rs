@@ -14,6 +14,7 @@ mod deploy_commands;
 mod dynamic_providers;
 mod import;
 mod nodejs_programs;
+mod plugin_commands;
 mod python_config;
 mod python_display;
 mod python_programs;
