@@ -13,6 +13,7 @@ mod custom_timeouts;
 mod deploy_commands;
 mod dynamic_providers;
 mod import;
+mod new_project;
 mod nodejs_programs;
 mod plugin_commands;
 mod python_config;
