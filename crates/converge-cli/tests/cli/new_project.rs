@@ -11,16 +11,21 @@ use std::process::{Command, Output};
 
 use assert_cmd::cargo::CommandCargoExt;
 
+use crate::common;
+
 /// A Converge home, a file backend and a Pulumi home in a temporary
 /// directory; projects are made under `root`.
 struct World {
     dir: tempfile::TempDir,
+    /// Extra environment (another backend) for every command.
+    env: Vec<(String, String)>,
 }
 
 impl World {
     fn new() -> World {
         let w = World {
             dir: tempfile::tempdir().unwrap(),
+            env: Vec::new(),
         };
         std::fs::create_dir_all(w.dir.path().join("backend")).unwrap();
         w
@@ -47,6 +52,7 @@ impl World {
             .env("PULUMI_CONFIG_PASSPHRASE", "pw")
             .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE")
             .env_remove("PULUMI_PYTHON_CMD")
+            .envs(self.env.iter().cloned())
             .args(args)
             .output()
             .unwrap()
@@ -237,6 +243,69 @@ fn yaml_template_deploys_at_once_and_about_describes_it() {
     assert!(w
         .run(&w.project("busy"), &["stack", "ls"])
         .contains("prod*"));
+}
+
+/// `new` creates its stack, and `about` reads it, on the backend in use:
+/// an S3 bucket and a state service too.
+#[test]
+fn new_and_about_on_s3_and_on_a_state_service() {
+    let data = tempfile::tempdir().unwrap();
+    let service =
+        common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
+    let mut backends = vec![(
+        service.url.clone(),
+        vec![
+            ("PULUMI_BACKEND_URL".to_owned(), service.url.clone()),
+            ("PULUMI_ACCESS_TOKEN".to_owned(), service.token.clone()),
+        ],
+    )];
+    if let Some(url) = converge_backend::conformance::test_s3_url("new") {
+        backends.push((url.clone(), vec![("PULUMI_BACKEND_URL".to_owned(), url)]));
+    }
+    for (url, env) in backends {
+        let mut w = World::new();
+        w.env = env;
+        w.run(
+            w.root(),
+            &[
+                "new",
+                "yaml",
+                "--yes",
+                "--dir",
+                "p",
+                "--name",
+                "remote-demo",
+            ],
+        );
+        let project = w.project("p");
+        let outputs = w.deploy_twice(&project);
+        assert!(is_pet_name(&outputs["petName"]), "{outputs}");
+        let about = w.about(&project);
+        assert_eq!(about["errors"], serde_json::json!([]), "{about}");
+        assert_eq!(
+            about["currentStack"]["resources"].as_array().unwrap().len(),
+            3
+        );
+        let shown = about["backend"]["url"].as_str().unwrap();
+        assert!(
+            url.starts_with(shown.trim_end_matches('/')),
+            "{shown} vs {url}"
+        );
+        let e = w.fails(
+            w.root(),
+            &[
+                "new",
+                "yaml",
+                "--yes",
+                "--dir",
+                "q",
+                "--name",
+                "remote-demo",
+            ],
+        );
+        assert!(e.contains("already exists"), "{e}");
+        assert!(!w.project("q").exists());
+    }
 }
 
 const LOCAL_TEMPLATE: &str = "name: ${PROJECT}
