@@ -3,6 +3,9 @@
 //! `<dir>.lock` file is locked for the whole change, and `<dir>.partial`
 //! marks a directory that is not (or no longer) fully installed.
 //!
+//! The plugin comes from a `.tar.gz`, a directory, or its executable
+//! alone, as Pulumi's `plugin install --file` takes them.
+//!
 //! **Atomic.** The plugin is unpacked into a temporary sibling
 //! (`<dir>.tmp<digits>`, a name Pulumi ignores and cleans up) and checked
 //! — a resource, language, analyzer or converter plugin must hold its
@@ -16,6 +19,7 @@
 //! no reader ever sees half a plugin.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use semver::Version;
@@ -38,15 +42,26 @@ pub enum PluginSource<'a> {
     Archive(&'a Path),
     /// A directory holding the plugin's files.
     Directory(&'a Path),
+    /// The plugin's executable alone (installed as `pulumi-<kind>-<name>`).
+    Binary(&'a Path),
 }
 
 impl<'a> PluginSource<'a> {
-    /// A directory if `path` is one, else an archive.
+    /// A directory if `path` is one, an archive if it starts as gzip
+    /// does, else a lone executable — as Pulumi's `--file` takes them.
     pub fn at(path: &'a Path) -> PluginSource<'a> {
         if path.is_dir() {
-            PluginSource::Directory(path)
-        } else {
+            return PluginSource::Directory(path);
+        }
+        let mut magic = [0u8; 2];
+        let gzip = File::open(path)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok()
+            && magic == [0x1f, 0x8b];
+        if gzip {
             PluginSource::Archive(path)
+        } else {
+            PluginSource::Binary(path)
         }
     }
 }
@@ -241,6 +256,15 @@ fn stage(staging: &Path, spec: &PluginSpec, source: PluginSource<'_>) -> Result<
             })?;
             path
         }
+        PluginSource::Binary(path) => {
+            let target = staging.join(format!("pulumi-{}-{}", spec.kind, spec.name));
+            std::fs::copy(path, &target).map_err(|e| InstallError::Source {
+                path: path.to_path_buf(),
+                source: e,
+            })?;
+            make_executable(&target).map_err(staging_io)?;
+            path
+        }
     };
     // Tools and some plugins carry other entry points; the kinds the
     // engine launches by name must have theirs.
@@ -272,6 +296,19 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
             std::fs::copy(entry.path(), &target)?;
         }
     }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut permissions = std::fs::metadata(path)?.permissions();
+    permissions.set_mode(permissions.mode() | 0o755);
+    std::fs::set_permissions(path, permissions)
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
@@ -348,6 +385,31 @@ mod tests {
         assert_eq!(entries.len(), 1);
         remove(&plugins, &entries[0]).unwrap();
         assert!(names(&plugins).is_empty());
+    }
+
+    #[test]
+    fn a_lone_executable_is_installed_under_the_plugins_name() {
+        let d = tempfile::tempdir().unwrap();
+        let binary = d.path().join("my-build");
+        std::fs::write(&binary, "#!/bin/sh\n").unwrap();
+        let plugins = d.path().join("plugins");
+        install(
+            &plugins,
+            &spec("0.1.0"),
+            PluginSource::at(&binary),
+            InstallOptions::default(),
+        )
+        .unwrap();
+        let exe = plugins.join("resource-demo-v0.1.0/pulumi-resource-demo");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                std::fs::metadata(&exe).unwrap().permissions().mode() & 0o111,
+                0o111
+            );
+        }
+        assert_eq!(std::fs::read_to_string(exe).unwrap(), "#!/bin/sh\n");
     }
 
     #[test]

@@ -45,7 +45,8 @@ pub struct InstallArgs {
     /// The plugin's version (semver; a leading `v` is allowed).
     #[arg(value_name = "VERSION")]
     pub version: Option<String>,
-    /// The plugin's `.tar.gz` archive, or a directory holding its files.
+    /// The plugin's `.tar.gz` archive, a directory holding its files, or
+    /// its executable alone.
     #[arg(short, long, value_name = "PATH")]
     pub file: Option<PathBuf>,
     /// Install again even if this version is installed.
@@ -103,8 +104,8 @@ fn install_plugin(args: InstallArgs) -> Result<()> {
     let Some(file) = args.file else {
         bail!(
             "Converge does not download plugins: pass --file PATH with the {kind} plugin {name} \
-             {version} as a .tar.gz archive (as its releases publish it) or as a directory holding \
-             pulumi-{kind}-{name}"
+             {version} as a .tar.gz archive (as its releases publish it), a directory holding \
+             pulumi-{kind}-{name}, or that executable alone"
         );
     };
     if !file.exists() {
