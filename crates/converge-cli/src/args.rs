@@ -89,6 +89,15 @@ pub enum Command {
         #[arg(short, long)]
         yes: bool,
     },
+    /// Manage the plugins of the plugin directory ($PULUMI_HOME/plugins).
+    #[command(subcommand)]
+    Plugin(crate::commands::plugin::PluginCommand),
+    /// Show Converge's environment: version, backend, project, stack,
+    /// plugins, language runtime and host.
+    About(crate::commands::about::AboutArgs),
+    /// Create a project from a template (`yaml`, `python`, `typescript`, or
+    /// a local template directory), create its stack and install its SDK.
+    New(crate::commands::new::NewArgs),
 }
 
 /// `converge serve`.

@@ -14,6 +14,7 @@ mod project_config;
 mod providers;
 mod remote;
 mod stack_settings;
+mod table;
 
 use std::process::ExitCode;
 
@@ -127,6 +128,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Destroy(args) => commands::deploy::run(&ctx, Operation::Destroy, args).await,
         Command::Import(args) => commands::import::run(&ctx, args).await,
         Command::Cancel { stack, yes } => commands::cancel::run(&ctx, stack, yes).await,
+        Command::Plugin(cmd) => commands::plugin::run(&ctx, cmd),
+        Command::About(args) => commands::about::run(&ctx, args).await,
+        Command::New(args) => commands::new::run(&ctx, args).await,
     }
 }
 

@@ -2,8 +2,11 @@
 //! package ships (`@pulumi/pulumi/cmd/run`, found in the project's
 //! `node_modules` the way Node resolves packages) against a gRPC
 //! [`MonitorServer`](converge_engine::grpc::MonitorServer). TypeScript
-//! programs work as with Pulumi: the runner registers `ts-node` when the
-//! project depends on `typescript`.
+//! programs work as with Pulumi: unless `runtime.options.typescript` is
+//! `false`, the runner is told (`PULUMI_NODEJS_TYPESCRIPT=true`, and
+//! `PULUMI_NODEJS_TSCONFIG_PATH` from `runtime.options.tsconfig`) to
+//! register the `ts-node` the SDK ships, which compiles `.ts` files as
+//! they load.
 
 use std::path::{Path, PathBuf};
 
@@ -109,7 +112,39 @@ impl NodeProgram {
             cmd.arg("--dry-run");
         }
         cmd.arg(&program).current_dir(self.project.working_dir());
+        cmd.envs(self.typescript_env());
         Ok(cmd)
+    }
+
+    fn has_typescript(&self) -> bool {
+        let dir = self.project.working_dir();
+        let is_ts = |p: &Path| p.extension().is_some_and(|e| e == "ts");
+        let package_main = std::fs::read_to_string(dir.join("package.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|m| m.get("main")?.as_str().map(PathBuf::from));
+        dir.join("tsconfig.json").is_file()
+            || self.project.runtime_option("tsconfig").is_some()
+            || is_ts(&self.project.program_path())
+            || package_main.as_deref().is_some_and(is_ts)
+            || dir.join("index.ts").is_file()
+    }
+
+    /// The variables by which Pulumi's Node.js language host tells the
+    /// runner to compile TypeScript: on unless `typescript: false`, as in
+    /// Pulumi — but only for a project that has TypeScript (a
+    /// `tsconfig.json`, or a `.ts` program: `main`, `package.json`'s
+    /// `main`, or `index.ts`), so plain JavaScript programs do not pay
+    /// for loading the compiler.
+    pub fn typescript_env(&self) -> Vec<(&'static str, String)> {
+        let typescript =
+            self.project.runtime_option("typescript") != Some("false") && self.has_typescript();
+        let mut env = vec![("PULUMI_NODEJS_TYPESCRIPT", typescript.to_string())];
+        if let Some(tsconfig) = self.project.runtime_option("tsconfig") {
+            let path = self.project.dir.join(tsconfig);
+            env.push(("PULUMI_NODEJS_TSCONFIG_PATH", path.display().to_string()));
+        }
+        env
     }
 }
 
@@ -135,5 +170,30 @@ mod tests {
         std::fs::create_dir_all(&runner).unwrap();
         std::fs::write(runner.join("index.js"), "").unwrap();
         assert_eq!(program.runner(), Some(runner));
+    }
+
+    #[test]
+    fn typescript_is_compiled_unless_the_project_turns_it_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |text: &str| std::fs::write(dir.path().join("Pulumi.yaml"), text).unwrap();
+        write("name: p\nruntime: nodejs\n");
+        let env = NodeProgram::new(dir.path()).unwrap().typescript_env();
+        assert_eq!(env, [("PULUMI_NODEJS_TYPESCRIPT", "false".to_owned())]);
+        std::fs::write(dir.path().join("index.ts"), "export {};").unwrap();
+        let env = NodeProgram::new(dir.path()).unwrap().typescript_env();
+        assert_eq!(env, [("PULUMI_NODEJS_TYPESCRIPT", "true".to_owned())]);
+        write("name: p\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n    tsconfig: cfg/ts.json\n");
+        let env = NodeProgram::new(dir.path()).unwrap().typescript_env();
+        let dir = std::path::absolute(dir.path()).unwrap();
+        assert_eq!(
+            env,
+            [
+                ("PULUMI_NODEJS_TYPESCRIPT", "false".to_owned()),
+                (
+                    "PULUMI_NODEJS_TSCONFIG_PATH",
+                    dir.join("cfg/ts.json").display().to_string()
+                )
+            ]
+        );
     }
 }

@@ -1,12 +1,15 @@
 //! One module per command group.
 
+pub mod about;
 pub mod cancel;
 pub mod config;
 pub mod deploy;
 pub mod import;
 pub mod login;
+pub mod new;
 pub mod open_stack;
 pub mod plan_file;
+pub mod plugin;
 pub mod serve;
 pub mod stack;
 pub mod state;

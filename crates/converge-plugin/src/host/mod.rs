@@ -17,6 +17,10 @@
 //! - [`DynamicProviders`] (`dynamic`): the program's dynamic providers
 //!   (`pulumi-python`, `pulumi-nodejs`), served by the SDK's own provider
 //!   server run with the program's interpreter.
+//! - [`catalog`] and [`install`]: every plugin of the plugin directory
+//!   with its size and times, and installing (from an archive or a
+//!   directory, atomically, under Pulumi's `.lock`/`.partial`
+//!   conventions) and removing one — `converge plugin ls|install|rm`.
 //! - [`ChainLoader`]: loaders in order; [`ChainLoader::plugins_then_builtins`]
 //!   lets an installed plugin win over the built-in provider of its package.
 //!
@@ -35,12 +39,14 @@
 //! operations themselves are not timed out here (providers apply their own
 //! timeouts).
 
+pub mod catalog;
 mod client;
 mod construct;
 mod convert;
 mod discovery;
 mod dynamic;
 mod engine;
+pub mod install;
 mod loader;
 mod process;
 

@@ -133,6 +133,22 @@ pub fn installed(type_name: &str, options: &DiscoveryOptions) -> Vec<FoundProvid
     found
 }
 
+/// Every installed provider of every TYPE for the platform, by TYPE, then
+/// newest first (what `converge plugin ls` shows).
+pub fn all_installed(options: &DiscoveryOptions) -> Vec<FoundProvider> {
+    let mut types: Vec<String> = options
+        .dirs
+        .iter()
+        .flat_map(|dir| subdirs(dir))
+        .flat_map(|(_, host_dir)| subdirs(&host_dir))
+        .flat_map(|(_, ns_dir)| subdirs(&ns_dir))
+        .map(|(type_name, _)| type_name)
+        .collect();
+    types.sort();
+    types.dedup();
+    types.iter().flat_map(|t| installed(t, options)).collect()
+}
+
 /// The provider of `type_name` to run: the requested version, or the newest.
 pub fn find(
     type_name: &str,
@@ -261,6 +277,11 @@ mod tests {
             .map(|f| f.version.to_string())
             .collect();
         assert_eq!(all, ["3.10.0", "3.5.0"]);
+        let every: Vec<_> = all_installed(&options(&[a.path(), b.path()]))
+            .into_iter()
+            .map(|f| format!("{}@{}", f.type_name, f.version))
+            .collect();
+        assert_eq!(every, ["null@9.0.0", "random@3.10.0", "random@3.5.0"]);
     }
 
     #[test]

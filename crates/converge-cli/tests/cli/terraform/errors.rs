@@ -21,6 +21,14 @@ fn a_provider_configuration_error_names_the_attribute() {
     // No `store:directory` (nor $STORE_DIRECTORY): ConfigureProvider fails.
     let w = TfWorld::yaml("tfnoconfig", ITEM);
     w.install(TestProvider::Store, "2.0.0");
+    // `plugin ls` names it, marked as a Terraform provider.
+    let listed = w.run(&["plugin", "ls"]);
+    let tf = &listed[listed.find("Terraform providers").expect(&listed)..];
+    assert!(
+        tf.lines()
+            .any(|l| l.starts_with("store  2.0.0    registry.opentofu.org/converge-test/store  ")),
+        "{listed}"
+    );
     let failed = w.fails(&["up", "--yes"]);
     assert!(
         failed.contains("could not configure the Terraform provider store"),

@@ -1,0 +1,470 @@
+//! End to end: `converge new` with the built-in templates (`yaml`,
+//! `python`, `typescript` — their SDKs installed for real from PyPI and
+//! npm, as a user's would be) and a local template directory in Pulumi's
+//! format, each followed by `converge up` that deploys at once and a
+//! second `up` that changes nothing; the refusals (a non-empty directory,
+//! an existing stack, an unknown template); and `converge about --json`
+//! on the projects made.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+use crate::common;
+
+/// A Converge home, a file backend and a Pulumi home in a temporary
+/// directory; projects are made under `root`.
+struct World {
+    dir: tempfile::TempDir,
+    /// Extra environment (another backend) for every command.
+    env: Vec<(String, String)>,
+}
+
+impl World {
+    fn new() -> World {
+        let w = World {
+            dir: tempfile::tempdir().unwrap(),
+            env: Vec::new(),
+        };
+        std::fs::create_dir_all(w.dir.path().join("backend")).unwrap();
+        w
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn project(&self, name: &str) -> PathBuf {
+        self.root().join(name)
+    }
+
+    fn converge(&self, cwd: &Path, args: &[&str]) -> Output {
+        Command::cargo_bin("converge")
+            .unwrap()
+            .current_dir(cwd)
+            .env("CONVERGE_HOME", self.root().join("home"))
+            .env("PULUMI_HOME", self.root().join("pulumi-home"))
+            .env(
+                "PULUMI_BACKEND_URL",
+                format!("file://{}", self.root().join("backend").display()),
+            )
+            .env("PULUMI_CONFIG_PASSPHRASE", "pw")
+            .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE")
+            .env_remove("PULUMI_PYTHON_CMD")
+            .envs(self.env.iter().cloned())
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn run(&self, cwd: &Path, args: &[&str]) -> String {
+        let out = self.converge(cwd, args);
+        assert!(
+            out.status.success(),
+            "converge {args:?}:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn fails(&self, cwd: &Path, args: &[&str]) -> String {
+        let out = self.converge(cwd, args);
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !out.status.success(),
+            "converge {args:?} succeeded:\n{text}"
+        );
+        text
+    }
+
+    /// `up`, which creates the template's stack resource, provider and
+    /// pet, then a second `up` that must change nothing; the outputs.
+    fn deploy_twice(&self, project: &Path) -> serde_json::Value {
+        let up = self.run(project, &["up", "--yes"]);
+        assert!(up.contains("+ 3 created"), "{up}");
+        let again = self.run(project, &["up", "--yes", "--expect-no-changes"]);
+        assert!(again.contains("3 unchanged"), "{again}");
+        serde_json::from_str(&self.run(project, &["stack", "output", "--json"])).unwrap()
+    }
+
+    fn about(&self, cwd: &Path) -> serde_json::Value {
+        serde_json::from_str(&self.run(cwd, &["about", "--json"])).unwrap()
+    }
+}
+
+fn is_pet_name(v: &serde_json::Value) -> bool {
+    v.as_str().is_some_and(|s| s.split('-').count() == 2)
+}
+
+fn dependency_names(about: &serde_json::Value) -> Vec<String> {
+    about["dependencies"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no dependencies: {about}"))
+        .iter()
+        .map(|d| d["name"].as_str().unwrap().replace('_', "-").to_lowercase())
+        .collect()
+}
+
+#[test]
+fn yaml_template_deploys_at_once_and_about_describes_it() {
+    let w = World::new();
+    let out = w.run(
+        w.root(),
+        &[
+            "new",
+            "yaml",
+            "--yes",
+            "--dir",
+            "hello",
+            "--name",
+            "hello-yaml",
+        ],
+    );
+    assert!(out.contains("Created stack 'dev'"), "{out}");
+    let project = w.project("hello");
+    let pulumi_yaml = std::fs::read_to_string(project.join("Pulumi.yaml")).unwrap();
+    assert!(
+        pulumi_yaml.starts_with(
+            "name: hello-yaml\ndescription: A minimal Pulumi YAML program using the built-in random provider\nruntime: yaml\n"
+        ),
+        "{pulumi_yaml}"
+    );
+    assert!(!pulumi_yaml.contains("template:"), "{pulumi_yaml}");
+    assert!(w.run(&project, &["stack", "ls"]).contains("dev*"));
+    let outputs = w.deploy_twice(&project);
+    assert!(is_pet_name(&outputs["petName"]), "{outputs}");
+
+    // Pulumi's `about --json` keys.
+    let about = w.about(&project);
+    assert_eq!(about["cliAbout"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(!about["host"]["os"].as_str().unwrap().is_empty(), "{about}");
+    assert_eq!(about["host"]["arch"], std::env::consts::ARCH);
+    let backend_url = format!("file://{}", w.root().join("backend").display());
+    assert_eq!(about["backend"]["url"], backend_url.as_str());
+    assert!(!about["backend"]["user"].as_str().unwrap().is_empty());
+    assert_eq!(about["currentStack"]["name"], "dev");
+    assert_eq!(
+        about["currentStack"]["fullyQualifiedName"],
+        "organization/hello-yaml/dev"
+    );
+    let types: Vec<&str> = about["currentStack"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "pulumi:pulumi:Stack",
+            "pulumi:providers:random",
+            "random:index/randomPet:RandomPet"
+        ]
+    );
+    assert_eq!(about["currentStack"]["pendingOps"], serde_json::json!([]));
+    assert_eq!(about["runtime"]["language"], "yaml");
+    assert!(about["plugins"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!({"name": "random", "version": "4.21.4", "kind": "resource"})));
+    assert_eq!(about["errors"], serde_json::json!([]));
+    let text = w.run(&project, &["about"]);
+    assert!(
+        text.contains("Current Stack: organization/hello-yaml/dev"),
+        "{text}"
+    );
+    // Outside a project: what is known, and what is not as an error.
+    let outside = w.about(w.root());
+    assert!(outside["currentStack"].is_null() && outside["runtime"].is_null());
+    assert!(
+        outside["errors"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to read project"),
+        "{outside}"
+    );
+
+    // The refusals, each leaving what is there as it was.
+    let e = w.fails(w.root(), &["new", "yaml", "--yes", "--dir", "hello"]);
+    assert!(e.contains("is not empty") && e.contains("--force"), "{e}");
+    let e = w.fails(
+        w.root(),
+        &[
+            "new",
+            "yaml",
+            "--yes",
+            "--dir",
+            "hello",
+            "--name",
+            "hello-yaml",
+            "--force",
+        ],
+    );
+    assert!(
+        e.contains("stack dev of project hello-yaml already exists"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("Pulumi.yaml")).unwrap(),
+        pulumi_yaml
+    );
+    let e = w.fails(w.root(), &["new", "cobol", "--yes"]);
+    assert!(e.contains("yaml, python, typescript"), "{e}");
+    let e = w.fails(w.root(), &["new", "--yes"]);
+    assert!(e.contains("which template?"), "{e}");
+    let e = w.fails(
+        w.root(),
+        &["new", "yaml", "--yes", "--dir", "x", "--name", "a/b"],
+    );
+    assert!(e.contains("cannot be a project name"), "{e}");
+    assert!(!w.project("x").exists());
+    // --force writes into a non-empty directory; the default name is the
+    // directory's.
+    std::fs::create_dir(w.project("busy")).unwrap();
+    std::fs::write(w.project("busy/notes.txt"), "keep").unwrap();
+    w.run(
+        w.root(),
+        &[
+            "new", "yaml", "--yes", "--dir", "busy", "--force", "--stack", "prod",
+        ],
+    );
+    let busy = std::fs::read_to_string(w.project("busy/Pulumi.yaml")).unwrap();
+    assert!(busy.starts_with("name: busy\n"), "{busy}");
+    assert_eq!(
+        std::fs::read_to_string(w.project("busy/notes.txt")).unwrap(),
+        "keep"
+    );
+    assert!(w
+        .run(&w.project("busy"), &["stack", "ls"])
+        .contains("prod*"));
+}
+
+/// `new` creates its stack, and `about` reads it, on the backend in use:
+/// an S3 bucket and a state service too.
+#[test]
+fn new_and_about_on_s3_and_on_a_state_service() {
+    let data = tempfile::tempdir().unwrap();
+    let service =
+        common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
+    let mut backends = vec![(
+        service.url.clone(),
+        vec![
+            ("PULUMI_BACKEND_URL".to_owned(), service.url.clone()),
+            ("PULUMI_ACCESS_TOKEN".to_owned(), service.token.clone()),
+        ],
+    )];
+    if let Some(url) = converge_backend::conformance::test_s3_url("new") {
+        backends.push((url.clone(), vec![("PULUMI_BACKEND_URL".to_owned(), url)]));
+    }
+    for (url, env) in backends {
+        let mut w = World::new();
+        w.env = env;
+        w.run(
+            w.root(),
+            &[
+                "new",
+                "yaml",
+                "--yes",
+                "--dir",
+                "p",
+                "--name",
+                "remote-demo",
+            ],
+        );
+        let project = w.project("p");
+        let outputs = w.deploy_twice(&project);
+        assert!(is_pet_name(&outputs["petName"]), "{outputs}");
+        let about = w.about(&project);
+        assert_eq!(about["errors"], serde_json::json!([]), "{about}");
+        assert_eq!(
+            about["currentStack"]["resources"].as_array().unwrap().len(),
+            3
+        );
+        let shown = about["backend"]["url"].as_str().unwrap();
+        assert!(
+            url.starts_with(shown.trim_end_matches('/')),
+            "{shown} vs {url}"
+        );
+        let e = w.fails(
+            w.root(),
+            &[
+                "new",
+                "yaml",
+                "--yes",
+                "--dir",
+                "q",
+                "--name",
+                "remote-demo",
+            ],
+        );
+        assert!(e.contains("already exists"), "{e}");
+        assert!(!w.project("q").exists());
+    }
+}
+
+const LOCAL_TEMPLATE: &str = "name: ${PROJECT}
+description: ${DESCRIPTION}
+runtime: yaml
+template:
+  description: A local template
+  important: true
+  config:
+    greeting:
+      description: What to say
+      default: hello
+    token:
+      description: A secret token
+      default: s3cr3t-token
+      secret: true
+config:
+  greeting: {type: string}
+  token: {type: string, secret: true}
+resources:
+  pet:
+    type: random:RandomPet
+    properties:
+      prefix: ${greeting}
+outputs:
+  project: ${PROJECT}
+  greeting: ${greeting}
+  token: ${token}
+";
+
+#[test]
+fn a_local_template_directory_is_rendered_configured_and_deployed() {
+    let w = World::new();
+    let template = w.project("tmpl");
+    std::fs::create_dir_all(template.join("scripts")).unwrap();
+    std::fs::write(template.join("Pulumi.yaml"), LOCAL_TEMPLATE).unwrap();
+    std::fs::write(
+        template.join("README.md"),
+        "# ${PROJECT}\n\n${DESCRIPTION}\n",
+    )
+    .unwrap();
+    let script = template.join("scripts/check.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ${PROJECT}\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let out = w.run(
+        w.root(),
+        &[
+            "new",
+            "tmpl",
+            "--yes",
+            "--dir",
+            "out",
+            "--name",
+            "local-demo",
+            "--description",
+            "Demo project",
+            "-c",
+            "greeting=hi",
+        ],
+    );
+    assert!(out.contains("important"), "{out}");
+    let project = w.project("out");
+    assert_eq!(
+        std::fs::read_to_string(project.join("README.md")).unwrap(),
+        "# local-demo\n\nDemo project\n"
+    );
+    let script = project.join("scripts/check.sh");
+    assert_eq!(
+        std::fs::read_to_string(&script).unwrap(),
+        "#!/bin/sh\necho local-demo\n"
+    );
+    assert_eq!(
+        std::fs::metadata(&script).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    let pulumi_yaml = std::fs::read_to_string(project.join("Pulumi.yaml")).unwrap();
+    assert!(
+        pulumi_yaml
+            .starts_with("name: local-demo\ndescription: Demo project\nruntime: yaml\nconfig:\n"),
+        "{pulumi_yaml}"
+    );
+    let settings = std::fs::read_to_string(project.join("Pulumi.dev.yaml")).unwrap();
+    assert!(settings.contains("encryptionsalt:"), "{settings}");
+    assert!(settings.contains("local-demo:greeting: hi"), "{settings}");
+    assert!(
+        settings.contains("local-demo:token:\n    secure: "),
+        "{settings}"
+    );
+    assert!(!settings.contains("s3cr3t"), "{settings}");
+
+    let outputs = w.deploy_twice(&project);
+    assert_eq!(outputs["project"], "local-demo");
+    assert_eq!(outputs["greeting"], "hi");
+    assert_eq!(outputs["token"], "[secret]");
+    let shown: serde_json::Value =
+        serde_json::from_str(&w.run(&project, &["stack", "output", "--json", "--show-secrets"]))
+            .unwrap();
+    assert_eq!(shown["token"], "s3cr3t-token");
+}
+
+#[test]
+fn python_template_installs_its_sdk_in_a_virtualenv_and_deploys() {
+    let w = World::new();
+    w.run(
+        w.root(),
+        &["new", "python", "--yes", "--dir", "py", "--name", "py-demo"],
+    );
+    let project = w.project("py");
+    let pulumi_yaml = std::fs::read_to_string(project.join("Pulumi.yaml")).unwrap();
+    assert!(
+        pulumi_yaml.contains("    virtualenv: venv\n"),
+        "{pulumi_yaml}"
+    );
+    assert!(project.join("venv/bin/python").exists());
+    let outputs = w.deploy_twice(&project);
+    assert!(is_pet_name(&outputs["petName"]), "{outputs}");
+    let about = w.about(&project);
+    assert_eq!(about["runtime"]["language"], "python");
+    let executable = about["runtime"]["executable"].as_str().unwrap();
+    assert!(executable.ends_with("py/venv/bin/python"), "{about}");
+    assert!(
+        about["runtime"]["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("3."),
+        "{about}"
+    );
+    let deps = dependency_names(&about);
+    assert!(deps.contains(&"pulumi-random".to_owned()), "{deps:?}");
+}
+
+#[test]
+fn typescript_template_installs_its_packages_with_npm_and_deploys() {
+    let w = World::new();
+    w.run(
+        w.root(),
+        &[
+            "new",
+            "typescript",
+            "--yes",
+            "--dir",
+            "ts",
+            "--name",
+            "ts-demo",
+        ],
+    );
+    let project = w.project("ts");
+    assert!(project
+        .join("node_modules/@pulumi/pulumi/package.json")
+        .exists());
+    let outputs = w.deploy_twice(&project);
+    assert!(is_pet_name(&outputs["petName"]), "{outputs}");
+    let about = w.about(&project);
+    assert_eq!(about["runtime"]["language"], "nodejs");
+    let deps = dependency_names(&about);
+    assert!(
+        deps.contains(&"@pulumi/pulumi".to_owned()) && deps.contains(&"@pulumi/random".to_owned()),
+        "{deps:?}"
+    );
+}
