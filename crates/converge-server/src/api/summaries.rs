@@ -21,7 +21,7 @@ pub struct ActiveUpdateJson {
     pub kind: String,
     #[serde(rename = "startedAt")]
     pub started_at: String,
-    /// Who runs it (`user@host (pid N) since …`).
+    /// Who runs it (`user@host (pid N)`).
     pub holder: String,
 }
 

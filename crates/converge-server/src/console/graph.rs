@@ -91,7 +91,7 @@ fn draw(graph: &Graph, stack_href: &str) -> String {
     let mut vg = VisualGraph::new(dir);
     let mut handles = HashMap::new();
     for node in &graph.nodes {
-        let label = format!("{}\n{}", node.name, node.type_token);
+        let label = format!("{}\n{}", node.name, short_type(&node.type_token));
         let shape = ShapeKind::new_box(&label);
         let fill = if node
             .type_token
@@ -148,6 +148,24 @@ fn draw(graph: &Graph, stack_href: &str) -> String {
     let mut svg = SVGWriter::new();
     vg.do_it(false, false, false, &mut svg);
     inline(&svg.finalize())
+}
+
+/// A type as a node shows it: `random:RandomPet` for
+/// `random:index/randomPet:RandomPet`, `provider random` for
+/// `pulumi:providers:random`, `stack` for the stack.
+fn short_type(token: &str) -> String {
+    if token == converge_model::STACK_TYPE {
+        return "stack".to_owned();
+    }
+    if let Some(package) = token.strip_prefix(converge_model::PROVIDER_TYPE_PREFIX) {
+        return format!("provider {package}");
+    }
+    match (token.split(':').next(), token.rsplit(':').next()) {
+        (Some(package), Some(name)) if token.matches(':').count() == 2 => {
+            format!("{package}:{name}")
+        }
+        _ => token.to_owned(),
+    }
 }
 
 /// The SVG document as an element: without its XML declaration and its
@@ -212,5 +230,16 @@ mod tests {
             "names are escaped: {svg}"
         );
         assert!(svg.contains("data-href=\"/stacks/o/p/dev/resources/urn%3Apulumi"));
+    }
+
+    #[test]
+    fn types_are_shortened_for_labels() {
+        assert_eq!(
+            short_type("random:index/randomPet:RandomPet"),
+            "random:RandomPet"
+        );
+        assert_eq!(short_type("pulumi:providers:random"), "provider random");
+        assert_eq!(short_type("pulumi:pulumi:Stack"), "stack");
+        assert_eq!(short_type("odd"), "odd");
     }
 }

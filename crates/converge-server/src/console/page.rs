@@ -41,7 +41,9 @@ pub(crate) fn secure(mut response: Response) -> Response {
     set(header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY);
     set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
     set(header::X_FRAME_OPTIONS, "DENY");
-    set(header::REFERRER_POLICY, "no-referrer");
+    // Not `no-referrer`: with it a browser sends `Origin: null` on the
+    // console's own form posts, which [`super::session::same_origin`] refuses.
+    set(header::REFERRER_POLICY, "same-origin");
     set(header::CACHE_CONTROL, "no-store");
     response
 }

@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 
 use super::page::{self, stack_href, Nav};
 use super::session::Viewer;
-use super::stacks::readable_time;
+use super::stacks::{readable_time, running};
 use crate::api::summaries::{self, StackDetail};
 use crate::api::{stack_ref, AppState};
 use crate::error::ApiError;
@@ -89,9 +89,7 @@ pub(crate) async fn page(
         stack: stack.stack,
         last_update: readable_time(&s.last_update_time),
         resource_count: s.resource_count,
-        running: s
-            .active_update
-            .map(|a| format!("{} by {}", a.kind, a.holder)),
+        running: s.active_update.as_ref().map(running),
         outputs: output_rows(&detail.outputs),
         history: history.iter().map(history_row).collect(),
         href,
@@ -160,9 +158,11 @@ fn duration(start: &str, end: &str) -> String {
     ) else {
         return String::new();
     };
-    let secs = (end - start).whole_seconds().max(0);
+    let millis = (end - start).whole_milliseconds().max(0);
+    let secs = i64::try_from(millis / 1000).unwrap_or(i64::MAX);
     match secs {
-        0 => "<1s".to_owned(),
+        0 if millis < 100 => "<0.1s".to_owned(),
+        s if s < 10 => format!("{}.{}s", s, (millis % 1000) / 100),
         s if s < 60 => format!("{s}s"),
         s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
         s => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
@@ -204,7 +204,11 @@ mod tests {
         );
         assert_eq!(
             duration("2024-05-01T10:00:00Z", "2024-05-01T10:00:00Z"),
-            "<1s"
+            "<0.1s"
+        );
+        assert_eq!(
+            duration("2024-05-01T10:00:00Z", "2024-05-01T10:00:04.25Z"),
+            "4.2s"
         );
         assert_eq!(duration("", "2024-05-01T10:00:00Z"), "");
         let m = serde_json::json!({"create": 3, "same": 2, "update": 0});

@@ -8,7 +8,7 @@ use axum::response::Response;
 
 use super::page::{self, stack_href, Nav};
 use super::session::Viewer;
-use crate::api::summaries::{self, StackSummary};
+use crate::api::summaries::{self, ActiveUpdateJson, StackSummary};
 use crate::api::AppState;
 
 /// One row of the list.
@@ -22,15 +22,27 @@ struct Row {
     running: Option<String>,
 }
 
+/// A running update as a line: `update by user@host (pid N), started …`.
+pub(crate) fn running(a: &ActiveUpdateJson) -> String {
+    if a.started_at.is_empty() {
+        format!("{} by {}", a.kind, a.holder)
+    } else {
+        format!(
+            "{} by {}, started {}",
+            a.kind,
+            a.holder,
+            readable_time(&a.started_at)
+        )
+    }
+}
+
 impl From<StackSummary> for Row {
     fn from(s: StackSummary) -> Row {
         Row {
             href: stack_href(&s.org, &s.project, &s.stack),
             last_update: readable_time(&s.last_update_time),
             resources: s.resource_count,
-            running: s
-                .active_update
-                .map(|a| format!("{} by {}", a.kind, a.holder)),
+            running: s.active_update.map(|a| running(&a)),
             project: s.project,
             stack: s.stack,
         }
@@ -60,10 +72,31 @@ pub(crate) async fn page(State(state): State<AppState>, viewer: Viewer) -> Respo
     }
 }
 
-/// An RFC 3339 time as people read it: `2024-05-01 10:00:00 UTC`.
+/// An RFC 3339 time as people read it, in UTC to the second:
+/// `2024-05-01 10:00:00 UTC` (text that is no such time, as it is).
 pub(crate) fn readable_time(rfc3339: &str) -> String {
-    match rfc3339.strip_suffix('Z') {
-        Some(t) => format!("{} UTC", t.replacen('T', " ", 1)),
-        None => rfc3339.replacen('T', " ", 1),
+    const FORMAT: &[time::format_description::FormatItem<'_>] =
+        time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    time::OffsetDateTime::parse(rfc3339, &time::format_description::well_known::Rfc3339)
+        .ok()
+        .and_then(|t| t.to_offset(time::UtcOffset::UTC).format(FORMAT).ok())
+        .unwrap_or_else(|| rfc3339.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_in_utc_to_the_second() {
+        assert_eq!(
+            readable_time("2026-11-24T16:05:55.810291574Z"),
+            "2026-11-24 16:05:55 UTC"
+        );
+        assert_eq!(
+            readable_time("2026-11-24T18:05:55+02:00"),
+            "2026-11-24 16:05:55 UTC"
+        );
+        assert_eq!(readable_time(""), "");
     }
 }

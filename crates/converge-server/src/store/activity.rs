@@ -17,7 +17,7 @@ pub struct ActiveUpdate {
     pub kind: String,
     /// RFC 3339; empty if the update's record is gone.
     pub started_at: String,
-    /// Who runs it, as the lock describes it (`user@host (pid N)`).
+    /// Who runs it: `user@host (pid N)`.
     pub holder: String,
 }
 
@@ -48,8 +48,9 @@ impl Store {
             Some(r) => (r.try_get(0)?, rfc3339(r.try_get(1)?)),
             None => ("update".to_owned(), String::new()),
         };
+        let lock = lease.lock_info();
         Ok(Some(ActiveUpdate {
-            holder: lease.lock_info().describe(),
+            holder: format!("{}@{} (pid {})", lock.username, lock.hostname, lock.pid),
             update_id: lease.update_id,
             kind,
             started_at,
