@@ -11,13 +11,21 @@
 //! - `step`: a journal entry of that update: `sequence`, `kind` (the
 //!   entry's), `status` (`creating`, `created`, `failed`, …), and the
 //!   resource's `urn`, `type` and `name` when the entry names it;
-//! - `end`: the update ended: `updateID`, `status` (`succeeded`,
-//!   `failed`, `cancelled`, `expired`, …);
+//! - `end`: the update ended: `updateID`, `status` (how its lease ended:
+//!   `succeeded` when released, `cancelled`, `expired`, …) and, when the
+//!   client recorded the update in the history meanwhile, the record's
+//!   `result` (`succeeded`, `failed`) and `resourceChanges`;
 //! - `gone`: the stack no longer exists; the stream ends.
 //!
 //! Event ids are `updateID:sequence`, so a reconnecting `EventSource`
 //! (`Last-Event-ID`) resumes after the last entry it saw. No event
 //! carries a value: only URNs, types and names.
+//!
+//! A client compacts its journal as soon as its last step ends, which may
+//! be sooner than the next poll: the last entries are then gone. When the
+//! history says the update succeeded, every step it began succeeded, so
+//! the stream sends a `step` for each one still open (`sequence` null)
+//! before `end`.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -76,6 +84,8 @@ struct Operation {
     label: Option<&'static str>,
     urn: Option<String>,
     type_token: Option<String>,
+    /// Its Begin was sent and its end was not.
+    open: bool,
 }
 
 struct Follower {
@@ -83,6 +93,8 @@ struct Follower {
     stack: StackRef,
     /// The update being followed.
     update: Option<String>,
+    /// When it started, in seconds since the epoch.
+    update_started: i64,
     /// The last sequence ID sent of its journal.
     last_seq: i64,
     operations: HashMap<u64, Operation>,
@@ -104,6 +116,7 @@ fn follow(
         store,
         stack,
         update,
+        update_started: 0,
         last_seq,
         operations: HashMap::new(),
         queue: VecDeque::new(),
@@ -144,7 +157,7 @@ impl Follower {
     async fn poll(&mut self) -> Result<(), ApiError> {
         let active = self.store.active_update(&self.stack).await?;
         match (&active, &self.update) {
-            (Some(a), Some(u)) if a.update_id == *u => {}
+            (Some(a), Some(u)) if a.update_id == *u => self.update_started = a.started_at_secs,
             (Some(a), _) => {
                 if let Some(old) = self.update.take() {
                     self.end(&old).await?;
@@ -159,6 +172,7 @@ impl Follower {
                     }),
                 ));
                 self.update = Some(a.update_id.clone());
+                self.update_started = a.started_at_secs;
                 self.last_seq = 0;
                 self.operations.clear();
             }
@@ -199,9 +213,60 @@ impl Follower {
             .update_status(update)
             .await?
             .unwrap_or_else(|| "ended".to_owned());
+        // The history record the client added for this update, if any:
+        // the most recent one, recorded after the update started.
+        let record = self
+            .store
+            .list_history(&self.stack, Some(1))
+            .await?
+            .into_iter()
+            .find(|r| r.recorded_at / 1_000_000_000 >= self.update_started)
+            .and_then(|r| serde_json::from_str::<Value>(&r.record).ok());
+        let result = record
+            .as_ref()
+            .and_then(|r| r.get("result"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if result.as_deref() == Some("succeeded") {
+            let mut open: Vec<(u64, Operation)> = self
+                .operations
+                .iter()
+                .filter(|(_, o)| o.open && o.urn.is_some())
+                .map(|(id, o)| (*id, o.clone()))
+                .collect();
+            open.sort_by_key(|(id, _)| *id);
+            for (_, o) in open {
+                let name = o
+                    .urn
+                    .as_deref()
+                    .and_then(|u| converge_model::Urn::parse(u).ok())
+                    .map(|u| u.name().to_owned());
+                self.queue.push_back(event(
+                    "step",
+                    &json!({
+                        "sequence": null,
+                        "kind": "Success",
+                        "status": o.label.map_or("done", past_tense),
+                        "urn": o.urn,
+                        "type": o.type_token,
+                        "name": name,
+                    }),
+                ));
+            }
+        }
+        self.operations.clear();
+        let changes = record
+            .as_ref()
+            .and_then(|r| r.get("resourceChanges"))
+            .cloned();
         self.queue.push_back(event(
             "end",
-            &json!({ "updateID": update, "status": status }),
+            &json!({
+                "updateID": update,
+                "status": status,
+                "result": result,
+                "resourceChanges": changes,
+            }),
         ));
         Ok(())
     }
@@ -218,6 +283,7 @@ impl Follower {
                     label,
                     urn: named.as_ref().map(|n| n.0.clone()),
                     type_token: named.as_ref().map(|n| n.1.clone()),
+                    open: true,
                 };
                 self.operations.insert(entry.operation_id, op);
                 label.unwrap_or("started")
@@ -234,6 +300,14 @@ impl Follower {
             JournalEntryKind::SecretsManager => "secrets provider set",
             JournalEntryKind::RebuiltBaseState => "base state rebuilt",
         };
+        if matches!(
+            entry.kind,
+            JournalEntryKind::Success | JournalEntryKind::Failure
+        ) {
+            if let Some(o) = self.operations.get_mut(&entry.operation_id) {
+                o.open = false;
+            }
+        }
         let known = self.operations.get(&entry.operation_id).cloned();
         let (urn, type_token) = match named {
             Some((urn, t)) => (Some(urn), Some(t)),

@@ -17,6 +17,8 @@ pub struct ActiveUpdate {
     pub kind: String,
     /// RFC 3339; empty if the update's record is gone.
     pub started_at: String,
+    /// The same, in seconds since the epoch (0 if unknown).
+    pub started_at_secs: i64,
     /// Who runs it: `user@host (pid N)`.
     pub holder: String,
 }
@@ -44,16 +46,21 @@ impl Store {
             .bind(&lease.update_id)
             .fetch_optional(&mut *conn)
             .await?;
-        let (kind, started_at) = match row {
-            Some(r) => (r.try_get(0)?, rfc3339(r.try_get(1)?)),
-            None => ("update".to_owned(), String::new()),
+        let (kind, started_at_secs) = match row {
+            Some(r) => (r.try_get(0)?, r.try_get(1)?),
+            None => ("update".to_owned(), 0),
         };
         let lock = lease.lock_info();
         Ok(Some(ActiveUpdate {
             holder: format!("{}@{} (pid {})", lock.username, lock.hostname, lock.pid),
             update_id: lease.update_id,
             kind,
-            started_at,
+            started_at: if started_at_secs > 0 {
+                rfc3339(started_at_secs)
+            } else {
+                String::new()
+            },
+            started_at_secs,
         }))
     }
 

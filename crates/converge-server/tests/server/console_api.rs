@@ -286,7 +286,32 @@ async fn the_event_stream_follows_an_update_entry_by_entry() {
     assert_eq!(step["sequence"], 2);
     assert!(!buffer.contains("CIPHERTEXT"));
 
-    // The update ends: its journal is compacted and the stream says so.
+    // A step begins; before its end is seen, the client records the
+    // update as succeeded in the history and releases the stack.
+    let other = Urn::parse("urn:pulumi:dev::p::random:index/randomPet:RandomPet::pet").unwrap();
+    let begin_other = JournalEntry::begin(
+        3,
+        2,
+        Some(PendingOperation {
+            resource: ResourceState::new(other.clone(), true),
+            kind: OperationType::Creating,
+        }),
+    );
+    let (status, _, _) = append(3, &begin_other).await;
+    assert_eq!(status, 200);
+    next_event(&mut events, &mut buffer, "step", "::pet").await;
+    let record =
+        json!({ "kind": "update", "result": "succeeded", "resourceChanges": { "create": 2 } });
+    let (status, _, text) = post(
+        format!("{stack}/history"),
+        lease_headers.clone(),
+        json!({ "kind": "update", "record": record.to_string() }),
+    )
+    .await;
+    assert_eq!(status, 201, "{text}");
+
+    // The update ends: its journal is compacted and the stream says so;
+    // the step left open succeeded with it.
     let (status, _, text) = post(
         format!("{stack}/update/{update}/complete"),
         lease_headers.clone(),
@@ -294,6 +319,13 @@ async fn the_event_stream_follows_an_update_entry_by_entry() {
     )
     .await;
     assert!(status < 300, "{text}");
+    let finished = next_event(&mut events, &mut buffer, "step", "::pet").await;
+    assert_eq!(
+        (finished["status"].clone(), finished["sequence"].clone()),
+        (json!("created"), Value::Null)
+    );
     let ended = next_event(&mut events, &mut buffer, "end", &update).await;
     assert_eq!(ended["status"], "succeeded");
+    assert_eq!(ended["result"], "succeeded");
+    assert_eq!(ended["resourceChanges"], json!({ "create": 2 }));
 }

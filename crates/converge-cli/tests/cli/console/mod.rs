@@ -534,6 +534,7 @@ async fn the_web_console_shows_stacks_a_live_update_resources_and_the_graph_with
     let resources = resources["resources"].as_array().unwrap().clone();
     assert_eq!(resources.len() as u64, dev_count);
     assert_eq!(browser.count("#resources tbody tr").await, resources.len());
+    browser.screenshot("09-resources").await;
     browser
         .wait_for("#filter")
         .await
@@ -546,7 +547,7 @@ async fn the_web_console_shows_stacks_a_live_update_resources_and_the_graph_with
         browser.text("#resources tbody tr:not([hidden]) a").await,
         "pet"
     );
-    browser.screenshot("09-resources-filtered").await;
+    browser.screenshot("10-resources-filtered").await;
     browser
         .goto(&format!(
             "{}{dev_href}/resources?filter=command",
@@ -576,7 +577,7 @@ async fn the_web_console_shows_stacks_a_live_update_resources_and_the_graph_with
     assert!(keepers.contains("[secret]"), "{keepers}");
     assert_eq!(browser.text("#resource-parent a").await, "console-dev");
     assert_eq!(browser.text("#resource-provider a").await, "default");
-    browser.screenshot("10-resource").await;
+    browser.screenshot("11-resource").await;
     seen.push(("keeper".into(), browser.source().await));
     for r in &resources {
         let urn = r["urn"].as_str().unwrap();
@@ -629,7 +630,7 @@ async fn the_web_console_shows_stacks_a_live_update_resources_and_the_graph_with
         edges.len(),
         "one drawn edge per relation"
     );
-    browser.screenshot("11-graph").await;
+    browser.screenshot("12-graph").await;
     seen.push(("graph".into(), browser.source().await));
     browser
         .client
@@ -650,7 +651,7 @@ async fn the_web_console_shows_stacks_a_live_update_resources_and_the_graph_with
         .await;
     assert_eq!(browser.text("#error-status").await, "403 Forbidden");
     assert!(browser.text("#error-message").await.contains("other-org"));
-    browser.screenshot("12-other-organization-refused").await;
+    browser.screenshot("13-other-organization-refused").await;
     for path in [
         "/stacks/other-org/hidden/prod",
         "/stacks/other-org/hidden/prod/resources",

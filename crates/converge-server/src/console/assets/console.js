@@ -66,7 +66,8 @@
     });
     source.addEventListener("end", function (e) {
       var u = JSON.parse(e.data);
-      setStatus("The update ended: " + u.status + ". Reload the page for its outputs and history.", "ended " + u.status);
+      var outcome = u.result || u.status;
+      setStatus("The update ended: " + outcome + ". Reload the page for its outputs and history.", "ended " + outcome);
     });
     source.addEventListener("gone", function () {
       setStatus("This stack no longer exists.", "ended");
