@@ -50,7 +50,8 @@ pub enum Command {
         #[arg(long, value_name = "TOKEN")]
         token: Option<String>,
     },
-    /// Run the HTTP state service (stacks, checkpoints, leases, journals).
+    /// Run the HTTP state service (stacks, checkpoints, leases, journals) and
+    /// its web console at `/`.
     Serve(ServeArgs),
     /// Log out of the current backend.
     Logout,

@@ -75,6 +75,12 @@ const SCHEMA: &[&str] = &[
         name TEXT NOT NULL,
         value TEXT NOT NULL,
         PRIMARY KEY (stack_id, name))",
+    // The web console's sessions: the SHA-256 of the cookie's random id,
+    // mapped to the token that logged in (by id, never the token itself).
+    "CREATE TABLE IF NOT EXISTS console_sessions (
+        id_hash TEXT PRIMARY KEY,
+        token_id TEXT NOT NULL,
+        expires_at BIGINT NOT NULL)",
 ];
 
 impl Db {

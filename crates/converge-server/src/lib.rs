@@ -1,11 +1,13 @@
-//! `converge serve`: the HTTP state service.
+//! `converge serve`: the HTTP state service, and its web console.
 //!
 //! Stacks, their checkpoints (opaque bytes, the current one and the one it
 //! replaced), update history, update leases (the stack lock: one update per
 //! stack at a time, renewed by the holder, broken by cancel or expiry),
 //! the journal entries API of seed 002, and access tokens scoped to an
 //! organization. Storage is SQLite by default and PostgreSQL with a
-//! `postgres://` URL, through one code path ([`db`]).
+//! `postgres://` URL, through one code path ([`db`]). The web console
+//! (`console`) shows the same data as the API, to a browser logged in with
+//! a token.
 //!
 //! # Architecture invariants
 //!
@@ -22,6 +24,7 @@
 
 mod api;
 mod compaction;
+mod console;
 mod db;
 mod error;
 mod store;
@@ -116,14 +119,13 @@ impl Server {
         Ok(self.store.authenticate(token).await?)
     }
 
-    /// The HTTP routes, for embedding.
+    /// The HTTP routes — the API under `/api`, the web console at `/` —
+    /// for embedding.
     pub fn router(&self) -> axum::Router {
-        api::router(
-            AppState {
-                store: self.store.clone(),
-            },
-            self.options.max_body_bytes,
-        )
+        let state = AppState {
+            store: self.store.clone(),
+        };
+        api::router(state.clone(), self.options.max_body_bytes).merge(console::router(state))
     }
 
     /// Serves on `listener` until the future is dropped, breaking expired

@@ -32,6 +32,7 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr()?;
     println!("Converge state service listening on http://{addr}");
+    println!("Web console: http://{addr}/ (log in with an access token)");
     std::io::stdout().flush()?;
     server.serve(listener).await.context("the service stopped")
 }

@@ -8,6 +8,7 @@ mod common;
 
 mod aliases;
 mod backends;
+mod console;
 mod crash;
 mod custom_timeouts;
 mod deploy_commands;

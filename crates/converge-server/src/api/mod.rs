@@ -4,11 +4,17 @@
 //! bytes); errors are `{"code","message"}`. The routes are listed in
 //! `openapi.json`, which a test compares with [`ROUTES`].
 
+mod events;
 mod journal;
+pub(crate) mod masked;
+pub(crate) mod resources;
 mod stacks;
 mod tags;
+pub(crate) mod summaries;
 mod tokens;
 mod updates;
+
+pub(crate) use events::stream_response as journal_events;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequestParts, Path, State};
@@ -32,6 +38,7 @@ pub const LEASE_HEADER: &str = "x-converge-lease-token";
 pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/api/openapi.json"),
     ("get", "/api/user"),
+    ("get", "/api/user/stacks"),
     ("post", "/api/tokens"),
     ("delete", "/api/tokens/{tokenID}"),
     ("get", "/api/stacks/{org}"),
@@ -46,6 +53,11 @@ pub const ROUTES: &[(&str, &str)] = &[
         "/api/stacks/{org}/{project}/{stack}/checkpoint/previous",
     ),
     ("get", "/api/stacks/{org}/{project}/{stack}/export"),
+    ("get", "/api/stacks/{org}/{project}/{stack}/summary"),
+    ("get", "/api/stacks/{org}/{project}/{stack}/resources"),
+    ("get", "/api/stacks/{org}/{project}/{stack}/resources/{urn}"),
+    ("get", "/api/stacks/{org}/{project}/{stack}/graph"),
+    ("get", "/api/stacks/{org}/{project}/{stack}/journal/events"),
     ("get", "/api/stacks/{org}/{project}/{stack}/history"),
     ("post", "/api/stacks/{org}/{project}/{stack}/history"),
     ("post", "/api/stacks/{org}/{project}/{stack}/updates"),
@@ -87,6 +99,7 @@ pub(crate) fn router(state: AppState, max_body_bytes: usize) -> Router {
     Router::new()
         .route("/api/openapi.json", get(openapi))
         .route("/api/user", get(tokens::user))
+        .route("/api/user/stacks", get(summaries::list_route))
         .route("/api/tokens", post(tokens::create))
         .route("/api/tokens/{id}", axum::routing::delete(tokens::revoke))
         .route("/api/stacks/{org}", get(stacks::list))
@@ -98,6 +111,14 @@ pub(crate) fn router(state: AppState, max_body_bytes: usize) -> Router {
             get(stacks::load_checkpoint).put(stacks::save_checkpoint),
         )
         .route(&format!("{STACK}/export"), get(stacks::export))
+        .route(&format!("{STACK}/summary"), get(summaries::get_route))
+        .route(&format!("{STACK}/resources"), get(resources::list_route))
+        .route(
+            &format!("{STACK}/resources/{{urn}}"),
+            get(resources::detail_route),
+        )
+        .route(&format!("{STACK}/graph"), get(resources::graph_route))
+        .route(&format!("{STACK}/journal/events"), get(events::route))
         .route(
             &format!("{STACK}/checkpoint/previous"),
             get(stacks::load_previous_checkpoint),
@@ -123,9 +144,18 @@ pub(crate) fn router(state: AppState, max_body_bytes: usize) -> Router {
         )
         .route(&format!("{STACK}/journal/commit"), post(journal::commit))
         .route(&format!("{STACK}/tags"), get(tags::get).put(tags::put))
-        .fallback(|| async { ApiError::not_found("no_route", "no such API route") })
+        .fallback(fallback)
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
+}
+
+/// An unknown path: under `/api`, a JSON 404; elsewhere the console's.
+async fn fallback(uri: axum::http::Uri) -> Response {
+    if uri.path() == "/api" || uri.path().starts_with("/api/") {
+        ApiError::not_found("no_route", "no such API route").into_response()
+    } else {
+        crate::console::not_found().into_response()
+    }
 }
 
 async fn openapi() -> Response {

@@ -6,9 +6,11 @@
 //! entry per (update, sequence ID), `INSERT … ON CONFLICT DO NOTHING`
 //! deciding every race.
 
+mod activity;
 mod history;
 mod journal;
 mod leases;
+mod sessions;
 mod stacks;
 mod tags;
 mod tokens;
@@ -22,6 +24,8 @@ use sqlx::{AnyConnection, Row};
 use crate::db::Db;
 use crate::error::ApiError;
 
+pub use activity::ActiveUpdate;
+pub use history::HistoryRecord;
 pub use journal::NewEntry;
 pub use stacks::StackInfo;
 pub use tokens::{Caller, NewToken};

@@ -379,6 +379,7 @@ async fn the_openapi_document_lists_every_route() {
             .replace("{project}", "p")
             .replace("{stack}", "s")
             .replace("{updateID}", "u")
+            .replace("{urn}", "urn%3Apulumi%3As%3A%3Ap%3A%3At%3A%3An")
             .replace("{tokenID}", "t");
         let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
         let (status, body) = call.send(method.clone(), &concrete, None, None).await;

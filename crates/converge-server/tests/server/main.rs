@@ -7,5 +7,6 @@ mod common;
 
 mod api;
 mod conformance;
+mod console_api;
 mod leases;
 mod retries;

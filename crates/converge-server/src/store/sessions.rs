@@ -1,0 +1,71 @@
+//! The web console's sessions. A session is a random id the browser keeps
+//! in a cookie; the database keeps only its SHA-256, the id of the token
+//! that logged in (never the token) and an expiry. Every request checks
+//! the token again, so revoking it ends its sessions. Sessions live in the
+//! database, so several service processes on one PostgreSQL share them.
+
+use std::time::Duration;
+
+use sqlx::Row;
+
+use super::{new_secret, now_secs, sha256_hex, Caller, Store};
+use crate::error::ApiError;
+
+impl Store {
+    /// Starts a session for `caller`, valid for `lifetime`; returns the
+    /// session id (shown only here). Expired sessions are purged.
+    pub async fn create_session(
+        &self,
+        caller: &Caller,
+        lifetime: Duration,
+    ) -> Result<String, ApiError> {
+        let id = new_secret("cvs-");
+        let lifetime = i64::try_from(lifetime.as_secs()).unwrap_or(i64::MAX / 2);
+        let now = now_secs();
+        let mut tx = self.db.pool.begin().await?;
+        sqlx::query("DELETE FROM console_sessions WHERE expires_at <= $1")
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO console_sessions (id_hash, token_id, expires_at) VALUES ($1, $2, $3)",
+        )
+        .bind(sha256_hex(id.as_bytes()))
+        .bind(&caller.token_id)
+        .bind(now.saturating_add(lifetime.max(1)))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// The caller of a live session whose token is still valid; 401
+    /// otherwise.
+    pub async fn session_caller(&self, session_id: &str) -> Result<Caller, ApiError> {
+        let row = sqlx::query(
+            "SELECT t.id, t.name, t.org, t.admin FROM console_sessions s
+             JOIN tokens t ON t.id = s.token_id
+             WHERE s.id_hash = $1 AND s.expires_at > $2 AND t.revoked_at IS NULL",
+        )
+        .bind(sha256_hex(session_id.as_bytes()))
+        .bind(now_secs())
+        .fetch_optional(&self.db.pool)
+        .await?
+        .ok_or_else(|| ApiError::unauthorized("the session expired or was ended; log in again"))?;
+        Ok(Caller {
+            token_id: row.try_get(0)?,
+            token_name: row.try_get(1)?,
+            organization: row.try_get(2)?,
+            admin: row.try_get::<i64, _>(3)? != 0,
+        })
+    }
+
+    /// Ends a session (nothing happens if it does not exist).
+    pub async fn end_session(&self, session_id: &str) -> Result<(), ApiError> {
+        sqlx::query("DELETE FROM console_sessions WHERE id_hash = $1")
+            .bind(sha256_hex(session_id.as_bytes()))
+            .execute(&self.db.pool)
+            .await?;
+        Ok(())
+    }
+}
