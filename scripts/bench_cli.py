@@ -17,7 +17,7 @@ wrote to its stdout and stderr: every byte it handed to write(2) for the
 backend — journal, checkpoint, backups, history, locks) and, after an up,
 snapshot_bytes (the stored checkpoint's size).
 
-Usage: bench_cli.py [path/to/converge]; BENCH_CLI_SIZES=1000,10000 (default)
+Usage: bench_cli.py [path/to/converge]; BENCH_CLI_SIZES=1000,10000,100000 (default)
 chooses N.
 """
 
@@ -140,7 +140,7 @@ def bench(converge: Path, n: int) -> None:
 def main() -> None:
     root = Path(__file__).resolve().parent.parent
     converge = Path(sys.argv[1]) if len(sys.argv) > 1 else root / "target/release/converge"
-    sizes = os.environ.get("BENCH_CLI_SIZES", "1000,10000")
+    sizes = os.environ.get("BENCH_CLI_SIZES", "1000,10000,100000")
     for n in (int(s) for s in sizes.split(",") if s.strip()):
         bench(converge, n)
 

@@ -305,7 +305,7 @@ fn main() {
     let sizes: Vec<usize> = std::env::var("BENCH_SIZES")
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![1_000, 10_000]);
+        .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
     runtime.block_on(async {
         for n in sizes {
             zero_latency(n).await;

@@ -9,8 +9,8 @@ mod journal;
 pub(crate) mod masked;
 pub(crate) mod resources;
 mod stacks;
-mod tags;
 pub(crate) mod summaries;
+mod tags;
 mod tokens;
 mod updates;
 

@@ -24,7 +24,7 @@
 //! | `secretsProvider`       | `{type, state}`    | when set (`SecretsProvidersV1`)  |
 //! | `newSnapshot`           | `DeploymentV3`     | when set                         |
 //! | `elideWrite`            | bool               | when true — Converge's own field |
-//! | `sameOld`               | integer            | when set — Converge's own field, version 2 |
+//! | `sameOld`               | integer            | when set — Converge's own field, version 2; such an entry omits null references and `elideWrite` (implied) |
 //!
 //! Choices where Pulumi gives no answer:
 //!
@@ -235,10 +235,20 @@ pub fn entry_to_json(
         elide_write: entry.elide_write,
         same_old: index(entry.same_old),
     };
-    let value = serde_json::to_value(&out).map_err(|source| CheckpointError::RawJson {
+    let mut value = serde_json::to_value(&out).map_err(|source| CheckpointError::RawJson {
         field: "the journal entry".to_owned(),
         source,
     })?;
+    // A compact Same entry is as short as it can be (it is most of a
+    // small update's journal): a version-2 reader needs no `null`
+    // references, and `sameOld` implies `elideWrite`.
+    if let (Some(_), Some(map)) = (entry.same_old, value.as_object_mut()) {
+        map.retain(|k, v| match k.as_str() {
+            "removeOld" | "removeNew" => !v.is_null(),
+            "elideWrite" => !entry.elide_write,
+            _ => true,
+        });
+    }
     Ok(to_compact_json(&value).into_bytes())
 }
 
@@ -289,6 +299,7 @@ pub fn entry_from_json(
         }
     };
 
+    let same_old = index("sameOld", raw.same_old)?;
     Ok(JournalEntry {
         sequence_id,
         kind,
@@ -304,8 +315,8 @@ pub fn entry_from_json(
             .map(|r| resource_from_dto(r, "state", mode))
             .transpose()?,
         operation,
-        same_old: index("sameOld", raw.same_old)?,
-        elide_write: raw.elide_write.unwrap_or(false),
+        same_old,
+        elide_write: raw.elide_write.unwrap_or(same_old.is_some()),
         is_refresh: raw.is_refresh.unwrap_or(false),
         new_snapshot: raw
             .new_snapshot
@@ -367,7 +378,7 @@ mod tests {
         let text = String::from_utf8(entry_to_json(&entry, SecretsMode::Opaque).unwrap()).unwrap();
         assert_eq!(
             text,
-            r#"{"version":2,"kind":1,"sequenceID":4,"operationID":3,"removeOld":null,"removeNew":null,"elideWrite":true,"sameOld":7}"#
+            r#"{"version":2,"kind":1,"sequenceID":4,"operationID":3,"sameOld":7}"#
         );
         assert_eq!(
             entry_from_json(text.as_bytes(), SecretsMode::Opaque).unwrap(),
