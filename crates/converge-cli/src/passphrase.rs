@@ -52,25 +52,17 @@ pub fn read_passphrase(opts: PassphraseOptions, prompt: &str) -> Result<String> 
     rpassword::prompt_password(prompt).context("cannot read the passphrase from the terminal")
 }
 
-/// The crypter for a stack's secrets. The salt comes from the stack's
-/// settings file, else from the state's secrets provider (and is then
-/// written back to the settings, as Pulumi does); with neither, a new salt
-/// is made when `create` allows it.
-pub fn stack_crypter(
+/// The passphrase crypter for a stack's secrets (see
+/// `crate::secrets::stack_secrets`, which chooses the provider). The salt
+/// comes from the stack's settings file, else from the state's secrets
+/// provider (and is then written back to the settings, as Pulumi does);
+/// with neither, a new salt is made when `create` allows it.
+pub fn passphrase_crypter(
     settings: &mut StackSettings,
     state_salt: Option<&str>,
     opts: PassphraseOptions,
     create: bool,
 ) -> Result<PassphraseCrypter> {
-    if let Some(provider) = settings.secrets_provider() {
-        if provider != "passphrase" && provider != "default" {
-            bail!(
-                "{}: secrets provider {provider:?} is not supported by Converge yet; \
-                 only the passphrase provider is",
-                settings.path.display()
-            );
-        }
-    }
     if let Some(salt) = settings.encryption_salt().map(str::to_owned) {
         let passphrase = read_passphrase(opts, "Enter your passphrase to unlock config/secrets: ")?;
         return PassphraseCrypter::from_encryption_salt(&passphrase, &salt)
@@ -132,7 +124,8 @@ impl ReferencedSecrets {
         };
         if provider.kind != PROVIDER_TYPE {
             bail!(
-                "its secrets provider is {:?}; Converge opens only passphrase-encrypted stacks",
+                "its secrets provider is {:?}; Converge opens the secrets of referenced stacks \
+                 only when they are passphrase-encrypted",
                 provider.kind
             );
         }

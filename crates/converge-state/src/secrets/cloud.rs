@@ -153,7 +153,8 @@ mod tests {
     }
 
     const KNOWN_PLAINTEXT: &str = r#""kms secret ✓""#;
-    const KNOWN_CIPHERTEXT: &str = "v1:ZGVmZ2hpamtsbW5v:anCzFVmaM/1MByvIOPn53zPvAs1c8fhzkA+pI4WppYs=";
+    const KNOWN_CIPHERTEXT: &str =
+        "v1:ZGVmZ2hpamtsbW5v:anCzFVmaM/1MByvIOPn53zPvAs1c8fhzkA+pI4WppYs=";
 
     #[test]
     fn data_key_must_be_32_bytes() {
