@@ -1,4 +1,5 @@
 # Sourced by scripts/test and scripts/bench: starts an S3-compatible server
+# (which serves AWS KMS on the same endpoint too, for the awskms:// tests)
 # (moto, from the venv "$venv") on a free port of 127.0.0.1, creates the
 # bucket, exports CONVERGE_TEST_S3_ENDPOINT / _BUCKET and test credentials,
 # and stops the server when the calling script exits.

@@ -13,6 +13,7 @@ mod custom_timeouts;
 mod deploy_commands;
 mod dynamic_providers;
 mod import;
+mod kms_secrets;
 mod nodejs_programs;
 mod python_config;
 mod python_display;
