@@ -242,9 +242,46 @@ fn a_kms_stack_updates_exports_and_imports_without_a_passphrase() {
         .starts_with(&format!("secretsprovider: {url}\nencryptedkey: {key}\n")));
     std::fs::write(w.scratch.project.join("Pulumi.dev.yaml"), config).unwrap();
 
+    // Another project's stack references this one: its secret outputs are
+    // opened through the key service too.
+    let consumer = w.scratch.dir.path().join("consumer");
+    std::fs::create_dir_all(&consumer).unwrap();
+    std::fs::write(consumer.join("Pulumi.yaml"), CONSUMER).unwrap();
+    w.run(&[
+        "-C",
+        "../consumer",
+        "stack",
+        "init",
+        "dev",
+        "--secrets-provider",
+        &url,
+    ]);
+    w.run(&["-C", "../consumer", "up", "--yes"]);
+    let shown: serde_json::Value = serde_json::from_str(&w.run(&[
+        "-C",
+        "../consumer",
+        "stack",
+        "output",
+        "--json",
+        "--show-secrets",
+    ]))
+    .unwrap();
+    assert_eq!(shown["db"], DB_PASSWORD, "{shown}");
+
     w.run(&["destroy", "--yes"]);
     w.assert_no_plaintext(&[DB_PASSWORD, &password]);
 }
+
+const CONSUMER: &str = r#"name: consumer
+runtime: yaml
+resources:
+  ref:
+    type: pulumi:pulumi:StackReference
+    properties:
+      name: kmsproj/dev
+outputs:
+  db: ${ref.outputs["db"]}
+"#;
 
 #[test]
 fn changing_the_secrets_provider_round_trips_every_secret() {
