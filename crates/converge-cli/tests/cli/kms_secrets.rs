@@ -51,15 +51,21 @@ fn kms_server() -> Option<(String, String)> {
 
 struct World {
     scratch: common::Scratch,
+    backend: common::Backend,
     endpoint: String,
     python: String,
 }
 
 impl World {
     fn new() -> Option<World> {
+        World::on(common::Backend::File)
+    }
+
+    fn on(backend: common::Backend) -> Option<World> {
         let (endpoint, python) = kms_server()?;
         Some(World {
             scratch: common::Scratch::new(PROGRAM),
+            backend,
             endpoint,
             python,
         })
@@ -100,6 +106,7 @@ impl World {
     /// at all: none may be asked for.
     fn cmd(&self, passphrase: Option<&str>) -> Command {
         let mut c = self.scratch.command("unused");
+        self.backend.apply(&mut c);
         c.env("AWS_ACCESS_KEY_ID", "converge-test")
             .env("AWS_SECRET_ACCESS_KEY", "converge-test")
             .env_remove("AWS_SESSION_TOKEN")
@@ -241,6 +248,21 @@ fn a_kms_stack_updates_exports_and_imports_without_a_passphrase() {
         .settings()
         .starts_with(&format!("secretsprovider: {url}\nencryptedkey: {key}\n")));
     std::fs::write(w.scratch.project.join("Pulumi.dev.yaml"), config).unwrap();
+
+    // State edits and `converge import` on a KMS stack.
+    let urn = "urn:pulumi:dev::kmsproj::random:index/randomPassword:RandomPassword::pw";
+    w.run(&["state", "protect", urn, "--yes"]);
+    assert_eq!(w.outputs(None)["password"], password.as_str());
+    w.run(&["state", "unprotect", urn, "--yes"]);
+    w.run(&[
+        "import",
+        "random:index/randomString:RandomString",
+        "imported",
+        "abc",
+        "--protect=false",
+        "--yes",
+    ]);
+    assert_eq!(w.outputs(None)["db"], DB_PASSWORD);
 
     // Another project's stack references this one: its secret outputs are
     // opened through the key service too.
@@ -406,4 +428,34 @@ fn unusable_keys_fail_cleanly_and_change_nothing() {
     std::fs::write(&settings_path, &original).unwrap();
     assert_eq!(w.files(), files);
     assert_eq!(w.outputs(None)["db"], DB_PASSWORD);
+}
+
+/// `change-secrets-provider` on the backends whose state it rewrites
+/// besides files: an S3 bucket and the state service.
+#[test]
+fn changing_the_secrets_provider_on_s3_and_the_service() {
+    let Some(s3) = converge_backend::conformance::test_s3_url("kms") else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let service =
+        common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
+    for backend in [common::Backend::Url(s3), common::Backend::Service(service)] {
+        let w = World::on(backend).unwrap();
+        w.run_pw(&["stack", "init", "dev"]);
+        w.run_pw(&["config", "set", "--secret", "dbPassword", DB_PASSWORD]);
+        w.run_pw(&["up", "--yes"]);
+        let before = w.outputs(Some("pw"));
+        let url = w.url(&w.new_key());
+        w.run_pw(&["stack", "change-secrets-provider", &url]);
+        let export: serde_json::Value = serde_json::from_str(&w.run(&["stack", "export"])).unwrap();
+        assert_eq!(export["deployment"]["secrets_providers"]["type"], "cloud");
+        assert_eq!(w.outputs(None), before, "{:?}", w.backend);
+        let up = w.run(&["up", "--yes"]);
+        assert!(!up.contains("created"), "{up}");
+        w.run_pw(&["stack", "change-secrets-provider", "passphrase"]);
+        assert_eq!(w.outputs(Some("pw")), before, "{:?}", w.backend);
+        let export = w.run(&["stack", "export"]);
+        assert!(!export.contains(DB_PASSWORD), "{export}");
+    }
 }
