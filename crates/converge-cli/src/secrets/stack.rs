@@ -47,8 +47,8 @@ pub async fn stack_secrets(
     match named.as_deref() {
         None | Some("passphrase") | Some("default") => {}
         Some(url) => {
-            if matches!(ProviderChoice::parse(url), Err(_)) {
-                bail!("{}: {}", settings.path.display(), unsupported(url));
+            if let Err(e) = ProviderChoice::parse(url) {
+                bail!("{}: {e}", settings.path.display());
             }
             return open_cloud_settings(settings, url, state, create).await;
         }
