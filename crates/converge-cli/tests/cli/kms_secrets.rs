@@ -374,6 +374,11 @@ fn unusable_keys_fail_cleanly_and_change_nothing() {
     w.run(&["up", "--yes"]);
     let files = w.files();
 
+    // `stack init` does not silently give a settings file another provider.
+    let err = w.fail(&["stack", "init", "dev", "--secrets-provider", "passphrase"]);
+    assert!(err.contains("change-secrets-provider passphrase"), "{err}");
+    assert_eq!(w.files(), files);
+
     // A key that does not exist.
     let missing = w.url("alias/converge-no-such-key");
     let err = w.fail(&["stack", "change-secrets-provider", &missing]);

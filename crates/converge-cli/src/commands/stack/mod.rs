@@ -136,7 +136,26 @@ async fn init(ctx: &Context, name: Option<String>, secrets_provider: Option<&str
     let cloud = match &choice {
         Some(ProviderChoice::Cloud(url)) => {
             secrets_provider::refuse_other_provider(&settings, url)?;
-            Some(new_cloud(url).await?.1)
+            // A settings file that already has this key's data key (a
+            // checked-in file) keeps it: its secure values need it.
+            if settings.encrypted_key().is_some() {
+                None
+            } else {
+                Some(new_cloud(url).await?.1)
+            }
+        }
+        Some(ProviderChoice::Passphrase) => {
+            if let Some(url) = settings
+                .secrets_provider()
+                .filter(|p| !matches!(*p, "passphrase" | "default"))
+            {
+                bail!(
+                    "{} names the secrets provider {url}: use `converge stack \
+                     change-secrets-provider passphrase` to move the stack to a passphrase",
+                    settings.path.display()
+                );
+            }
+            None
         }
         _ => None,
     };
