@@ -424,6 +424,10 @@ pub enum StackCommand {
         /// Create the stack if it does not exist.
         #[arg(short, long)]
         create: bool,
+        /// With --create, the new stack's secrets provider: `passphrase`,
+        /// `default` or `awskms://KEY?region=R`.
+        #[arg(long, value_name = "PROVIDER", requires = "create", long_help = SECRETS_PROVIDER_HELP)]
+        secrets_provider: Option<String>,
     },
     /// Remove a stack and its configuration.
     Rm {

@@ -16,7 +16,7 @@ use crate::args::StackCommand;
 use crate::atomic_write::write_atomically;
 use crate::context::{now_rfc3339, Context};
 use crate::passphrase::provider_salt;
-use crate::secrets::stack::{new_cloud, open_recorded, same_provider, settings_provider};
+use crate::secrets::stack::{open_recorded, same_provider, settings_provider};
 use crate::secrets::{stack_secrets, ProviderChoice};
 use crate::stack_settings::StackSettings;
 
@@ -39,7 +39,16 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
             name,
             stack,
             create,
-        } => select(ctx, name.or(stack.stack), create).await,
+            secrets_provider,
+        } => {
+            select(
+                ctx,
+                name.or(stack.stack),
+                create,
+                secrets_provider.as_deref(),
+            )
+            .await
+        }
         StackCommand::Rm {
             name,
             stack,
@@ -114,7 +123,7 @@ pub async fn current_state(
 }
 
 /// Creates a stack with an empty first checkpoint, as Pulumi does.
-async fn create_stack(backend: &Arc<dyn Backend>, stack: &StackRef) -> Result<()> {
+pub(super) async fn create_stack(backend: &Arc<dyn Backend>, stack: &StackRef) -> Result<()> {
     StackState::new(backend.clone(), stack.clone())
         .create()
         .await?;
@@ -130,58 +139,20 @@ async fn init(ctx: &Context, name: Option<String>, secrets_provider: Option<&str
     let choice = secrets_provider.map(ProviderChoice::parse).transpose()?;
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = StackRef::parse(&name, &project.name)?;
-    let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-    // A key service's data key is made before the stack, so a key that
-    // cannot be used leaves nothing behind.
-    let cloud = match &choice {
-        Some(ProviderChoice::Cloud(url)) => {
-            secrets_provider::refuse_other_provider(&settings, url)?;
-            // A settings file that already has this key's data key (a
-            // checked-in file) keeps it: its secure values need it.
-            if settings.encrypted_key().is_some() {
-                None
-            } else {
-                Some(new_cloud(url).await?.1)
-            }
-        }
-        Some(ProviderChoice::Passphrase) => {
-            if let Some(url) = settings
-                .secrets_provider()
-                .filter(|p| !matches!(*p, "passphrase" | "default"))
-            {
-                bail!(
-                    "{} names the secrets provider {url}: use `converge stack \
-                     change-secrets-provider passphrase` to move the stack to a passphrase",
-                    settings.path.display()
-                );
-            }
-            None
-        }
-        _ => None,
-    };
-    create_stack(&backend, &stack).await?;
-    if let Some(cloud) = cloud {
-        settings.set_cloud_provider(&cloud.url, &cloud.encrypted_key_base64());
-        settings.save()?;
-    } else {
-        // Set up passphrase encryption now when a passphrase is at hand,
-        // as Pulumi does; otherwise it is set up by the first secret.
-        let has_passphrase = std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some()
-            || std::env::var_os("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
-        if settings.encryption_salt().is_none()
-            && settings.encrypted_key().is_none()
-            && has_passphrase
-        {
-            stack_secrets(&mut settings, None, ctx.passphrase_options(), true).await?;
-        }
-    }
+    let settings = project.stack_config_file(&stack.stack);
+    secrets_provider::create_stack_with(ctx, &backend, &stack, &settings, choice.as_ref()).await?;
     ctx.home
         .select_stack(&project.name, &project.dir, Some(&stack.stack))?;
     println!("Created stack '{}'", stack.stack);
     Ok(())
 }
 
-async fn select(ctx: &Context, name: Option<String>, create: bool) -> Result<()> {
+async fn select(
+    ctx: &Context,
+    name: Option<String>,
+    create: bool,
+    secrets_provider: Option<&str>,
+) -> Result<()> {
     let project = ctx.project()?;
     let Some(name) = name else {
         bail!("which stack? run `converge stack select NAME` (`converge stack ls` lists them)");
@@ -190,7 +161,20 @@ async fn select(ctx: &Context, name: Option<String>, create: bool) -> Result<()>
     let stack = StackRef::parse(&name, &project.name)?;
     if !backend.stack_exists(&stack).await? {
         if create {
-            create_stack(&backend, &stack).await?;
+            match secrets_provider.map(ProviderChoice::parse).transpose()? {
+                Some(choice) => {
+                    let settings = project.stack_config_file(&stack.stack);
+                    secrets_provider::create_stack_with(
+                        ctx,
+                        &backend,
+                        &stack,
+                        &settings,
+                        Some(&choice),
+                    )
+                    .await?
+                }
+                None => create_stack(&backend, &stack).await?,
+            }
             println!("Created stack '{}'", stack.stack);
         } else {
             ctx.require_stack(backend.as_ref(), &stack).await?;

@@ -11,20 +11,20 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
-use converge_backend::Backend;
+use converge_backend::{Backend, StackRef};
 use converge_engine::{LockedStack, StackState};
 use serde_norway::Mapping;
 
 use crate::atomic_write::write_atomically;
 use crate::config_value::{contains_secure, reencrypt};
 use crate::context::Context;
-use crate::secrets::stack::NewProvider;
+use crate::secrets::stack::{new_cloud, NewProvider};
 use crate::secrets::{stack_secrets, ProviderChoice};
 use crate::stack_settings::StackSettings;
 
 /// Refuses to give a settings file that already has a secrets provider
 /// another one (`stack init --secrets-provider` on an existing file).
-pub(super) fn refuse_other_provider(settings: &StackSettings, url: &str) -> Result<()> {
+fn refuse_other_provider(settings: &StackSettings, url: &str) -> Result<()> {
     let current = settings
         .secrets_provider()
         .filter(|p| !matches!(*p, "passphrase" | "default"));
@@ -36,6 +36,59 @@ pub(super) fn refuse_other_provider(settings: &StackSettings, url: &str) -> Resu
             settings.path.display(),
             current.unwrap_or("passphrase")
         );
+    }
+    Ok(())
+}
+
+/// Creates `stack` with the secrets provider `choice` (`stack init`,
+/// `stack select --create`). A key service's data key is made before the
+/// stack, so a key that cannot be used leaves nothing behind; a settings
+/// file that already has one for the same key (a checked-in file) keeps it,
+/// since its secure values need it. Passphrase encryption is set up now
+/// when a passphrase is at hand, as Pulumi does; otherwise by the first
+/// secret.
+pub(super) async fn create_stack_with(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+    settings_path: &Path,
+    choice: Option<&ProviderChoice>,
+) -> Result<()> {
+    let mut settings = StackSettings::load(settings_path)?;
+    let cloud = match choice {
+        Some(ProviderChoice::Cloud(url)) => {
+            refuse_other_provider(&settings, url)?;
+            if settings.encrypted_key().is_some() {
+                None
+            } else {
+                Some(new_cloud(url).await?.1)
+            }
+        }
+        Some(ProviderChoice::Passphrase) => {
+            if let Some(url) = settings
+                .secrets_provider()
+                .filter(|p| !matches!(*p, "passphrase" | "default"))
+            {
+                bail!(
+                    "{} names the secrets provider {url}: use `converge stack \
+                     change-secrets-provider passphrase` to move the stack to a passphrase",
+                    settings.path.display()
+                );
+            }
+            None
+        }
+        None => None,
+    };
+    super::create_stack(backend, stack).await?;
+    if let Some(cloud) = cloud {
+        settings.set_cloud_provider(&cloud.url, &cloud.encrypted_key_base64());
+        return settings.save();
+    }
+    let has_passphrase = std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some()
+        || std::env::var_os("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
+    if settings.encryption_salt().is_none() && settings.encrypted_key().is_none() && has_passphrase
+    {
+        stack_secrets(&mut settings, None, ctx.passphrase_options(), true).await?;
     }
     Ok(())
 }
