@@ -1,7 +1,8 @@
 # Sourced by scripts/test and scripts/bench: starts an S3-compatible server
 # (moto, from the venv "$venv") on a free port of 127.0.0.1, creates the
 # bucket, exports CONVERGE_TEST_S3_ENDPOINT / _BUCKET and test credentials,
-# and stops the server when the calling script exits.
+# and stops the server when the calling script exits. The same endpoint
+# serves AWS KMS, which the awskms:// secrets tests use.
 s3_port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$venv/bin/moto_server" -H 127.0.0.1 -p "$s3_port" > "$cache/moto.log" 2>&1 &
 s3_pid=$!

@@ -385,12 +385,35 @@ pub struct ProtectArgs {
     pub yes: bool,
 }
 
+/// What `--secrets-provider` accepts, for `--help`.
+const SECRETS_PROVIDER_HELP: &str = "The secrets provider that encrypts the stack's secrets \
+(config and state):
+  passphrase  a key derived from PULUMI_CONFIG_PASSPHRASE (or _FILE, or a prompt)
+  default     the passphrase provider: on Pulumi's self-managed (DIY) backends `default` \
+means the passphrase provider, and Converge does the same on every backend
+  awskms://KEYID?region=REGION  an AWS KMS key (a key id, `alias/NAME`, or an ARN as \
+`awskms:///arn:aws:kms:...`) encrypts the stack's data key; optional `&endpoint=URL` for \
+another KMS endpoint. Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, \
+AWS_SESSION_TOKEN; AWS_REGION and AWS_ENDPOINT_URL_KMS are honoured too.";
+
 #[derive(Debug, Subcommand)]
 pub enum StackCommand {
     /// Create a stack and select it.
     Init {
         /// Name of the stack (`stack` or `org/project/stack`).
         name: Option<String>,
+        #[command(flatten)]
+        stack: StackArg,
+        /// The secrets provider: `passphrase`, `default` or `awskms://KEY?region=R`.
+        #[arg(long, value_name = "PROVIDER", long_help = SECRETS_PROVIDER_HELP)]
+        secrets_provider: Option<String>,
+    },
+    /// Move the stack's secrets to another secrets provider, re-encrypting
+    /// its config and state.
+    ChangeSecretsProvider {
+        /// The new secrets provider: `passphrase`, `default` or `awskms://KEY?region=R`.
+        #[arg(value_name = "PROVIDER", long_help = SECRETS_PROVIDER_HELP)]
+        provider: String,
         #[command(flatten)]
         stack: StackArg,
     },
@@ -411,6 +434,10 @@ pub enum StackCommand {
         /// Create the stack if it does not exist.
         #[arg(short, long)]
         create: bool,
+        /// With --create, the new stack's secrets provider: `passphrase`,
+        /// `default` or `awskms://KEY?region=R`.
+        #[arg(long, value_name = "PROVIDER", requires = "create", long_help = SECRETS_PROVIDER_HELP)]
+        secrets_provider: Option<String>,
     },
     /// Remove a stack and its configuration.
     Rm {

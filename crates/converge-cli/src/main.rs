@@ -13,6 +13,7 @@ mod project;
 mod project_config;
 mod providers;
 mod remote;
+mod secrets;
 mod stack_settings;
 mod table;
 

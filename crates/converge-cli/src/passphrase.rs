@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Context, Result};
 use converge_backend::StackRef;
 use converge_engine::pulumi_provider::{OpenError, SecretsOpener};
+use converge_state::secrets::cloud::{self, CloudProviderState};
 use converge_state::secrets::passphrase::PROVIDER_TYPE;
 use converge_state::secrets::{Crypter, PassphraseCrypter, PassphraseError};
 use converge_state::SecretsProviders;
@@ -52,25 +53,17 @@ pub fn read_passphrase(opts: PassphraseOptions, prompt: &str) -> Result<String> 
     rpassword::prompt_password(prompt).context("cannot read the passphrase from the terminal")
 }
 
-/// The crypter for a stack's secrets. The salt comes from the stack's
-/// settings file, else from the state's secrets provider (and is then
-/// written back to the settings, as Pulumi does); with neither, a new salt
-/// is made when `create` allows it.
-pub fn stack_crypter(
+/// The passphrase crypter for a stack's secrets (see
+/// `crate::secrets::stack_secrets`, which chooses the provider). The salt
+/// comes from the stack's settings file, else from the state's secrets
+/// provider (and is then written back to the settings, as Pulumi does);
+/// with neither, a new salt is made when `create` allows it.
+pub fn passphrase_crypter(
     settings: &mut StackSettings,
     state_salt: Option<&str>,
     opts: PassphraseOptions,
     create: bool,
 ) -> Result<PassphraseCrypter> {
-    if let Some(provider) = settings.secrets_provider() {
-        if provider != "passphrase" && provider != "default" {
-            bail!(
-                "{}: secrets provider {provider:?} is not supported by Converge yet; \
-                 only the passphrase provider is",
-                settings.path.display()
-            );
-        }
-    }
     if let Some(salt) = settings.encryption_salt().map(str::to_owned) {
         let passphrase = read_passphrase(opts, "Enter your passphrase to unlock config/secrets: ")?;
         return PassphraseCrypter::from_encryption_salt(&passphrase, &salt)
@@ -111,14 +104,15 @@ pub fn provider_salt(provider: &SecretsProviders) -> Option<String> {
     state.get("salt")?.as_str().map(str::to_owned)
 }
 
-/// Opens the secrets of stacks a program references (`StackReference`)
-/// with this process's passphrase, from `PULUMI_CONFIG_PASSPHRASE` or
-/// `PULUMI_CONFIG_PASSPHRASE_FILE` (never a prompt: the operation's display
-/// is running): the common case is one passphrase for related stacks. Keys
-/// are derived once per salt.
+/// Opens the secrets of stacks a program references (`StackReference`):
+/// a passphrase stack with this process's passphrase, from
+/// `PULUMI_CONFIG_PASSPHRASE` or `PULUMI_CONFIG_PASSPHRASE_FILE` (never a
+/// prompt: the operation's display is running; the common case is one
+/// passphrase for related stacks), keys derived once per salt; a `cloud`
+/// (`awskms://`) stack through its key service, once per data key.
 #[derive(Debug, Default)]
 pub struct ReferencedSecrets {
-    crypters: Mutex<HashMap<String, Arc<PassphraseCrypter>>>,
+    crypters: Mutex<HashMap<String, Arc<dyn Crypter>>>,
 }
 
 impl ReferencedSecrets {
@@ -126,22 +120,52 @@ impl ReferencedSecrets {
         ReferencedSecrets::default()
     }
 
-    fn open_passphrase(&self, provider: Option<&SecretsProviders>) -> Result<Arc<dyn Crypter>> {
+    fn open_any(&self, provider: Option<&SecretsProviders>) -> Result<Arc<dyn Crypter>> {
         let Some(provider) = provider else {
             bail!("its state names no secrets provider");
         };
+        if provider.kind == cloud::PROVIDER_TYPE {
+            return self.open_cloud(provider);
+        }
+        self.open_passphrase(provider)
+    }
+
+    /// Called on a blocking thread (the engine opens references there), so
+    /// the key service is asked on a runtime of this thread's own.
+    fn open_cloud(&self, provider: &SecretsProviders) -> Result<Arc<dyn Crypter>> {
+        let state = CloudProviderState::from_provider(provider)?;
+        let cache_key = format!("cloud:{}:{}", state.url, state.encrypted_key_base64());
+        if let Some(c) = self.cached(&cache_key) {
+            return Ok(c);
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start a runtime to reach the key service")?;
+        let crypter = runtime
+            .block_on(crate::secrets::stack::open_cloud(&state))?
+            .crypter;
+        self.crypters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(cache_key, crypter.clone());
+        Ok(crypter)
+    }
+
+    fn cached(&self, key: &str) -> Option<Arc<dyn Crypter>> {
+        let crypters = self.crypters.lock().unwrap_or_else(|p| p.into_inner());
+        crypters.get(key).cloned()
+    }
+
+    fn open_passphrase(&self, provider: &SecretsProviders) -> Result<Arc<dyn Crypter>> {
         if provider.kind != PROVIDER_TYPE {
-            bail!(
-                "its secrets provider is {:?}; Converge opens only passphrase-encrypted stacks",
-                provider.kind
-            );
+            bail!("{}", crate::secrets::unsupported(&provider.kind));
         }
         let Some(salt) = provider_salt(provider) else {
             bail!("its passphrase secrets provider records no salt");
         };
-        let mut crypters = self.crypters.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = crypters.get(&salt) {
-            return Ok(c.clone());
+        if let Some(c) = self.cached(&salt) {
+            return Ok(c);
         }
         let passphrase = read_passphrase(
             PassphraseOptions {
@@ -149,16 +173,21 @@ impl ReferencedSecrets {
             },
             "",
         )?;
-        let crypter = match PassphraseCrypter::from_encryption_salt(&passphrase, &salt) {
-            Ok(c) => Arc::new(c),
-            Err(PassphraseError::WrongPassphrase) => bail!(
-                "the passphrase in {ENV_PASSPHRASE} (or {ENV_PASSPHRASE_FILE}) is not the one \
-                 its secrets were encrypted with; a stack reference decrypts the referenced \
-                 stack's secret outputs with this stack's passphrase, so both stacks need the same"
-            ),
-            Err(e) => return Err(e.into()),
-        };
-        crypters.insert(salt, crypter.clone());
+        let crypter: Arc<dyn Crypter> =
+            match PassphraseCrypter::from_encryption_salt(&passphrase, &salt) {
+                Ok(c) => Arc::new(c),
+                Err(PassphraseError::WrongPassphrase) => bail!(
+                    "the passphrase in {ENV_PASSPHRASE} (or {ENV_PASSPHRASE_FILE}) is not the one \
+                     its secrets were encrypted with; a stack reference decrypts the referenced \
+                     stack's secret outputs with this stack's passphrase, so both stacks need the \
+                     same"
+                ),
+                Err(e) => return Err(e.into()),
+            };
+        self.crypters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(salt, crypter.clone());
         Ok(crypter)
     }
 }
@@ -169,6 +198,6 @@ impl SecretsOpener for ReferencedSecrets {
         _stack: &StackRef,
         provider: Option<&SecretsProviders>,
     ) -> std::result::Result<Arc<dyn Crypter>, OpenError> {
-        self.open_passphrase(provider).map_err(Into::into)
+        self.open_any(provider).map_err(Into::into)
     }
 }

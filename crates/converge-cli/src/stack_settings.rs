@@ -80,6 +80,27 @@ impl StackSettings {
         self.doc.insert("encryptionsalt".into(), salt.into());
     }
 
+    /// The `cloud` provider's data key as the key service encrypted it
+    /// (base64).
+    pub fn encrypted_key(&self) -> Option<&str> {
+        self.doc.get("encryptedkey").and_then(Value::as_str)
+    }
+
+    /// Makes the file name a `cloud` secrets provider (its URL and
+    /// encrypted data key) and forgets any passphrase salt.
+    pub fn set_cloud_provider(&mut self, url: &str, encrypted_key: &str) {
+        self.doc.remove("encryptionsalt");
+        self.doc.insert("secretsprovider".into(), url.into());
+        self.doc.insert("encryptedkey".into(), encrypted_key.into());
+    }
+
+    /// Forgets the secrets provider: its name, salt and encrypted key.
+    pub fn clear_secrets_provider(&mut self) {
+        for key in ["secretsprovider", "encryptedkey", "encryptionsalt"] {
+            self.doc.remove(key);
+        }
+    }
+
     /// The config mapping (`"project:key": value`), empty when absent.
     pub fn config(&self) -> Mapping {
         self.doc

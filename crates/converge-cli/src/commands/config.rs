@@ -12,14 +12,14 @@ use std::sync::Arc;
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef};
 use converge_model::{PathElement, PropertyPath};
-use converge_state::secrets::Crypter;
+use converge_state::SecretsProviders;
 use serde_norway::{Mapping, Value};
 
 use crate::args::{ConfigArgs, ConfigCommand};
-use crate::commands::stack::{current_checkpoint, snapshot_salt};
+use crate::commands::stack::current_checkpoint;
 use crate::config_value::{contains_secure, secure};
 use crate::context::Context;
-use crate::passphrase::stack_crypter;
+use crate::secrets::stack_secrets;
 use crate::stack_settings::StackSettings;
 
 use list::{print_value, ListOptions};
@@ -187,15 +187,18 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
     let opts = ctx.passphrase_options();
 
     match args.command {
-        None => list::list(
-            &project,
-            &mut settings,
-            ListOptions {
-                passphrase: opts,
-                show_secrets: args.show_secrets,
-                json: args.json,
-            },
-        ),
+        None => {
+            list::list(
+                &project,
+                &mut settings,
+                ListOptions {
+                    passphrase: opts,
+                    show_secrets: args.show_secrets,
+                    json: args.json,
+                },
+            )
+            .await
+        }
         Some(ConfigCommand::Set {
             key,
             value,
@@ -218,12 +221,12 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
                 // A stack file without a salt (a fresh checkout) takes the
                 // one the stack's state records, so that its secrets and
                 // the state's share one key.
-                let salt = match settings.encryption_salt() {
+                let recorded = match settings.encryption_salt().or(settings.encrypted_key()) {
                     Some(_) => None,
-                    None => state_salt(ctx, &backend, &stack).await?,
+                    None => state_provider(ctx, &backend, &stack).await?,
                 };
-                let crypter = stack_crypter(&mut settings, salt.as_deref(), opts, true)?;
-                secure(crypter.encrypt(&value)?)
+                let secrets = stack_secrets(&mut settings, recorded.as_ref(), opts, true).await?;
+                secure(secrets.crypter.encrypt(&value)?)
             } else if key.path.is_empty() {
                 Value::String(value)
             } else {
@@ -248,11 +251,15 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             )?;
             // `get` shows a secret's value, as Pulumi's does.
             let crypter = if contains_secure(value) {
-                Some(stack_crypter(&mut settings, None, opts, false)?)
+                Some(
+                    stack_secrets(&mut settings, None, opts, false)
+                        .await?
+                        .crypter,
+                )
             } else {
                 None
             };
-            print_value(value, crypter.as_ref().map(|c| c as &dyn Crypter), json)
+            print_value(value, crypter.as_deref(), json)
         }
         Some(ConfigCommand::Rm { key, path }) => {
             let key = parse_key(&project.name, &key, path)?;
@@ -281,13 +288,14 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
 }
 
 /// The passphrase salt the stack's state records, if any.
-async fn state_salt(
+/// The secrets provider the stack's state records, if any.
+async fn state_provider(
     ctx: &Context,
     backend: &Arc<dyn Backend>,
     stack: &StackRef,
-) -> Result<Option<String>> {
+) -> Result<Option<SecretsProviders>> {
     let checkpoint = current_checkpoint(ctx, backend, stack).await?;
-    Ok(checkpoint.latest.as_ref().and_then(snapshot_salt))
+    Ok(checkpoint.latest.and_then(|s| s.secrets_providers))
 }
 
 #[cfg(test)]

@@ -130,7 +130,7 @@ async fn run_locked(
     providers: &Providers,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
-    let Opened { settings, crypter } = open_stack::open(ctx, project, locked)?;
+    let Opened { settings, crypter } = open_stack::open(ctx, project, locked).await?;
 
     // `up --plan FILE`: the plan, checked against the state it was made on.
     let saved = match &args.plan {

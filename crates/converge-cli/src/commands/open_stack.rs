@@ -1,7 +1,7 @@
 //! A stack's state opened for an operation (`preview`, `up`, `refresh`,
 //! `destroy`, `import`): the interrupted update the lock recovered
 //! reported, the stack's settings and crypter loaded, the base decrypted
-//! and verified, the passphrase secrets provider recorded; and the lock
+//! and verified, the stack's secrets provider recorded; and the lock
 //! released afterwards, whatever happened.
 
 use std::sync::Arc;
@@ -11,10 +11,9 @@ use converge_engine::stack_state::Recovery;
 use converge_engine::{LockedStack, StackStateError};
 use converge_state::secrets::Crypter;
 
-use crate::commands::stack::{passphrase_provider, snapshot_salt};
 use crate::context::Context;
-use crate::passphrase::stack_crypter;
 use crate::project::Project;
+use crate::secrets::stack_secrets;
 use crate::stack_settings::StackSettings;
 
 /// What an operation needs of an opened stack besides its state.
@@ -24,7 +23,11 @@ pub(crate) struct Opened {
 }
 
 /// Opens `locked` for an operation of `project`.
-pub(crate) fn open(ctx: &Context, project: &Project, locked: &mut LockedStack) -> Result<Opened> {
+pub(crate) async fn open(
+    ctx: &Context,
+    project: &Project,
+    locked: &mut LockedStack,
+) -> Result<Opened> {
     let stack_name = locked.stack().stack.clone();
     if let Recovery::Replayed { entries, pending } = locked.recovery() {
         eprintln!(
@@ -33,18 +36,18 @@ pub(crate) fn open(ctx: &Context, project: &Project, locked: &mut LockedStack) -
         );
     }
     let mut settings = StackSettings::load(&project.stack_config_file(&stack_name))?;
-    let salt = snapshot_salt(locked.base());
-    let crypter = stack_crypter(
+    let recorded = locked.base().secrets_providers.clone();
+    let secrets = stack_secrets(
         &mut settings,
-        salt.as_deref(),
+        recorded.as_ref(),
         ctx.passphrase_options(),
         true,
-    )?;
-    let salt = crypter.encryption_salt().to_owned();
-    let crypter: Arc<dyn Crypter> = Arc::new(crypter);
+    )
+    .await?;
+    let crypter: Arc<dyn Crypter> = secrets.crypter;
     locked.decrypt(crypter.clone())?;
     locked.verify()?;
-    locked.set_secrets_providers(passphrase_provider(&salt));
+    locked.set_secrets_providers(secrets.provider);
     Ok(Opened { settings, crypter })
 }
 

@@ -14,6 +14,7 @@ mod custom_timeouts;
 mod deploy_commands;
 mod dynamic_providers;
 mod import;
+mod kms_secrets;
 mod new_project;
 mod nodejs_programs;
 mod plugin_commands;

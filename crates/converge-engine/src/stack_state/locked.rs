@@ -218,6 +218,28 @@ impl LockedStack {
             .push(JournalEntry::secrets_manager(0, providers));
     }
 
+    /// Moves the stack to another secrets provider (`stack
+    /// change-secrets-provider`): the base is read again with `from` (every
+    /// secret must decrypt; base changes not yet persisted are discarded),
+    /// then `to` encrypts every entry and checkpoint written, and the change
+    /// is a SecretsManager entry naming `providers` followed by a Write
+    /// entry of the whole base, so each secret is stored re-encrypted.
+    pub fn change_secrets(
+        &mut self,
+        from: Arc<dyn Crypter>,
+        to: Arc<dyn Crypter>,
+        providers: SecretsProviders,
+    ) -> Result<(), StackStateError> {
+        self.read_base(Secrets::Crypter(from))?;
+        self.secrets = Secrets::Crypter(to);
+        self.base_mut().secrets_providers = Some(providers.clone());
+        self.changes
+            .push(JournalEntry::secrets_manager(0, providers));
+        let snapshot = self.base().clone();
+        self.changes.push(JournalEntry::write(0, snapshot));
+        Ok(())
+    }
+
     /// Forgets the pending operations `keep` rejects: a Write entry of the
     /// new base when any is dropped. Returns how many were dropped.
     pub fn clear_pending_operations(

@@ -446,3 +446,78 @@ async fn a_rename_moves_every_urn_and_the_next_update_changes_nothing() {
     locked.release().await.unwrap();
     assert_eq!(w.cloud.len(), objects);
 }
+
+#[tokio::test]
+async fn a_secrets_provider_change_reencrypts_every_secret_through_the_journal() {
+    use converge_model::PropertyValue;
+    use converge_state::secrets::{Crypter, SymmetricCrypter};
+    let w = world().await;
+    let old: Arc<dyn Crypter> = Arc::new(SymmetricCrypter::from_key(&[1; 32]));
+    let new: Arc<dyn Crypter> = Arc::new(SymmetricCrypter::from_key(&[2; 32]));
+    let provider = |name: &str| SecretsProviders {
+        kind: name.to_owned(),
+        state: Some("{}".to_owned()),
+    };
+
+    // A deployed stack with a secret output, encrypted by `old`.
+    let mut locked = w.state.lock(me()).await.unwrap();
+    locked.decrypt(old.clone()).unwrap();
+    w.update(&mut locked, 1).await;
+    let mut with_secret = locked.base().clone();
+    with_secret.resources[1].outputs.insert(
+        "password".to_owned(),
+        PropertyValue::secret(PropertyValue::String("hunter2".to_owned())),
+    );
+    locked.set_secrets_providers(provider("old"));
+    locked.edit_base(with_secret).unwrap();
+    locked.commit_changes().await.unwrap();
+    locked.release().await.unwrap();
+
+    let secret_of = |s: &Snapshot| s.resources[1].outputs["password"].clone();
+    let stored_ciphertext = |s: &Snapshot| match secret_of(s) {
+        PropertyValue::Secret(inner) => match *inner {
+            PropertyValue::String(ct) => ct,
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+
+    // The change, left in the journal as a process killed before compacting
+    // it would: a reader already sees the new provider and ciphertext.
+    let mut locked = w.state.lock(me()).await.unwrap();
+    locked
+        .change_secrets(old.clone(), new.clone(), provider("new"))
+        .unwrap();
+    drop(locked.start().await.unwrap());
+    let (seen, _) = w.read_only().await;
+    assert_eq!(seen.secrets_providers, Some(provider("new")));
+    let ct = stored_ciphertext(&seen);
+    assert!(!ct.contains("hunter2"));
+    assert_eq!(new.decrypt(&ct).unwrap(), r#""hunter2""#);
+    assert!(old.decrypt(&ct).is_err());
+    locked.release().await.unwrap();
+
+    // Committed on its own: the checkpoint holds only the new ciphertext.
+    let mut locked = w.state.lock(me()).await.unwrap();
+    locked
+        .change_secrets(new.clone(), old.clone(), provider("old"))
+        .unwrap();
+    locked.commit_changes().await.unwrap();
+    locked.release().await.unwrap();
+    assert!(!w.journal_left().await);
+    let stored = w.stored().await.unwrap();
+    assert_eq!(stored.secrets_providers, Some(provider("old")));
+    assert_eq!(
+        old.decrypt(&stored_ciphertext(&stored)).unwrap(),
+        r#""hunter2""#
+    );
+
+    // A wrong `from` key changes nothing.
+    let mut locked = w.state.lock(me()).await.unwrap();
+    assert!(locked
+        .change_secrets(new.clone(), old.clone(), provider("x"))
+        .is_err());
+    locked.commit_changes().await.unwrap();
+    locked.release().await.unwrap();
+    assert_eq!(w.stored().await.unwrap(), stored);
+}

@@ -1,14 +1,19 @@
 //! Secrets crypters.
 //!
 //! A crypter turns the JSON text of a secret's inner value into ciphertext
-//! and back. [`passphrase::PassphraseCrypter`] is Pulumi's symmetric
-//! passphrase scheme; [`BlindingCrypter`] shows `[secret]`; [`SecretsMode`]
+//! and back. [`symmetric::SymmetricCrypter`] is Pulumi's AES-256-GCM
+//! cipher under both [`passphrase::PassphraseCrypter`] (key from a
+//! passphrase) and the [`cloud`] provider (key from a key service); [`BlindingCrypter`] shows `[secret]`; [`SecretsMode`]
 //! tells the checkpoint code whether to decrypt, or to keep ciphertext
 //! opaque (Pulumi's "nop" crypter) when no key is at hand.
 
+pub mod cloud;
 pub mod passphrase;
+pub mod symmetric;
 
+pub use cloud::{CloudProviderState, CloudStateError};
 pub use passphrase::{PassphraseCrypter, PassphraseError};
+pub use symmetric::SymmetricCrypter;
 
 /// Why a secret could not be encrypted or decrypted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -16,7 +21,7 @@ pub enum CryptoError {
     #[error("malformed ciphertext: {0}")]
     Malformed(String),
     #[error(
-        "failed to decrypt: the passphrase is wrong, or the ciphertext was made with another key"
+        "failed to decrypt: the passphrase or key is wrong, or the ciphertext was made with another key"
     )]
     Decrypt,
     #[error("failed to encrypt: {0}")]

@@ -1,9 +1,8 @@
 //! Pulumi's passphrase secrets provider.
 //!
 //! Key: PBKDF2-HMAC-SHA256 over the passphrase and an 8-byte random salt,
-//! 1,000,000 iterations, 32 bytes. Cipher: AES-256-GCM with a 12-byte random
-//! nonce and no associated data. A ciphertext is the string
-//! `v1:<base64 nonce>:<base64 ciphertext||tag>` (standard, padded base64).
+//! 1,000,000 iterations, 32 bytes. Cipher: [`SymmetricCrypter`]
+//! (AES-256-GCM, `v1:<base64 nonce>:<base64 ciphertext||tag>`).
 //!
 //! A stack keeps its salt as the `encryptionsalt` of `Pulumi.<stack>.yaml`
 //! (and as `secrets_providers.state.salt` in its snapshot):
@@ -14,25 +13,18 @@
 //! Deriving the key is deliberately slow: build one [`PassphraseCrypter`] per
 //! process and share it.
 
-use aes_gcm::aead::{Aead, KeyInit};
-use aes_gcm::{Aes256Gcm, Nonce};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use rand::RngCore as _;
 use sha2::Sha256;
 
+use super::symmetric::{parse_ciphertext, random_bytes, SymmetricCrypter, VERSION};
+pub use super::symmetric::{KEY_LEN, NONCE_LEN, TAG_LEN};
 use super::{Crypter, CryptoError};
 
 /// PBKDF2 iteration count of Pulumi's passphrase provider.
 pub const PBKDF2_ITERATIONS: u32 = 1_000_000;
 /// Length in bytes of the salt a new stack gets.
 pub const SALT_LEN: usize = 8;
-/// Length in bytes of the derived AES-256 key.
-pub const KEY_LEN: usize = 32;
-/// Length in bytes of an AES-GCM nonce.
-pub const NONCE_LEN: usize = 12;
-/// Length in bytes of an AES-GCM authentication tag.
-pub const TAG_LEN: usize = 16;
 /// The plaintext of the check ciphertext inside an `encryptionsalt`.
 pub const CHECK_PLAINTEXT: &str = "pulumi";
 /// The `secrets_providers.type` of a passphrase-encrypted snapshot.
@@ -42,8 +34,6 @@ pub const EMPTY_PASSPHRASE_WARNING: &str =
     "warning: the passphrase is empty; secrets are encrypted with a key anyone can derive. \
      Set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE to a real passphrase.";
 
-const VERSION: &str = "v1";
-const CIPHERTEXT_FORM: &str = "`v1:<base64 12-byte nonce>:<base64 ciphertext+16-byte tag>`";
 const SALT_FORM: &str = "`v1:<base64 salt>:v1:<base64 nonce>:<base64 ciphertext>`";
 
 /// Why a passphrase crypter could not be made.
@@ -67,7 +57,7 @@ pub enum PassphraseError {
 /// Pulumi's symmetric passphrase crypter. Holds the derived key.
 #[derive(Clone)]
 pub struct PassphraseCrypter {
-    cipher: Aes256Gcm,
+    inner: SymmetricCrypter,
     encryption_salt: String,
 }
 
@@ -137,7 +127,7 @@ impl PassphraseCrypter {
     ) -> Result<Self, PassphraseError> {
         let (salt, check) = parse_encryption_salt(encryption_salt)?;
         let crypter = Self {
-            cipher: derive_cipher(passphrase, &salt, iterations),
+            inner: derive_crypter(passphrase, &salt, iterations),
             encryption_salt: encryption_salt.to_owned(),
         };
         match crypter.decrypt(check) {
@@ -158,7 +148,7 @@ impl PassphraseCrypter {
         let mut salt = [0u8; SALT_LEN];
         random_bytes(&mut salt)?;
         let mut crypter = Self {
-            cipher: derive_cipher(passphrase, &salt, iterations),
+            inner: derive_crypter(passphrase, &salt, iterations),
             encryption_salt: String::new(),
         };
         let check = crypter.encrypt(CHECK_PLAINTEXT)?;
@@ -170,36 +160,19 @@ impl PassphraseCrypter {
 
 impl Crypter for PassphraseCrypter {
     fn encrypt(&self, plaintext: &str) -> Result<String, CryptoError> {
-        let mut nonce = [0u8; NONCE_LEN];
-        random_bytes(&mut nonce)?;
-        let sealed = self
-            .cipher
-            .encrypt(Nonce::from_slice(&nonce), plaintext.as_bytes())
-            .map_err(|_| CryptoError::Encrypt("AES-GCM sealing failed".to_owned()))?;
-        Ok(format!(
-            "{VERSION}:{}:{}",
-            B64.encode(nonce),
-            B64.encode(sealed)
-        ))
+        self.inner.encrypt(plaintext)
     }
 
     fn decrypt(&self, ciphertext: &str) -> Result<String, CryptoError> {
-        let (nonce, sealed) = parse_ciphertext(ciphertext)?;
-        let plain = self
-            .cipher
-            .decrypt(Nonce::from_slice(&nonce), sealed.as_slice())
-            .map_err(|_| CryptoError::Decrypt)?;
-        String::from_utf8(plain).map_err(|_| {
-            CryptoError::Malformed("it decrypts, but the plaintext is not valid UTF-8".to_owned())
-        })
+        self.inner.decrypt(ciphertext)
     }
 }
 
-fn derive_cipher(passphrase: &str, salt: &[u8], iterations: u32) -> Aes256Gcm {
+fn derive_crypter(passphrase: &str, salt: &[u8], iterations: u32) -> SymmetricCrypter {
     let mut key = pbkdf2_hmac_sha256(passphrase.as_bytes(), salt, iterations);
-    let cipher = Aes256Gcm::new(&key.into());
+    let crypter = SymmetricCrypter::from_key(&key);
     key.fill(0);
-    cipher
+    crypter
 }
 
 /// PBKDF2-HMAC-SHA256 with a 32-byte output. The root `Cargo.toml`
@@ -208,40 +181,6 @@ fn derive_cipher(passphrase: &str, salt: &[u8], iterations: u32) -> Aes256Gcm {
 /// rounds would take seconds.
 fn pbkdf2_hmac_sha256(password: &[u8], salt: &[u8], iterations: u32) -> [u8; KEY_LEN] {
     pbkdf2::pbkdf2_hmac_array::<Sha256, KEY_LEN>(password, salt, iterations)
-}
-
-fn random_bytes(buf: &mut [u8]) -> Result<(), CryptoError> {
-    rand::rngs::OsRng
-        .try_fill_bytes(buf)
-        .map_err(|e| CryptoError::Encrypt(format!("no randomness from the OS: {e}")))
-}
-
-/// Splits `v1:<b64 nonce>:<b64 sealed>` into nonce and sealed bytes.
-fn parse_ciphertext(ciphertext: &str) -> Result<([u8; NONCE_LEN], Vec<u8>), CryptoError> {
-    let malformed =
-        |what: &str| CryptoError::Malformed(format!("{what}; expected {CIPHERTEXT_FORM}"));
-    let mut parts = ciphertext.split(':');
-    let (Some(version), Some(nonce), Some(sealed), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(malformed("not three `:`-separated parts"));
-    };
-    if version != VERSION {
-        return Err(malformed("unknown version (only `v1` is known)"));
-    }
-    let nonce = B64
-        .decode(nonce)
-        .map_err(|_| malformed("the nonce is not standard base64"))?;
-    let nonce: [u8; NONCE_LEN] = nonce
-        .try_into()
-        .map_err(|_| malformed("the nonce is not 12 bytes"))?;
-    let sealed = B64
-        .decode(sealed)
-        .map_err(|_| malformed("the ciphertext is not standard base64"))?;
-    if sealed.len() < TAG_LEN {
-        return Err(malformed("the ciphertext is shorter than the 16-byte tag"));
-    }
-    Ok((nonce, sealed))
 }
 
 /// Splits `v1:<b64 salt>:<ciphertext>` into salt bytes and check ciphertext.
@@ -411,10 +350,7 @@ mod tests {
     fn non_utf8_plaintext_is_an_error() {
         let (c, _) = fast("pw");
         let nonce = [7u8; NONCE_LEN];
-        let sealed = c
-            .cipher
-            .encrypt(Nonce::from_slice(&nonce), &[0xff, 0xfe][..])
-            .unwrap();
+        let sealed = c.inner.seal_with_nonce(&nonce, &[0xff, 0xfe]);
         let s = format!("v1:{}:{}", B64.encode(nonce), B64.encode(sealed));
         assert!(matches!(c.decrypt(&s), Err(CryptoError::Malformed(m)) if m.contains("UTF-8")));
     }

@@ -11,11 +11,11 @@ use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef};
 use serde_norway::Value;
 
-use super::{display_key, lookup, set_path, state_salt, ConfigKey};
+use super::{display_key, lookup, set_path, state_provider, ConfigKey};
 use crate::config_value::{contains_secure, reencrypt};
 use crate::context::Context;
-use crate::passphrase::stack_crypter;
 use crate::project::Project;
+use crate::secrets::stack_secrets;
 use crate::stack_settings::StackSettings;
 
 /// What to copy, and where.
@@ -67,13 +67,22 @@ pub async fn copy(
 
     let copied = if copied.iter().any(|(_, v)| contains_secure(v)) {
         let opts = ctx.passphrase_options();
-        let from_salt = state_salt(ctx, backend, c.source).await?;
-        let from_crypter = stack_crypter(&mut from, from_salt.as_deref(), opts, false)?;
-        let to_salt = state_salt(ctx, backend, &dest).await?;
-        let to_crypter = stack_crypter(&mut to, to_salt.as_deref(), opts, true)?;
+        let from_state = state_provider(ctx, backend, c.source).await?;
+        let from_crypter = stack_secrets(&mut from, from_state.as_ref(), opts, false)
+            .await?
+            .crypter;
+        let to_state = state_provider(ctx, backend, &dest).await?;
+        let to_crypter = stack_secrets(&mut to, to_state.as_ref(), opts, true)
+            .await?
+            .crypter;
         copied
             .into_iter()
-            .map(|(k, v)| Ok((k, reencrypt(&v, &from_crypter, &to_crypter)?)))
+            .map(|(k, v)| {
+                Ok((
+                    k,
+                    reencrypt(&v, from_crypter.as_ref(), to_crypter.as_ref())?,
+                ))
+            })
             .collect::<Result<Vec<_>>>()
             .context("cannot re-encrypt the secrets for the destination stack")?
     } else {

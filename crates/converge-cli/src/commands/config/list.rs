@@ -9,8 +9,9 @@ use serde_norway::Value;
 
 use super::display_key;
 use crate::config_value::{contains_secure, is_object, to_json, to_text};
-use crate::passphrase::{stack_crypter, PassphraseOptions};
+use crate::passphrase::PassphraseOptions;
 use crate::project::Project;
+use crate::secrets::stack_secrets;
 use crate::stack_settings::StackSettings;
 
 /// How `converge config` lists.
@@ -68,14 +69,22 @@ impl ValueJson {
 
 /// Lists the stack's configuration with the project's defaults for the
 /// keys it does not set, sorted by key.
-pub fn list(project: &Project, settings: &mut StackSettings, opts: ListOptions) -> Result<()> {
+pub async fn list(
+    project: &Project,
+    settings: &mut StackSettings,
+    opts: ListOptions,
+) -> Result<()> {
     let config = project.config.apply(&settings.config());
     let crypter = if opts.show_secrets && config.values().any(contains_secure) {
-        Some(stack_crypter(settings, None, opts.passphrase, false)?)
+        Some(
+            stack_secrets(settings, None, opts.passphrase, false)
+                .await?
+                .crypter,
+        )
     } else {
         None
     };
-    let crypter = crypter.as_ref().map(|c| c as &dyn Crypter);
+    let crypter = crypter.as_deref();
     if opts.json {
         let mut out = serde_json::Map::new();
         for (k, v) in &config {

@@ -86,7 +86,7 @@ async fn run_locked(
     providers: &Providers,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
-    let Opened { settings, crypter } = open_stack::open(ctx, project, locked)?;
+    let Opened { settings, crypter } = open_stack::open(ctx, project, locked).await?;
     report_pending(locked.base());
 
     let mut imports = match &args.file {

@@ -18,7 +18,7 @@ use converge_engine::StackState;
 use converge_state::secrets::Crypter;
 
 use crate::context::Context;
-use crate::passphrase::stack_crypter;
+use crate::passphrase::passphrase_crypter;
 use crate::project::Project;
 use crate::stack_settings::StackSettings;
 
@@ -271,7 +271,7 @@ fn set_config(
         || std::env::var_os("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
     let any_secret = template.config.iter().any(|c| c.secret);
     let crypter: Option<Box<dyn Crypter>> = if has_passphrase || any_secret {
-        Some(Box::new(stack_crypter(
+        Some(Box::new(passphrase_crypter(
             &mut settings,
             None,
             ctx.passphrase_options(),

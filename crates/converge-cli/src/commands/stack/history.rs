@@ -16,7 +16,6 @@ use crate::args::HistoryArgs;
 use crate::commands::config::list::ValueJson;
 use crate::config_value::to_record_json;
 use crate::context::Context;
-use crate::passphrase::stack_crypter;
 use crate::stack_settings::StackSettings;
 
 /// What Pulumi prints for a config value it cannot decrypt.
@@ -145,16 +144,18 @@ pub(super) async fn run(ctx: &Context, args: HistoryArgs) -> Result<()> {
         .with_context(|| format!("cannot read the history of stack {stack}"))?;
     let crypter = if args.show_secrets && updates.iter().any(has_secrets) {
         let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-        Some(stack_crypter(
+        let secrets = crate::secrets::stack::stack_secrets(
             &mut settings,
             None,
             ctx.passphrase_options(),
             false,
-        )?)
+        )
+        .await?;
+        Some(secrets.crypter)
     } else {
         None
     };
-    let crypter = crypter.as_ref().map(|c| c as &dyn Crypter);
+    let crypter = crypter.as_deref();
     if args.json {
         let json = updates
             .iter()

@@ -10,30 +10,49 @@ use converge_backend::{Backend, RemoveOptions, StackRef};
 use converge_engine::stack_state::{CurrentState, JournalStatus, ReadOptions, Recovery};
 use converge_engine::StackState;
 use converge_state::checkpoint::{self, StackCheckpoint};
-use converge_state::secrets::{Crypter, PassphraseCrypter, SecretsMode};
+use converge_state::secrets::{CloudProviderState, SecretsMode};
 use converge_state::{integrity, SecretsProviders, Snapshot};
 
 use crate::args::StackCommand;
 use crate::atomic_write::write_atomically;
 use crate::context::{now_rfc3339, Context};
-use crate::passphrase::{read_passphrase, stack_crypter};
+use crate::passphrase::provider_salt;
+use crate::secrets::stack::{open_recorded, same_provider, settings_provider};
+use crate::secrets::{stack_secrets, ProviderChoice};
 use crate::stack_settings::StackSettings;
 
 pub mod history;
 mod ls;
 pub mod output;
 mod rename;
+mod secrets_provider;
 pub mod tags;
 
 pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
     match cmd {
-        StackCommand::Init { name, stack } => init(ctx, name.or(stack.stack)).await,
+        StackCommand::Init {
+            name,
+            stack,
+            secrets_provider,
+        } => init(ctx, name.or(stack.stack), secrets_provider.as_deref()).await,
+        StackCommand::ChangeSecretsProvider { provider, stack } => {
+            secrets_provider::change(ctx, stack.stack, &provider).await
+        }
         StackCommand::Ls { all, json } => ls::run(ctx, all, json).await,
         StackCommand::Select {
             name,
             stack,
             create,
-        } => select(ctx, name.or(stack.stack), create).await,
+            secrets_provider,
+        } => {
+            select(
+                ctx,
+                name.or(stack.stack),
+                create,
+                secrets_provider.as_deref(),
+            )
+            .await
+        }
         StackCommand::Rm {
             name,
             stack,
@@ -113,44 +132,26 @@ pub async fn current_state(
 }
 
 /// Creates a stack with an empty first checkpoint, as Pulumi does.
-async fn create_stack(backend: &Arc<dyn Backend>, stack: &StackRef) -> Result<()> {
+pub(super) async fn create_stack(backend: &Arc<dyn Backend>, stack: &StackRef) -> Result<()> {
     StackState::new(backend.clone(), stack.clone())
         .create()
         .await?;
     Ok(())
 }
 
-/// The salt of a snapshot's passphrase secrets provider, if it has one.
-pub fn snapshot_salt(snapshot: &Snapshot) -> Option<String> {
-    crate::passphrase::provider_salt(snapshot.secrets_providers.as_ref()?)
-}
-
-pub fn passphrase_provider(salt: &str) -> SecretsProviders {
-    SecretsProviders {
-        kind: "passphrase".to_owned(),
-        state: Some(serde_json::json!({ "salt": salt }).to_string()),
-    }
-}
-
-async fn init(ctx: &Context, name: Option<String>) -> Result<()> {
+async fn init(ctx: &Context, name: Option<String>, secrets_provider: Option<&str>) -> Result<()> {
     let project = ctx.project()?;
     let name = match name {
         Some(n) => n,
         None => bail!("which stack? run `converge stack init NAME`"),
     };
+    let choice = secrets_provider.map(ProviderChoice::parse).transpose()?;
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = StackRef::parse(&name, &project.name)?;
-    create_stack(&backend, &stack).await?;
+    let settings = project.stack_config_file(&stack.stack);
+    secrets_provider::create_stack_with(ctx, &backend, &stack, &settings, choice.as_ref()).await?;
     if let Err(e) = tags::record_builtin(backend.as_ref(), &stack, &project).await {
         eprintln!("warning: the stack's tags could not be recorded: {e:#}");
-    }
-    // Set up passphrase encryption now when a passphrase is at hand, as
-    // Pulumi does; otherwise it is set up by the first secret.
-    let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-    let has_passphrase = std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some()
-        || std::env::var_os("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
-    if settings.encryption_salt().is_none() && has_passphrase {
-        stack_crypter(&mut settings, None, ctx.passphrase_options(), true)?;
     }
     ctx.home
         .select_stack(&project.name, &project.dir, Some(&stack.stack))?;
@@ -158,7 +159,12 @@ async fn init(ctx: &Context, name: Option<String>) -> Result<()> {
     Ok(())
 }
 
-async fn select(ctx: &Context, name: Option<String>, create: bool) -> Result<()> {
+async fn select(
+    ctx: &Context,
+    name: Option<String>,
+    create: bool,
+    secrets_provider: Option<&str>,
+) -> Result<()> {
     let project = ctx.project()?;
     let Some(name) = name else {
         bail!("which stack? run `converge stack select NAME` (`converge stack ls` lists them)");
@@ -167,7 +173,20 @@ async fn select(ctx: &Context, name: Option<String>, create: bool) -> Result<()>
     let stack = StackRef::parse(&name, &project.name)?;
     if !backend.stack_exists(&stack).await? {
         if create {
-            create_stack(&backend, &stack).await?;
+            match secrets_provider.map(ProviderChoice::parse).transpose()? {
+                Some(choice) => {
+                    let settings = project.stack_config_file(&stack.stack);
+                    secrets_provider::create_stack_with(
+                        ctx,
+                        &backend,
+                        &stack,
+                        &settings,
+                        Some(&choice),
+                    )
+                    .await?
+                }
+                None => create_stack(&backend, &stack).await?,
+            }
             if let Err(e) = tags::record_builtin(backend.as_ref(), &stack, &project).await {
                 eprintln!("warning: the stack's tags could not be recorded: {e:#}");
             }
@@ -268,7 +287,7 @@ async fn export(
         None => {
             let mut s = Snapshot::empty(now_rfc3339());
             let settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-            s.secrets_providers = settings.encryption_salt().map(passphrase_provider);
+            s.secrets_providers = settings_provider(&settings)?;
             s
         }
     };
@@ -319,7 +338,7 @@ async fn import(
         eprintln!("warning: importing a deployment that fails integrity verification: {e}");
     }
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-    reconcile_secrets(ctx, &mut settings, &mut snapshot)?;
+    reconcile_secrets(ctx, &mut settings, &mut snapshot).await?;
     if !snapshot.pending_operations.is_empty() {
         eprintln!(
             "warning: the imported deployment has {} pending operation(s): \
@@ -340,45 +359,60 @@ async fn import(
 }
 
 /// Makes the imported snapshot's secrets readable with the stack's own
-/// passphrase settings: adopts the snapshot's salt when the stack has none,
-/// and re-encrypts when the two differ.
-fn reconcile_secrets(
+/// secrets provider: a stack whose settings name none adopts the
+/// snapshot's; when the two differ and the snapshot holds secrets, they are
+/// re-encrypted (in memory) from the snapshot's provider to the stack's.
+async fn reconcile_secrets(
     ctx: &Context,
     settings: &mut StackSettings,
     snapshot: &mut Snapshot,
 ) -> Result<()> {
-    let imported_salt = snapshot_salt(snapshot);
+    let imported = snapshot.secrets_providers.clone();
     let has_secrets = snapshot.resources.iter().any(|r| {
         r.inputs.values().any(|v| v.contains_secrets())
             || r.outputs.values().any(|v| v.contains_secrets())
     });
-    match (settings.encryption_salt().map(str::to_owned), imported_salt) {
-        (Some(stack_salt), Some(imported)) if stack_salt != imported && has_secrets => {
-            let passphrase = read_passphrase(
-                ctx.passphrase_options(),
-                "Enter your passphrase to re-encrypt the imported secrets: ",
-            )?;
-            let from = PassphraseCrypter::from_encryption_salt(&passphrase, &imported)
-                .context("cannot decrypt the imported deployment's secrets")?;
-            let to = PassphraseCrypter::from_encryption_salt(&passphrase, &stack_salt)
-                .context("cannot unlock this stack's secrets")?;
+    let Some(stack_provider) = settings_provider(settings)? else {
+        if let Some(imported) = &imported {
+            adopt_provider(settings, imported)?;
+        }
+        return Ok(());
+    };
+    match &imported {
+        Some(imported) if same_provider(imported, &stack_provider) => {}
+        Some(imported) if has_secrets => {
+            let opts = ctx.passphrase_options();
+            let from = open_recorded(imported, opts, "the imported deployment").await?;
+            let to = stack_secrets(settings, None, opts, false).await?;
             let plain = checkpoint::write_deployment(snapshot, SecretsMode::Opaque)?;
             let decrypted =
-                checkpoint::read_deployment(&plain, SecretsMode::Crypter(&from as &dyn Crypter))?;
-            let reencrypted = checkpoint::write_deployment(&decrypted, SecretsMode::Crypter(&to))?;
+                checkpoint::read_deployment(&plain, SecretsMode::Crypter(from.crypter.as_ref()))
+                    .context("cannot decrypt the imported deployment's secrets")?;
+            let reencrypted = checkpoint::write_deployment(
+                &decrypted,
+                SecretsMode::Crypter(to.crypter.as_ref()),
+            )?;
             *snapshot = checkpoint::read_deployment(&reencrypted, SecretsMode::Opaque)?;
-            snapshot.secrets_providers = Some(passphrase_provider(&stack_salt));
+            snapshot.secrets_providers = Some(to.provider);
         }
-        (Some(stack_salt), _) => {
-            if !has_secrets {
-                snapshot.secrets_providers = Some(passphrase_provider(&stack_salt));
-            }
-        }
-        (None, Some(imported)) => {
-            settings.set_encryption_salt(&imported);
-            settings.save()?;
-        }
-        (None, None) => {}
+        Some(_) => snapshot.secrets_providers = Some(stack_provider),
+        None if !has_secrets => snapshot.secrets_providers = Some(stack_provider),
+        None => {}
     }
     Ok(())
+}
+
+/// Writes the imported snapshot's secrets provider into a settings file
+/// that names none.
+fn adopt_provider(settings: &mut StackSettings, imported: &SecretsProviders) -> Result<()> {
+    if imported.kind == converge_state::secrets::cloud::PROVIDER_TYPE {
+        let state = CloudProviderState::from_provider(imported)
+            .context("the imported deployment's secrets provider")?;
+        settings.set_cloud_provider(&state.url, &state.encrypted_key_base64());
+    } else if let Some(salt) = provider_salt(imported) {
+        settings.set_encryption_salt(&salt);
+    } else {
+        return Ok(());
+    }
+    settings.save()
 }

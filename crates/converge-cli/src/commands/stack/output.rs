@@ -5,9 +5,8 @@ use converge_model::{PropertyMap, PropertyValue, STACK_TYPE};
 use converge_state::checkpoint;
 use converge_state::secrets::{SecretsMode, BLINDED};
 
-use super::snapshot_salt;
 use crate::context::Context;
-use crate::passphrase::stack_crypter;
+use crate::secrets::stack_secrets;
 use crate::stack_settings::StackSettings;
 
 #[derive(Debug)]
@@ -28,16 +27,16 @@ pub async fn run(ctx: &Context, stack: Option<String>, opts: OutputOptions) -> R
     let any_secret = outputs.values().any(PropertyValue::contains_secrets);
     let outputs = if opts.show_secrets && any_secret {
         let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-        let salt = opaque.latest.as_ref().and_then(snapshot_salt);
-        let crypter = stack_crypter(
-            &mut settings,
-            salt.as_deref(),
-            ctx.passphrase_options(),
-            false,
-        )?;
+        let recorded = opaque
+            .latest
+            .as_ref()
+            .and_then(|s| s.secrets_providers.as_ref());
+        let secrets =
+            stack_secrets(&mut settings, recorded, ctx.passphrase_options(), false).await?;
         let bytes = checkpoint::write_checkpoint(&opaque, SecretsMode::Opaque)?;
-        let cp = checkpoint::read_checkpoint(&bytes, SecretsMode::Crypter(&crypter))
-            .with_context(|| format!("cannot decrypt the secrets of stack {}", stack.stack))?;
+        let cp =
+            checkpoint::read_checkpoint(&bytes, SecretsMode::Crypter(secrets.crypter.as_ref()))
+                .with_context(|| format!("cannot decrypt the secrets of stack {}", stack.stack))?;
         stack_outputs(cp.latest.as_ref())
     } else {
         outputs

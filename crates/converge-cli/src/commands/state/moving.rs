@@ -15,16 +15,15 @@ use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef};
 use converge_engine::{LockedStack, StackState};
 use converge_model::{DependencyKind, Urn};
-use converge_state::secrets::{Crypter, PassphraseCrypter};
 use converge_state::surgery::{self, BrokenDependency, MoveOptions, MoveReport};
 use converge_state::Snapshot;
 
 use super::{confirm, parse_urns};
 use crate::args::MoveArgs;
-use crate::commands::stack::{passphrase_provider, snapshot_salt};
 use crate::context::Context;
-use crate::passphrase::{read_passphrase, stack_crypter};
 use crate::project::Project;
+use crate::secrets::stack::open_recorded;
+use crate::secrets::{stack_secrets, StackSecrets};
 use crate::stack_settings::StackSettings;
 
 pub async fn run(ctx: &Context, args: MoveArgs) -> Result<()> {
@@ -111,12 +110,11 @@ async fn move_locked(
     {
         // Re-encrypt: plaintext in memory only, each side written with its
         // own key.
-        let src_crypter = crypter(ctx, project, &source, src.base(), false)?;
-        let dst_crypter = crypter(ctx, project, &dest, dst.base(), true)?;
-        let salt = dst_crypter.encryption_salt().to_owned();
-        src.decrypt(Arc::new(src_crypter) as Arc<dyn Crypter>)?;
-        dst.decrypt(Arc::new(dst_crypter) as Arc<dyn Crypter>)?;
-        dst.set_secrets_providers(passphrase_provider(&salt));
+        let src_secrets = crypter(ctx, project, &source, src.base(), false).await?;
+        let dst_secrets = crypter(ctx, project, &dest, dst.base(), true).await?;
+        src.decrypt(src_secrets.crypter)?;
+        dst.decrypt(dst_secrets.crypter)?;
+        dst.set_secrets_providers(dst_secrets.provider);
         (s, d, report) = attempt(src, dst)?;
     }
 
@@ -176,38 +174,33 @@ fn carries_secrets(snapshot: &Snapshot, urns: &[Urn]) -> bool {
         .any(|v| v.contains_secrets())
 }
 
-/// The passphrase crypter of `stack`: through its settings file when it is
-/// a stack of this project (made when `create` allows), else from the salt
-/// its state records.
-fn crypter(
+/// The crypter of `stack`: through its settings file when it is a stack
+/// of this project (made when `create` allows), else from the secrets
+/// provider its state records (a passphrase salt or a `cloud` data key).
+async fn crypter(
     ctx: &Context,
     project: &Project,
     stack: &StackRef,
     base: &Snapshot,
     create: bool,
-) -> Result<PassphraseCrypter> {
-    let salt = snapshot_salt(base);
+) -> Result<StackSecrets> {
+    let recorded = base.secrets_providers.as_ref();
     if stack.project == project.name {
         let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-        return stack_crypter(
-            &mut settings,
-            salt.as_deref(),
-            ctx.passphrase_options(),
-            create,
-        );
+        return stack_secrets(&mut settings, recorded, ctx.passphrase_options(), create).await;
     }
-    let Some(salt) = salt else {
+    let Some(recorded) = recorded else {
         bail!(
             "stack {stack} has no secrets provider, so the secrets being moved cannot be \
              encrypted for it: run `converge state move` from its project's directory"
         );
     };
-    let passphrase = read_passphrase(
+    open_recorded(
+        recorded,
         ctx.passphrase_options(),
-        &format!("Enter the passphrase of stack {stack}: "),
-    )?;
-    PassphraseCrypter::from_encryption_salt(&passphrase, &salt)
-        .with_context(|| format!("cannot unlock the secrets of stack {stack}"))
+        &format!("stack {stack}"),
+    )
+    .await
 }
 
 fn show_plan(source: &StackRef, dest: &StackRef, report: &MoveReport) {
