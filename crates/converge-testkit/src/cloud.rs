@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use converge_model::{PropertyMap, Urn};
 use converge_plugin::ProviderError;
-use indexmap::IndexMap;
+use std::collections::BTreeMap;
 
 /// One real object, as the provider that created it left it.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,10 +45,16 @@ type Fault = Arc<dyn Fn(CloudOp, &Urn) -> bool + Send + Sync>;
 #[derive(Default)]
 struct CloudInner {
     last_id: u64,
-    /// In creation order; removal keeps the order of the rest.
-    objects: IndexMap<String, CloudObject>,
+    /// By the number in their ID (`id-N`): creation order, and removal
+    /// keeps the order of the rest in O(log n) (the bench deletes 100,000).
+    objects: BTreeMap<u64, CloudObject>,
     counts: CallCounts,
     fault: Option<Fault>,
+}
+
+/// The number in an ID this cloud gave out (`id-N`).
+fn key_of(id: &str) -> Option<u64> {
+    id.strip_prefix("id-")?.parse().ok()
 }
 
 /// The objects that mock providers create, shared (`Arc`) by every provider
@@ -87,11 +93,12 @@ impl MockCloud {
 
     /// The IDs of every object, in creation order.
     pub fn ids(&self) -> Vec<String> {
-        self.lock().objects.keys().cloned().collect()
+        self.lock().objects.values().map(|o| o.id.clone()).collect()
     }
 
     pub fn get(&self, id: &str) -> Option<CloudObject> {
-        self.lock().objects.get(id).cloned()
+        let key = key_of(id)?;
+        self.lock().objects.get(&key).cloned()
     }
 
     pub fn len(&self) -> usize {
@@ -131,14 +138,16 @@ impl MockCloud {
             properties,
             package: package.to_owned(),
         };
-        inner.objects.insert(id.clone(), object);
+        let key = inner.last_id;
+        inner.objects.insert(key, object);
         id
     }
 
     /// Replaces an object's properties; fails as a real cloud's 404 would
     /// if there is no object `id`.
     pub fn set_properties(&self, id: &str, properties: PropertyMap) -> Result<(), ProviderError> {
-        match self.lock().objects.get_mut(id) {
+        let mut inner = self.lock();
+        match key_of(id).and_then(|k| inner.objects.get_mut(&k)) {
             Some(object) => {
                 object.properties = properties;
                 Ok(())
@@ -150,9 +159,8 @@ impl MockCloud {
     /// Removes an object; fails as a real cloud's 404 would if there is no
     /// object `id`.
     pub fn remove(&self, id: &str) -> Result<CloudObject, ProviderError> {
-        self.lock()
-            .objects
-            .shift_remove(id)
+        key_of(id)
+            .and_then(|k| self.lock().objects.remove(&k))
             .ok_or_else(|| not_found("delete", id))
     }
 
