@@ -7,7 +7,7 @@
 //! on the projects made.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 
@@ -39,10 +39,10 @@ impl World {
         self.root().join(name)
     }
 
-    fn converge(&self, cwd: &Path, args: &[&str]) -> Output {
-        Command::cargo_bin("converge")
-            .unwrap()
-            .current_dir(cwd)
+    /// `converge` in `cwd`, on this world's homes and backend.
+    fn command(&self, cwd: &Path) -> Command {
+        let mut cmd = Command::cargo_bin("converge").unwrap();
+        cmd.current_dir(cwd)
             .env("CONVERGE_HOME", self.root().join("home"))
             .env("PULUMI_HOME", self.root().join("pulumi-home"))
             .env(
@@ -52,35 +52,16 @@ impl World {
             .env("PULUMI_CONFIG_PASSPHRASE", "pw")
             .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE")
             .env_remove("PULUMI_PYTHON_CMD")
-            .envs(self.env.iter().cloned())
-            .args(args)
-            .output()
-            .unwrap()
+            .envs(self.env.iter().cloned());
+        cmd
     }
 
     fn run(&self, cwd: &Path, args: &[&str]) -> String {
-        let out = self.converge(cwd, args);
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_of(self.command(cwd), args)
     }
 
     fn fails(&self, cwd: &Path, args: &[&str]) -> String {
-        let out = self.converge(cwd, args);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            !out.status.success(),
-            "converge {args:?} succeeded:\n{text}"
-        );
-        text
+        common::failure_of(self.command(cwd), args)
     }
 
     /// `up`, which creates the template's stack resource, provider and

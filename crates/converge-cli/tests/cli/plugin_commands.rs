@@ -6,7 +6,6 @@
 //! leaves nothing behind; `rm` removes what it names.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use crate::common;
 
@@ -45,44 +44,25 @@ impl World {
         self.pulumi_home.join("plugins")
     }
 
-    fn converge(&self, args: &[&str]) -> Output {
-        self.scratch
-            .command("pw")
-            .env("PULUMI_HOME", &self.pulumi_home)
+    /// `converge` on this world's plugin directory and test cloud.
+    fn command(&self) -> std::process::Command {
+        let mut cmd = self.scratch.command("pw");
+        cmd.env("PULUMI_HOME", &self.pulumi_home)
             .env("PULUMI_IGNORE_AMBIENT_PLUGINS", "1")
             .env(
                 "CONVERGE_TEST_CLOUD_FILE",
                 self.scratch.dir.path().join("cloud.json"),
             )
-            .env_remove("CONVERGE_TEST_PLUGIN_VERSION")
-            .args(args)
-            .output()
-            .unwrap()
+            .env_remove("CONVERGE_TEST_PLUGIN_VERSION");
+        cmd
     }
 
     fn run(&self, args: &[&str]) -> String {
-        let out = self.converge(args);
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_of(self.command(), args)
     }
 
     fn fails(&self, args: &[&str]) -> String {
-        let out = self.converge(args);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            !out.status.success(),
-            "converge {args:?} succeeded:\n{text}"
-        );
-        text
+        common::failure_of(self.command(), args)
     }
 
     /// `plugin ls --json` as (name, kind, version) and the whole entries.
