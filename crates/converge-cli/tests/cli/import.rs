@@ -67,39 +67,20 @@ impl World {
             .collect()
     }
 
+    fn command(&self) -> std::process::Command {
+        self.scratch.with_test_plugin(&self.bin)
+    }
+
     fn converge(&self, args: &[&str]) -> std::process::Output {
-        self.scratch
-            .command("pw")
-            .env("PATH", common::path_with(&self.bin))
-            .env("CONVERGE_TEST_CLOUD_FILE", self.cloud_file())
-            .args(args)
-            .output()
-            .unwrap()
+        self.command().args(args).output().unwrap()
     }
 
     fn run(&self, args: &[&str]) -> String {
-        let out = self.converge(args);
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_of(self.command(), args)
     }
 
     fn fails(&self, args: &[&str]) -> String {
-        let out = self.converge(args);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            !out.status.success(),
-            "converge {args:?} succeeded:\n{text}"
-        );
-        text
+        common::failure_of(self.command(), args)
     }
 
     /// The standard error of a command that must fail.

@@ -7,7 +7,6 @@
 
 use crate::common;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 const PROGRAM: &str = "name: demo
@@ -40,24 +39,16 @@ impl World {
         w
     }
 
+    fn command(&self) -> std::process::Command {
+        self.scratch.with_test_plugin(&self.bin)
+    }
+
     fn converge(&self, args: &[&str]) -> std::process::Output {
-        Command::from_std(self.scratch.command("pw"))
-            .env("PATH", common::path_with(&self.bin))
-            .env("CONVERGE_TEST_CLOUD_FILE", self.cloud_file())
-            .args(args)
-            .output()
-            .unwrap()
+        self.command().args(args).output().unwrap()
     }
 
     fn run(&self, args: &[&str]) -> String {
-        let out = self.converge(args);
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_of(self.command(), args)
     }
 
     fn cloud_file(&self) -> std::path::PathBuf {

@@ -3,8 +3,6 @@
 
 use crate::common;
 
-use assert_cmd::Command;
-
 const PROGRAM: &str = "name: demo
 runtime: yaml
 resources:
@@ -53,27 +51,16 @@ impl World {
         w
     }
 
+    fn command(&self) -> std::process::Command {
+        self.scratch.with_test_plugin(&self.bin)
+    }
+
     fn converge(&self, args: &[&str]) -> std::process::Output {
-        Command::from_std(self.scratch.command("pw"))
-            .env("PATH", common::path_with(&self.bin))
-            .env(
-                "CONVERGE_TEST_CLOUD_FILE",
-                self.scratch.dir.path().join("cloud.json"),
-            )
-            .args(args)
-            .output()
-            .unwrap()
+        self.command().args(args).output().unwrap()
     }
 
     fn run(&self, args: &[&str]) -> String {
-        let out = self.converge(args);
-        assert!(
-            out.status.success(),
-            "converge {args:?}:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_of(self.command(), args)
     }
 
     fn state(&self) -> String {

@@ -52,6 +52,20 @@ impl Scratch {
     }
 }
 
+impl Scratch {
+    /// `converge --non-interactive` (passphrase `pw`) with the test
+    /// plugin's directory `bin` first on PATH and the plugin's cloud in
+    /// `cloud.json` of this world.
+    pub fn with_test_plugin(&self, bin: &std::path::Path) -> Command {
+        let mut cmd = self.command("pw");
+        cmd.env("PATH", path_with(bin)).env(
+            "CONVERGE_TEST_CLOUD_FILE",
+            self.dir.path().join("cloud.json"),
+        );
+        cmd
+    }
+}
+
 /// Where a test's stacks live.
 #[derive(Debug)]
 pub enum Backend {
