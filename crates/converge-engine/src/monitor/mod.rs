@@ -49,7 +49,8 @@ impl Monitor {
         goal: ResourceGoal,
     ) -> Result<RegisterResult, EngineError> {
         let is_root = goal.type_token == STACK_TYPE && goal.parent.is_none();
-        let result = step_generator::register(&self.deployment, goal).await;
+        // Boxed: a program may have thousands of registrations waiting.
+        let result = Box::pin(step_generator::register(&self.deployment, goal)).await;
         if let (true, Ok(r)) = (is_root, &result) {
             let _ = self.deployment.root.set(r.urn.clone());
         }

@@ -134,7 +134,9 @@ fn result_of(state: &ResourceState) -> RegisterResult {
     }
 }
 
-/// Handles one `RegisterResource`.
+/// Handles one `RegisterResource`. Its sub-steps are boxed: a program
+/// may have thousands of registrations in flight, each waiting in one of
+/// them, and an unboxed future is as large as its largest sub-step.
 pub(crate) async fn register(
     d: &Arc<Deployment>,
     goal: ResourceGoal,
@@ -163,7 +165,7 @@ pub(crate) async fn register(
     }
     let is_provider = provider_package(&goal.type_token).is_some();
     let provider = if goal.custom && !is_provider {
-        Some(resolve_provider(d, &goal).await?)
+        Some(Box::pin(resolve_provider(d, &goal)).await?)
     } else {
         None
     };
@@ -172,7 +174,7 @@ pub(crate) async fn register(
     // Providers are always targeted: targeted resources need them.
     let targeted = d.selection.register(&state);
     if !is_provider && !targeted {
-        return untargeted(d, old_index, state).await;
+        return Box::pin(untargeted(d, old_index, state)).await;
     }
     if let Some(dependency) = skipped.into_iter().next() {
         let exists = d.olds.contains_key(&dependency);
@@ -184,7 +186,7 @@ pub(crate) async fn register(
     }
     if !goal.custom {
         planned(d, &goal, &state, old_index)?;
-        return component(d, old_index, state).await;
+        return Box::pin(component(d, old_index, state)).await;
     }
     let old = old_index.map(|i| d.base.resources[i].clone());
     if let Some(import_id) = &goal.options.import_id {
@@ -205,7 +207,7 @@ pub(crate) async fn register(
                 import_id: import_id.clone(),
                 inputs: goal.options.import_inputs.clone(),
             };
-            let s = steps::import::run(d, step).await?;
+            let s = Box::pin(steps::import::run(d, step)).await?;
             return Ok(result_of(&s));
         }
         state.import_id = Some(import_id.clone());
@@ -214,22 +216,22 @@ pub(crate) async fn register(
         apply_ignore_changes(d, old, &mut state);
     }
     let olds = old.as_ref().map(|o| o.inputs.clone()).unwrap_or_default();
-    state.inputs = check(d, &state, olds).await?;
+    state.inputs = Box::pin(check(d, &state, olds)).await?;
     planned(d, &goal, &state, old_index)?;
 
     let Some(old_index) = old_index else {
         planned_kind(d, &state.urn, StepOp::Create)?;
-        return create_new(d, state).await;
+        return Box::pin(create_new(d, state)).await;
     };
     let old = old.unwrap_or_else(|| d.base.resources[old_index].clone());
-    let decision = decide::decide(d, &old, old_index, &state).await?;
+    let decision = Box::pin(decide::decide(d, &old, old_index, &state)).await?;
     let kind = match &decision {
         decide::Decision::Same { .. } => StepOp::Same,
         decide::Decision::Update(_) => StepOp::Update,
         decide::Decision::Replace { .. } => StepOp::Replace,
     };
     planned_kind(d, &state.urn, kind)?;
-    let s = decide::execute(d, old_index, old, state, decision, &goal).await?;
+    let s = Box::pin(decide::execute(d, old_index, old, state, decision, &goal)).await?;
     Ok(result_of(&s))
 }
 

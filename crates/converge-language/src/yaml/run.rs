@@ -186,9 +186,14 @@ async fn node_task(
     }
     let t = &ctx.loaded.template;
     let scope = ctx.scope(&slots);
+    // Every node's task is spawned at once, and a task that has not run yet
+    // holds its whole future: the registration's (the engine's step
+    // inlined, kilobytes) is boxed, so it exists only while it runs.
     let result = match ctx.loaded.graph.def_of(node) {
-        Def::Variable(i) => scope.eval(&t.variables[i].expr).await.map(Slot::Variable),
-        Def::Resource(i) => register(&ctx, &scope, i).await.map(|r| {
+        Def::Variable(i) => Box::pin(scope.eval(&t.variables[i].expr))
+            .await
+            .map(Slot::Variable),
+        Def::Resource(i) => Box::pin(register(&ctx, &scope, i)).await.map(|r| {
             let mut urns = ctx.urns.lock().unwrap_or_else(|p| p.into_inner());
             urns.insert(i, r.urn.clone());
             Slot::Resource(Arc::new(r))
@@ -226,7 +231,7 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
         .default_provider
         .map(|j| t.resources[j].key.name.as_str());
     let provider = provider(scope, r, default_provider)?;
-    let version = opt_string(scope, &o.version, "version").await?;
+    let version = Box::pin(opt_string(scope, &o.version, "version")).await?;
     let mut dependencies = Vec::new();
     for &j in &plan.dependencies {
         dependencies.push(urn_of(j)?);
@@ -235,8 +240,8 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
         scope.error(r.key.pos, format!("resource '{}': {e}", r.key.name))
     };
     if let Some(get) = &r.get {
-        let id = strip(&scope.eval(&get.id).await?);
-        let inputs = properties(scope, &get.state).await?;
+        let id = strip(&Box::pin(scope.eval(&get.id)).await?);
+        let inputs = Box::pin(properties(scope, &get.state)).await?;
         let id = match id.value {
             PropertyValue::Unknown if ctx.info.preview => {
                 // Nothing to read yet: the object is only known once the
@@ -272,16 +277,18 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
             provider,
             version,
             dependencies,
-            custom_timeouts: custom_timeouts(scope, r).await?,
+            custom_timeouts: Box::pin(custom_timeouts(scope, r)).await?,
         };
-        let res = ctx.monitor.read_resource(goal).await.map_err(fail)?;
+        let res = Box::pin(ctx.monitor.read_resource(goal))
+            .await
+            .map_err(fail)?;
         return Ok(ResourceOut {
             urn: res.urn,
             id: res.id,
             outputs: res.outputs,
         });
     }
-    let inputs = properties(scope, &r.properties).await?;
+    let inputs = Box::pin(properties(scope, &r.properties)).await?;
     let mut property_dependencies = BTreeMap::new();
     for (key, deps) in &plan.property_dependencies {
         if !deps.is_empty() {
@@ -299,9 +306,11 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
         version,
         dependencies,
         property_dependencies,
-        options: options(scope, r).await?,
+        options: Box::pin(options(scope, r)).await?,
     };
-    let res = ctx.monitor.register_resource(goal).await.map_err(fail)?;
+    let res = Box::pin(ctx.monitor.register_resource(goal))
+        .await
+        .map_err(fail)?;
     Ok(ResourceOut {
         urn: res.urn,
         id: res.id,
