@@ -194,9 +194,30 @@ impl LockedStack {
 
     /// Reads the base again with `crypter`, so that secrets are plaintext in
     /// memory and encrypted by it in every entry and checkpoint written.
-    /// Discards base changes not yet persisted.
+    /// Discards base changes not yet persisted. The base as locked (read
+    /// without a secrets provider, unchanged, held by no one else) is
+    /// decrypted in place instead of decoded a second time: the same
+    /// values and the same errors.
     pub fn decrypt(&mut self, crypter: Arc<dyn Crypter>) -> Result<(), StackStateError> {
-        self.read_base(Secrets::Crypter(crypter))
+        let as_locked = matches!(self.secrets, Secrets::Opaque) && self.changes.is_empty();
+        let base = match Arc::get_mut(&mut self.base) {
+            Some(base) if as_locked => base,
+            _ => return self.read_base(Secrets::Crypter(crypter)),
+        };
+        match converge_state::checkpoint::decrypt_snapshot(base, crypter.as_ref()) {
+            Ok(()) => {
+                self.secrets = Secrets::Crypter(crypter);
+                Ok(())
+            }
+            Err(source) => {
+                // Partly decrypted: back to the base as stored.
+                self.read_base(Secrets::Opaque)?;
+                Err(StackStateError::Checkpoint {
+                    stack: self.stack.to_string(),
+                    source: Box::new(source),
+                })
+            }
+        }
     }
 
     /// Checks every integrity rule on the base.

@@ -19,6 +19,7 @@
 //! [`values`] holds the property-value codec, public for the CLI (stack
 //! outputs) and the journal.
 
+mod decrypt;
 pub(crate) mod dto;
 pub(crate) mod json_text;
 mod property_path;
@@ -32,6 +33,7 @@ use serde_json::Value;
 use crate::secrets::SecretsMode;
 use crate::snapshot::Snapshot;
 
+pub use decrypt::decrypt_snapshot;
 pub use json_text::to_pretty_json;
 pub use values::{
     property_map_from_json, property_map_to_json, property_value_from_json, property_value_to_json,

@@ -107,6 +107,22 @@ pub fn property_value_to_json(
     Codec::new(mode).write_value(value, false)
 }
 
+/// The value of a top-level secret whose ciphertext is `ciphertext`:
+/// decrypted with `crypter` and decoded as a read with it decodes it (see
+/// `Codec::read_secret`). Errors carry paths relative to the secret.
+pub(crate) fn secret_from_ciphertext(
+    ciphertext: &str,
+    crypter: &dyn crate::secrets::Crypter,
+) -> Result<PropertyValue, PropertyValueError> {
+    let codec = Codec::new(SecretsMode::Crypter(crypter));
+    let text = crypter
+        .decrypt(ciphertext)
+        .map_err(|e| codec.error(PropertyValueErrorKind::Decrypt(e)))?;
+    let inner: Value = serde_json::from_str(&text)
+        .map_err(|e| codec.error(PropertyValueErrorKind::SecretText(e)))?;
+    Codec::new(SecretsMode::Crypter(crypter)).read_value(&inner, true)
+}
+
 struct Codec<'m, 'p> {
     mode: SecretsMode<'m>,
     path: Vec<Step<'p>>,

@@ -6,7 +6,8 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use converge_model::{PropertyValue, ResourceState, Urn};
 use converge_state::checkpoint::{
-    read_checkpoint, read_deployment, write_checkpoint, write_deployment, StackCheckpoint,
+    decrypt_snapshot, read_checkpoint, read_deployment, write_checkpoint, write_deployment,
+    StackCheckpoint,
 };
 use converge_state::secrets::{BlindingCrypter, Crypter, CryptoError, SecretsMode};
 use converge_state::{Manifest, OperationType, Snapshot};
@@ -322,6 +323,78 @@ fn decrypt_failures_name_the_resource_and_property() {
         err.starts_with("resource urn:pulumi:dev::shop::pulumi:pulumi:Stack::shop-dev: outputs.dbPassword: failed to decrypt"),
         "{err}"
     );
+}
+
+/// The fixture with secrets in every place a value can hold one: inside
+/// a list, inside an output value, and in a pending operation.
+fn fixture_with_more_secrets() -> Vec<u8> {
+    let secret = |plain: &str| {
+        serde_json::json!({
+            "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+            "ciphertext": TestCrypter.encrypt(plain).unwrap(),
+        })
+    };
+    let mut cp: Value = serde_json::from_slice(&fixture("checkpoint_v3.json")).unwrap();
+    let latest = &mut cp["checkpoint"]["latest"];
+    latest["resources"][0]["outputs"]["list"] =
+        serde_json::json!(["plain", secret(r#"{"k":[1,"two"]}"#)]);
+    latest["resources"][0]["outputs"]["wrapped"] = serde_json::json!({
+        "4dabf18193072939515e22adb298388d": "d0e6a833031e9bbcd3f4e8bde6ca49a4",
+        "value": secret(r#""inside""#),
+        "secret": false,
+    });
+    latest["pending_operations"][0]["resource"]["inputs"]["token"] = secret(r#""t0k""#);
+    serde_json::to_vec(&cp).unwrap()
+}
+
+#[test]
+fn an_opaque_read_decrypted_in_place_equals_a_read_with_the_crypter() {
+    let bytes = fixture_with_more_secrets();
+    let with_crypter = read_checkpoint(&bytes, CRYPTER).unwrap().latest.unwrap();
+    let mut decrypted = read_checkpoint(&bytes, SecretsMode::Opaque)
+        .unwrap()
+        .latest
+        .unwrap();
+    assert_ne!(decrypted, with_crypter, "the opaque read holds ciphertext");
+    decrypt_snapshot(&mut decrypted, &TestCrypter).unwrap();
+    assert_eq!(decrypted, with_crypter);
+    let pending = &decrypted.pending_operations[0].resource.inputs["token"];
+    assert_eq!(
+        pending,
+        &PropertyValue::secret(PropertyValue::String("t0k".into()))
+    );
+}
+
+#[test]
+fn decrypting_in_place_fails_as_a_read_with_the_crypter_does() {
+    let bytes = fixture_with_more_secrets();
+    let read_error = read_checkpoint(&bytes, SecretsMode::Crypter(&BlindingCrypter))
+        .unwrap_err()
+        .to_string();
+    let mut opaque = read_checkpoint(&bytes, SecretsMode::Opaque)
+        .unwrap()
+        .latest
+        .unwrap();
+    let error = decrypt_snapshot(&mut opaque, &BlindingCrypter)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(error, read_error);
+
+    // A secret whose plaintext is not JSON, nested in a list.
+    let mut cp: Value = serde_json::from_slice(&bytes).unwrap();
+    cp["checkpoint"]["latest"]["resources"][0]["outputs"]["list"][1]["ciphertext"] =
+        Value::String(TestCrypter.encrypt("not json").unwrap());
+    let bytes = serde_json::to_vec(&cp).unwrap();
+    let read_error = read_checkpoint(&bytes, CRYPTER).unwrap_err().to_string();
+    let mut opaque = read_checkpoint(&bytes, SecretsMode::Opaque)
+        .unwrap()
+        .latest
+        .unwrap();
+    let error = decrypt_snapshot(&mut opaque, &TestCrypter)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(error, read_error);
+    assert!(error.contains("outputs.list[1]"), "{error}");
 }
 
 // ---- malformed state ----
