@@ -10,6 +10,8 @@
 pub(crate) mod aliases;
 pub(crate) mod decide;
 mod dependents;
+#[cfg(test)]
+mod footprint;
 
 use std::sync::Arc;
 
