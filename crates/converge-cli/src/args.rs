@@ -460,6 +460,10 @@ pub enum StackCommand {
         stack: StackArg,
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
+        /// Write secret values decrypted (as `plaintext`), with the
+        /// stack's secrets provider.
+        #[arg(long)]
+        show_secrets: bool,
     },
     /// Replace the stack's deployment with a JSON export (stdin, or --file).
     Import {
@@ -467,7 +471,8 @@ pub enum StackCommand {
         stack: StackArg,
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
-        /// Import even if the deployment fails integrity verification.
+        /// Import even if the deployment fails integrity verification or
+        /// holds resources of another stack or project.
         #[arg(short, long)]
         force: bool,
     },

@@ -86,12 +86,24 @@ impl Context {
                      (or `converge stack init NAME` to create one)",
                 )?,
         };
-        let stack = StackRef::parse(&name, &project.name)?;
+        self.stack_in_project(project, &name)
+    }
+
+    /// The stack `name` (`stack`, `project/stack` or `org/project/stack`)
+    /// of `project`: a name of another project's stack is refused, as
+    /// Pulumi refuses it in a project directory, so that no command
+    /// creates, selects or works on a stack the project cannot reach.
+    pub fn stack_in_project(&self, project: &Project, name: &str) -> Result<StackRef> {
+        let stack = StackRef::parse(name, &project.name)?;
         if stack.project != project.name {
             bail!(
-                "stack {name} belongs to project {}, but this is project {}",
+                "provided project name {:?} doesn't match Pulumi.yaml (project {:?} in {}): \
+                 name the stack without a project ({}), or run in {}'s directory",
                 stack.project,
-                project.name
+                project.name,
+                project.dir.display(),
+                stack.stack,
+                stack.project
             );
         }
         Ok(stack)

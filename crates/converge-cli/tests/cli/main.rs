@@ -29,6 +29,7 @@ mod saved_plans;
 mod serve;
 mod stack_commands;
 mod stack_meta;
+mod stack_ownership;
 mod stack_reference;
 mod state_commands;
 mod state_move;

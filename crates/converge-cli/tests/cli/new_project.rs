@@ -205,6 +205,25 @@ fn yaml_template_deploys_at_once_and_about_describes_it() {
     );
     assert!(e.contains("cannot be a project name"), "{e}");
     assert!(!w.project("x").exists());
+    let e = w.fails(
+        w.root(),
+        &[
+            "new",
+            "yaml",
+            "--yes",
+            "--dir",
+            "x",
+            "--name",
+            "p1",
+            "--stack",
+            "otherproj/eps",
+        ],
+    );
+    assert!(
+        e.contains("provided project name \"otherproj\" doesn't match Pulumi.yaml"),
+        "{e}"
+    );
+    assert!(!w.project("x").exists());
     // --force writes into a non-empty directory; the default name is the
     // directory's.
     std::fs::create_dir(w.project("busy")).unwrap();
@@ -303,6 +322,9 @@ template:
       description: A secret token
       default: s3cr3t-token
       secret: true
+    apiKey:
+      description: A secret without a default
+      secret: true
 config:
   greeting: {type: string}
   token: {type: string, secret: true}
@@ -350,6 +372,13 @@ fn a_local_template_directory_is_rendered_configured_and_deployed() {
         ],
     );
     assert!(out.contains("important"), "{out}");
+    assert!(
+        out.contains(
+            "note: config local-demo:apiKey has no default; set it with \
+             `converge config set --secret local-demo:apiKey VALUE`"
+        ),
+        "{out}"
+    );
     let project = w.project("out");
     assert_eq!(
         std::fs::read_to_string(project.join("README.md")).unwrap(),

@@ -150,6 +150,22 @@ fn scenario(backend: common::Backend) {
         human.find("Version: 2") < human.find("Version: 1"),
         "{human}"
     );
+    // --full-dates: the date as Go prints it.
+    let full = w.run(&["stack", "history", "--full-dates"]);
+    let updated = full
+        .lines()
+        .find(|l| l.starts_with("+4-0~0 0 Updated "))
+        .unwrap_or_else(|| panic!("{full}"));
+    let date = updated
+        .trim_start_matches("+4-0~0 0 Updated ")
+        .split(" took ")
+        .next()
+        .unwrap();
+    assert_eq!(date.len(), "2026-11-24 18:47:28 +0000 UTC".len(), "{date}");
+    assert!(
+        date.ends_with(" +0000 UTC") && date.as_bytes()[10] == b' ',
+        "{date}"
+    );
     let page2 = w.run(&["stack", "history", "--page-size", "1", "--page", "2"]);
     assert!(
         page2.contains("Version: 1") && !page2.contains("Version: 2"),
@@ -169,6 +185,21 @@ fn scenario(backend: common::Backend) {
     let ls = w.run(&["stack", "tag", "ls"]);
     assert!(ls.starts_with("NAME"), "{ls}");
     assert!(ls.contains("owner") && ls.contains("team-a"), "{ls}");
+    // Pulumi's rules for names and values.
+    for (name, value, expected) in [
+        ("has space", "x", "may only contain alphanumerics"),
+        (&"n".repeat(41)[..], "x", "is too long (max length 40"),
+        (
+            "big",
+            &"v".repeat(257)[..],
+            "value is too long (max length 256",
+        ),
+    ] {
+        let err = w.fails(&["stack", "tag", "set", name, value]);
+        assert!(err.contains(expected), "{name}: {err}");
+    }
+    w.run(&["stack", "tag", "set", "a-b_c.d:e", &"v".repeat(256)]);
+    w.run(&["stack", "tag", "rm", "a-b_c.d:e"]);
     w.run(&["stack", "tag", "rm", "env"]);
     let missing = w.fails(&["stack", "tag", "get", "env"]);
     assert!(missing.contains("stack tag 'env' not found"), "{missing}");

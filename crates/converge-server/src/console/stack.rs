@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 
 use super::page::{self, stack_href, Nav};
 use super::session::Viewer;
-use super::stacks::{readable_time, running};
+use super::stacks::{readable, readable_time, running};
 use crate::api::summaries::{self, StackDetail};
 use crate::api::{stack_ref, AppState};
 use crate::error::ApiError;
@@ -29,6 +29,7 @@ pub(crate) struct OutputRow {
 }
 
 struct HistoryRow {
+    version: String,
     kind: String,
     result: String,
     started: String,
@@ -134,13 +135,32 @@ pub(crate) fn output_rows(outputs: &serde_json::Map<String, Value>) -> Vec<Outpu
 fn history_row(h: &HistoryRecord) -> HistoryRow {
     let record: Value = serde_json::from_str(&h.record).unwrap_or(Value::Null);
     let text = |key: &str| record.get(key).and_then(Value::as_str).unwrap_or("");
-    let start = text("startTime");
-    let end = text("endTime");
+    let start = record.get("startTime").and_then(time_of);
+    let end = record.get("endTime").and_then(time_of);
     HistoryRow {
+        version: record
+            .get("version")
+            .and_then(Value::as_i64)
+            .map(|v| v.to_string())
+            .unwrap_or_default(),
         kind: h.kind.clone().unwrap_or_else(|| text("kind").to_owned()),
         result: text("result").to_owned(),
-        started: readable_time(start),
-        duration: duration(start, end),
+        started: start.and_then(readable).unwrap_or_default(),
+        duration: match (start, end) {
+            // Whole seconds (Pulumi's records) say nothing finer.
+            (Some(start), Some(end))
+                if record["startTime"].is_number()
+                    && record["endTime"].is_number()
+                    && (end - start).whole_seconds() < 10 =>
+            {
+                match (end - start).whole_seconds().max(0) {
+                    0 => "<1s".to_owned(),
+                    s => format!("{s}s"),
+                }
+            }
+            (Some(start), Some(end)) => duration(start, end),
+            _ => String::new(),
+        },
         changes: record
             .get("resourceChanges")
             .and_then(Value::as_object)
@@ -150,14 +170,18 @@ fn history_row(h: &HistoryRecord) -> HistoryRow {
     }
 }
 
-/// `1m 05s` between two RFC 3339 times (empty if either is missing).
-fn duration(start: &str, end: &str) -> String {
-    let (Ok(start), Ok(end)) = (
-        OffsetDateTime::parse(start, &Rfc3339),
-        OffsetDateTime::parse(end, &Rfc3339),
-    ) else {
-        return String::new();
-    };
+/// A history record's time: integer Unix seconds (as Pulumi and
+/// Converge write them), or RFC 3339 text (older records).
+fn time_of(v: &Value) -> Option<OffsetDateTime> {
+    match v {
+        Value::Number(n) => OffsetDateTime::from_unix_timestamp(n.as_i64()?).ok(),
+        Value::String(s) => OffsetDateTime::parse(s, &Rfc3339).ok(),
+        _ => None,
+    }
+}
+
+/// `1m 05s` from `start` to `end`.
+fn duration(start: OffsetDateTime, end: OffsetDateTime) -> String {
     let millis = (end - start).whole_milliseconds().max(0);
     let secs = i64::try_from(millis / 1000).unwrap_or(i64::MAX);
     match secs {
@@ -198,20 +222,53 @@ mod tests {
 
     #[test]
     fn durations_and_changes_read_naturally() {
+        let at = |s: &str| OffsetDateTime::parse(s, &Rfc3339).unwrap();
         assert_eq!(
-            duration("2024-05-01T10:00:00Z", "2024-05-01T10:01:05Z"),
+            duration(at("2024-05-01T10:00:00Z"), at("2024-05-01T10:01:05Z")),
             "1m 05s"
         );
         assert_eq!(
-            duration("2024-05-01T10:00:00Z", "2024-05-01T10:00:00Z"),
+            duration(at("2024-05-01T10:00:00Z"), at("2024-05-01T10:00:00Z")),
             "<0.1s"
         );
         assert_eq!(
-            duration("2024-05-01T10:00:00Z", "2024-05-01T10:00:04.25Z"),
+            duration(at("2024-05-01T10:00:00Z"), at("2024-05-01T10:00:04.25Z")),
             "4.2s"
         );
-        assert_eq!(duration("", "2024-05-01T10:00:00Z"), "");
         let m = serde_json::json!({"create": 3, "same": 2, "update": 0});
         assert_eq!(changes(m.as_object().unwrap()), "+3 created, 2 unchanged");
+    }
+
+    fn row(record: Value) -> HistoryRow {
+        history_row(&HistoryRecord {
+            kind: Some("update".to_owned()),
+            recorded_at: 0,
+            record: record.to_string(),
+        })
+    }
+
+    #[test]
+    fn history_rows_read_unix_seconds_and_rfc3339_times() {
+        let r = row(serde_json::json!({
+            "kind": "update", "startTime": 1_700_000_000, "endTime": 1_700_000_065,
+            "version": 3, "result": "succeeded", "resourceChanges": {"create": 2}
+        }));
+        assert_eq!(r.version, "3");
+        assert_eq!(r.started, "2023-11-14 22:13:20 UTC");
+        assert_eq!(r.duration, "1m 05s");
+        assert_eq!(r.changes, "+2 created");
+        let quick = row(serde_json::json!({"startTime": 1_700_000_000, "endTime": 1_700_000_000}));
+        assert_eq!(quick.duration, "<1s");
+        let four = row(serde_json::json!({"startTime": 1_700_000_000, "endTime": 1_700_000_004}));
+        assert_eq!(four.duration, "4s");
+        let older = row(serde_json::json!({
+            "kind": "update", "startTime": "2023-11-14T22:13:20Z",
+            "endTime": "2023-11-14T22:13:24.5Z", "result": "failed"
+        }));
+        assert_eq!(older.version, "");
+        assert_eq!(older.started, "2023-11-14 22:13:20 UTC");
+        assert_eq!(older.duration, "4.5s");
+        let blank = row(serde_json::json!({"kind": "update", "startTime": null}));
+        assert_eq!((blank.started.as_str(), blank.duration.as_str()), ("", ""));
     }
 }

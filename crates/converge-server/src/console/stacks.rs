@@ -75,12 +75,17 @@ pub(crate) async fn page(State(state): State<AppState>, viewer: Viewer) -> Respo
 /// An RFC 3339 time as people read it, in UTC to the second:
 /// `2024-05-01 10:00:00 UTC` (text that is no such time, as it is).
 pub(crate) fn readable_time(rfc3339: &str) -> String {
-    const FORMAT: &[time::format_description::FormatItem<'_>] =
-        time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
     time::OffsetDateTime::parse(rfc3339, &time::format_description::well_known::Rfc3339)
         .ok()
-        .and_then(|t| t.to_offset(time::UtcOffset::UTC).format(FORMAT).ok())
+        .and_then(readable)
         .unwrap_or_else(|| rfc3339.to_owned())
+}
+
+/// `t` in UTC to the second: `2026-11-24 16:05:55 UTC`.
+pub(crate) fn readable(t: time::OffsetDateTime) -> Option<String> {
+    const FORMAT: &[time::format_description::FormatItem<'_>] =
+        time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    t.to_offset(time::UtcOffset::UTC).format(FORMAT).ok()
 }
 
 #[cfg(test)]

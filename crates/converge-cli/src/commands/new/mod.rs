@@ -100,6 +100,15 @@ pub async fn run(ctx: &Context, args: NewArgs) -> Result<()> {
         None => DEFAULT_STACK.to_owned(),
     };
     let stack = StackRef::parse(&stack_name, &name)?;
+    if stack.project != name {
+        bail!(
+            "provided project name {:?} doesn't match Pulumi.yaml (the new project is {name:?}): \
+             pass --stack {} (or --name {})",
+            stack.project,
+            stack.stack,
+            stack.project
+        );
+    }
     let given_config = parse_config_flags(&args.config)?;
 
     // The stack must not exist yet: found out before anything is written.
@@ -315,29 +324,29 @@ fn set_config(
         };
         match value {
             Some(v) => values.push((key, v, c.secret)),
-            None => unset.push(key),
+            None => unset.push((key, c.secret)),
         }
     }
-    if values.is_empty() && crypter.is_none() {
-        return Ok(());
+    if !values.is_empty() || crypter.is_some() {
+        let mut config = settings.config();
+        for (key, value, secret) in values {
+            let v = if secret {
+                let crypter = crypter
+                    .as_ref()
+                    .context("a secret config value needs the stack's passphrase")?;
+                crate::config_value::secure(crypter.encrypt(&value)?)
+            } else {
+                serde_norway::Value::String(value)
+            };
+            config.insert(key.into(), v);
+        }
+        settings.set_config(config);
+        settings.save()?;
     }
-    let mut config = settings.config();
-    for (key, value, secret) in values {
-        let v = if secret {
-            let crypter = crypter
-                .as_ref()
-                .context("a secret config value needs the stack's passphrase")?;
-            crate::config_value::secure(crypter.encrypt(&value)?)
-        } else {
-            serde_norway::Value::String(value)
-        };
-        config.insert(key.into(), v);
-    }
-    settings.set_config(config);
-    settings.save()?;
-    for key in unset {
+    for (key, secret) in unset {
+        let flag = if secret { "--secret " } else { "" };
         println!(
-            "note: config {key} has no default; set it with `converge config set {key} VALUE`"
+            "note: config {key} has no default; set it with `converge config set {flag}{key} VALUE`"
         );
     }
     Ok(())

@@ -232,6 +232,21 @@ fn rfc5424(t: time::OffsetDateTime) -> String {
     )
 }
 
+/// `--full-dates`: the time as Go prints one, in UTC
+/// (`2026-11-24 18:47:28 +0000 UTC`).
+fn full_date(t: time::OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} +0000 UTC",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
+}
+
 /// The console form: one block per update.
 fn console(updates: &[Update], page: usize, full_dates: bool, now: time::OffsetDateTime) -> String {
     if updates.is_empty() {
@@ -249,7 +264,7 @@ fn console(updates: &[Update], page: usize, full_dates: bool, now: time::OffsetD
         out.push_str(&format!("Status: {}\n", u.result));
         out.push_str(&format!("Message: {}\n", u.message));
         let when = match u.start {
-            Some(t) if full_dates => t.to_string(),
+            Some(t) if full_dates => full_date(t),
             Some(t) => {
                 let ago = std::time::Duration::try_from((now - t).max(time::Duration::ZERO))
                     .unwrap_or_default();
@@ -306,11 +321,16 @@ mod tests {
     #[test]
     fn the_console_form_is_pulumis() {
         let u = Update::parse(br#"{"kind":"update","startTime":1700000000,"message":"first","environment":{"exec.kind":"cli","blank":" "},"config":{},"result":"succeeded","endTime":1700000065,"version":3,"resourceChanges":{"create":2,"update":1,"same":4}}"#).unwrap();
-        let text = console(&[u], 1, false, at(1_700_000_000 + 7200));
+        let text = console(std::slice::from_ref(&u), 1, false, at(1_700_000_000 + 7200));
         assert_eq!(
             text,
             "Version: 3\nUpdateKind: update\nStatus: succeeded\nMessage: first\n\
              +2-0~1 4 Updated 2 hours ago took 1m5s\n    exec.kind: cli\n\n"
+        );
+        let full = console(&[u], 1, true, at(1_700_000_000 + 7200));
+        assert!(
+            full.contains(" 4 Updated 2023-11-14 22:13:20 +0000 UTC took 1m5s\n"),
+            "{full}"
         );
         assert_eq!(
             console(&[], 1, false, at(0)),

@@ -1,7 +1,7 @@
 //! `converge stack init | ls | select | rm | export | import | output |
 //! history | rename | tag`.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 
 use anyhow::{bail, Context as _, Result};
 use std::sync::Arc;
@@ -9,24 +9,21 @@ use std::sync::Arc;
 use converge_backend::{Backend, RemoveOptions, StackRef};
 use converge_engine::stack_state::{CurrentState, JournalStatus, ReadOptions, Recovery};
 use converge_engine::StackState;
-use converge_state::checkpoint::{self, StackCheckpoint};
-use converge_state::secrets::{CloudProviderState, SecretsMode};
-use converge_state::{integrity, SecretsProviders, Snapshot};
+use converge_state::checkpoint::StackCheckpoint;
 
 use crate::args::StackCommand;
-use crate::atomic_write::write_atomically;
-use crate::context::{now_rfc3339, Context};
-use crate::passphrase::provider_salt;
-use crate::secrets::stack::{open_recorded, same_provider, settings_provider};
-use crate::secrets::{stack_secrets, ProviderChoice};
-use crate::stack_settings::StackSettings;
+use crate::context::Context;
+use crate::project::Project;
+use crate::secrets::ProviderChoice;
 
 pub mod history;
 mod ls;
 pub mod output;
+mod plaintext;
 mod rename;
 mod secrets_provider;
 pub mod tags;
+mod transfer;
 
 pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
     match cmd {
@@ -71,8 +68,21 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
             )
             .await
         }
-        StackCommand::Export { stack, file } => export(ctx, stack.stack, file).await,
-        StackCommand::Import { stack, file, force } => import(ctx, stack.stack, file, force).await,
+        StackCommand::Export {
+            stack,
+            file,
+            show_secrets,
+        } => {
+            transfer::export(
+                ctx,
+                stack.stack,
+                transfer::ExportOptions { file, show_secrets },
+            )
+            .await
+        }
+        StackCommand::Import { stack, file, force } => {
+            transfer::import(ctx, stack.stack, transfer::ImportOptions { file, force }).await
+        }
         StackCommand::History(args) => history::run(ctx, args).await,
         StackCommand::Rename { new_name, stack } => {
             rename::run(ctx, &new_name, stack.stack.as_deref()).await
@@ -147,7 +157,7 @@ async fn init(ctx: &Context, name: Option<String>, secrets_provider: Option<&str
     };
     let choice = secrets_provider.map(ProviderChoice::parse).transpose()?;
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
-    let stack = StackRef::parse(&name, &project.name)?;
+    let stack = ctx.stack_in_project(&project, &name)?;
     let settings = project.stack_config_file(&stack.stack);
     secrets_provider::create_stack_with(ctx, &backend, &stack, &settings, choice.as_ref()).await?;
     if let Err(e) = tags::record_builtin(backend.as_ref(), &stack, &project).await {
@@ -170,7 +180,7 @@ async fn select(
         bail!("which stack? run `converge stack select NAME` (`converge stack ls` lists them)");
     };
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
-    let stack = StackRef::parse(&name, &project.name)?;
+    let stack = ctx.stack_in_project(&project, &name)?;
     if !backend.stack_exists(&stack).await? {
         if create {
             match secrets_provider.map(ProviderChoice::parse).transpose()? {
@@ -206,10 +216,37 @@ struct RmOptions {
     yes: bool,
 }
 
+/// The stack `stack rm` removes, and the project directory whose
+/// configuration file and selection go with it: none outside a project,
+/// where the name must be qualified (`org/project/stack`), nor for another
+/// project's stack named in full.
+fn rm_target(ctx: &Context, name: Option<&str>) -> Result<(StackRef, Option<Project>)> {
+    let found = Project::find(&ctx.cwd)?;
+    let stack = match (&found, name) {
+        (Some(project), Some(name)) => StackRef::parse(name, &project.name)?,
+        (Some(project), None) => ctx.resolve_stack(project, None)?,
+        (None, Some(name)) => StackRef::parse(name, "").map_err(|e| {
+            anyhow::anyhow!(
+                "{e}: outside a project directory, name the stack in full \
+                 (organization/PROJECT/STACK)"
+            )
+        })?,
+        (None, None) => {
+            return Err(ctx.project().err().unwrap_or_else(|| {
+                anyhow::anyhow!("which stack? run `converge stack rm ORG/PROJECT/STACK`")
+            }))
+        }
+    };
+    let local = found.filter(|p| p.name == stack.project);
+    Ok((stack, local))
+}
+
 async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> {
-    let project = ctx.project()?;
-    let backend = ctx.backend(Some(&project))?;
-    let stack = ctx.resolve_stack(&project, name.as_deref())?;
+    let (stack, local) = rm_target(ctx, name.as_deref())?;
+    let backend = match &local {
+        Some(project) => ctx.backend(Some(project))?,
+        None => ctx.backend(Project::find(&ctx.cwd)?.as_ref())?,
+    };
     ctx.require_stack(backend.as_ref(), &stack).await?;
     if !opts.yes {
         if ctx.non_interactive || !std::io::stdin().is_terminal() {
@@ -253,7 +290,22 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
     .await;
     locked.release().await?;
     result?;
-    if !opts.preserve_config {
+    if let Some(project) = &local {
+        forget_locally(ctx, project, &stack, opts.preserve_config)?;
+    }
+    println!("Stack '{}' has been removed!", stack.stack);
+    Ok(())
+}
+
+/// A removed stack's configuration file (unless kept) and selection in
+/// its project directory.
+fn forget_locally(
+    ctx: &Context,
+    project: &Project,
+    stack: &StackRef,
+    preserve_config: bool,
+) -> Result<()> {
+    if !preserve_config {
         let file = project.stack_config_file(&stack.stack);
         match std::fs::remove_file(&file) {
             Ok(()) => {}
@@ -269,150 +321,5 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
     {
         ctx.home.select_stack(&project.name, &project.dir, None)?;
     }
-    println!("Stack '{}' has been removed!", stack.stack);
     Ok(())
-}
-
-async fn export(
-    ctx: &Context,
-    name: Option<String>,
-    file: Option<std::path::PathBuf>,
-) -> Result<()> {
-    let project = ctx.project()?;
-    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
-    let stack = ctx.resolve_stack(&project, name.as_deref())?;
-    ctx.require_stack(backend.as_ref(), &stack).await?;
-    let snapshot = match current_checkpoint(ctx, &backend, &stack).await?.latest {
-        Some(s) => s,
-        None => {
-            let mut s = Snapshot::empty(now_rfc3339());
-            let settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-            s.secrets_providers = settings_provider(&settings)?;
-            s
-        }
-    };
-    let bytes = checkpoint::write_deployment(&snapshot, SecretsMode::Opaque)?;
-    match file {
-        Some(f) => write_atomically(&ctx.cwd.join(f), &bytes),
-        None => {
-            std::io::stdout().write_all(&bytes)?;
-            Ok(())
-        }
-    }
-}
-
-async fn import(
-    ctx: &Context,
-    name: Option<String>,
-    file: Option<std::path::PathBuf>,
-    force: bool,
-) -> Result<()> {
-    let project = ctx.project()?;
-    let backend = ctx.backend(Some(&project))?;
-    let stack = ctx.resolve_stack(&project, name.as_deref())?;
-    ctx.require_stack(backend.as_ref(), &stack).await?;
-    let (bytes, source) = match file {
-        Some(f) => {
-            let path = ctx.cwd.join(&f);
-            let b =
-                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-            (b, path.display().to_string())
-        }
-        None => {
-            let mut b = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut b)
-                .context("cannot read the deployment from stdin")?;
-            (b, "stdin".to_owned())
-        }
-    };
-    let mut snapshot = checkpoint::read_deployment(&bytes, SecretsMode::Opaque)
-        .with_context(|| format!("cannot import {source}"))?;
-    if let Err(e) = integrity::verify(&snapshot) {
-        if !force {
-            bail!(
-                "the deployment in {source} fails integrity verification: {e}; \
-                 fix it, or pass --force to import it anyway"
-            );
-        }
-        eprintln!("warning: importing a deployment that fails integrity verification: {e}");
-    }
-    let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-    reconcile_secrets(ctx, &mut settings, &mut snapshot).await?;
-    if !snapshot.pending_operations.is_empty() {
-        eprintln!(
-            "warning: the imported deployment has {} pending operation(s): \
-             the objects they name may or may not exist",
-            snapshot.pending_operations.len()
-        );
-    }
-
-    let mut locked = StackState::new(Arc::from(backend), stack.clone())
-        .lock(ctx.lock_info())
-        .await?;
-    locked.replace_base(snapshot);
-    let result = locked.commit_changes().await;
-    locked.release().await?;
-    result?;
-    println!("Import complete.");
-    Ok(())
-}
-
-/// Makes the imported snapshot's secrets readable with the stack's own
-/// secrets provider: a stack whose settings name none adopts the
-/// snapshot's; when the two differ and the snapshot holds secrets, they are
-/// re-encrypted (in memory) from the snapshot's provider to the stack's.
-async fn reconcile_secrets(
-    ctx: &Context,
-    settings: &mut StackSettings,
-    snapshot: &mut Snapshot,
-) -> Result<()> {
-    let imported = snapshot.secrets_providers.clone();
-    let has_secrets = snapshot.resources.iter().any(|r| {
-        r.inputs.values().any(|v| v.contains_secrets())
-            || r.outputs.values().any(|v| v.contains_secrets())
-    });
-    let Some(stack_provider) = settings_provider(settings)? else {
-        if let Some(imported) = &imported {
-            adopt_provider(settings, imported)?;
-        }
-        return Ok(());
-    };
-    match &imported {
-        Some(imported) if same_provider(imported, &stack_provider) => {}
-        Some(imported) if has_secrets => {
-            let opts = ctx.passphrase_options();
-            let from = open_recorded(imported, opts, "the imported deployment").await?;
-            let to = stack_secrets(settings, None, opts, false).await?;
-            let plain = checkpoint::write_deployment(snapshot, SecretsMode::Opaque)?;
-            let decrypted =
-                checkpoint::read_deployment(&plain, SecretsMode::Crypter(from.crypter.as_ref()))
-                    .context("cannot decrypt the imported deployment's secrets")?;
-            let reencrypted = checkpoint::write_deployment(
-                &decrypted,
-                SecretsMode::Crypter(to.crypter.as_ref()),
-            )?;
-            *snapshot = checkpoint::read_deployment(&reencrypted, SecretsMode::Opaque)?;
-            snapshot.secrets_providers = Some(to.provider);
-        }
-        Some(_) => snapshot.secrets_providers = Some(stack_provider),
-        None if !has_secrets => snapshot.secrets_providers = Some(stack_provider),
-        None => {}
-    }
-    Ok(())
-}
-
-/// Writes the imported snapshot's secrets provider into a settings file
-/// that names none.
-fn adopt_provider(settings: &mut StackSettings, imported: &SecretsProviders) -> Result<()> {
-    if imported.kind == converge_state::secrets::cloud::PROVIDER_TYPE {
-        let state = CloudProviderState::from_provider(imported)
-            .context("the imported deployment's secrets provider")?;
-        settings.set_cloud_provider(&state.url, &state.encrypted_key_base64());
-    } else if let Some(salt) = provider_salt(imported) {
-        settings.set_encryption_salt(&salt);
-    } else {
-        return Ok(());
-    }
-    settings.save()
 }

@@ -85,6 +85,13 @@ pub(super) async fn run(ctx: &Context, new_name: &str, name: Option<&str>) -> Re
         shown(&stack, &project),
         shown(&to, &project)
     );
+    if to.project != project.name {
+        println!(
+            "note: stack {} is now in project {}: change `name` in Pulumi.yaml to {} \
+             (or run from a directory of project {}) to work on it",
+            to.stack, to.project, to.project, to.project
+        );
+    }
     Ok(())
 }
 

@@ -43,13 +43,43 @@ pub(super) async fn run(ctx: &Context, args: TagArgs) -> Result<()> {
             backend.save_tags(&stack, &stored).await?;
         }
         TagCommand::Set { name, value } => {
-            if name.trim().is_empty() {
-                bail!("a tag name cannot be empty");
-            }
+            validate(&name, &value)?;
             refuse_builtin(&name, &builtin)?;
             stored.insert(name, value);
             backend.save_tags(&stack, &stored).await?;
         }
+    }
+    Ok(())
+}
+
+/// Pulumi's longest tag name and value, in bytes (as Go counts).
+const MAX_NAME_LEN: usize = 40;
+const MAX_VALUE_LEN: usize = 256;
+
+/// Pulumi's rules for a tag: a name of 1 to 40 letters, digits, `-`, `_`,
+/// `.` or `:`; a value of at most 256 bytes.
+fn validate(name: &str, value: &str) -> Result<()> {
+    if name.is_empty() {
+        bail!("invalid stack tag \"\": a tag name cannot be empty");
+    }
+    if name.len() > MAX_NAME_LEN {
+        bail!("stack tag {name:?} is too long (max length {MAX_NAME_LEN} characters)");
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+    {
+        bail!(
+            "stack tag {name:?} may only contain alphanumerics, hyphens, underscores, periods, \
+             or colons"
+        );
+    }
+    if value.len() > MAX_VALUE_LEN {
+        bail!(
+            "stack tag {name:?} value is too long (max length {MAX_VALUE_LEN} characters, \
+             this one has {})",
+            value.len()
+        );
     }
     Ok(())
 }
@@ -132,6 +162,19 @@ fn table(tags: &StackTags) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_and_values_follow_pulumis_rules() {
+        assert!(validate("env", "dev").is_ok());
+        assert!(validate("a-b_c.d:e", "").is_ok());
+        assert!(validate(&"n".repeat(40), &"v".repeat(256)).is_ok());
+        let err = |n: &str, v: &str| validate(n, v).unwrap_err().to_string();
+        assert!(err("", "x").contains("invalid stack tag"));
+        assert!(err(&"n".repeat(41), "x").contains("too long (max length 40"));
+        assert!(err("has space", "x").contains("may only contain"));
+        assert!(err("slash/y", "x").contains("may only contain"));
+        assert!(err("ok", &"v".repeat(257)).contains("value is too long (max length 256"));
+    }
 
     #[test]
     fn the_table_is_sorted_and_aligned() {

@@ -504,6 +504,21 @@ async fn the_web_console_shows_stacks_a_live_update_resources_and_the_graph_with
             && history.contains("+8 created"),
         "{history}"
     );
+    // Every column filled: Pulumi's integer-second times read as dates
+    // and a duration, and the update's version.
+    let started = browser.text("#history tbody tr td.started").await;
+    assert!(
+        started.len() == "2026-11-24 16:05:55 UTC".len() && started.ends_with(" UTC"),
+        "{started}"
+    );
+    let took = browser.text("#history tbody tr td.duration").await;
+    assert!(!took.is_empty(), "no duration in {history}");
+    let version: u32 = browser
+        .text("#history tbody tr td.version")
+        .await
+        .parse()
+        .unwrap_or_else(|e| panic!("version: {e} in {history}"));
+    assert!(version >= 1, "{history}");
     browser.screenshot("08-stack").await;
     seen.push((dev_href.clone(), browser.source().await));
     let (status, summary, text) = http

@@ -1,0 +1,265 @@
+//! `converge stack export | import`: a stack's deployment out to JSON and
+//! back in. An import is checked before anything is written: integrity,
+//! and that every resource belongs to the target stack and project (an
+//! export of another stack would make the next update delete that stack's
+//! objects and create them anew) — both overridable with `--force`.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _, Result};
+use converge_backend::{Backend, StackRef};
+use converge_engine::StackState;
+use converge_state::checkpoint::{self, to_pretty_json};
+use converge_state::secrets::{CloudProviderState, SecretsMode};
+use converge_state::{integrity, SecretsProviders, Snapshot};
+use serde_json::Value;
+
+use super::{current_checkpoint, plaintext};
+use crate::atomic_write::write_atomically;
+use crate::context::{now_rfc3339, Context};
+use crate::passphrase::provider_salt;
+use crate::secrets::stack::{open_recorded, same_provider, settings_provider};
+use crate::secrets::stack_secrets;
+use crate::stack_settings::StackSettings;
+
+/// What `stack export` was asked for.
+#[derive(Debug)]
+pub(super) struct ExportOptions {
+    pub file: Option<PathBuf>,
+    /// Secrets decrypted, as `plaintext`, with the stack's provider.
+    pub show_secrets: bool,
+}
+
+/// What `stack import` was asked for.
+#[derive(Debug)]
+pub(super) struct ImportOptions {
+    pub file: Option<PathBuf>,
+    /// Import a deployment that fails verification or is another stack's.
+    pub force: bool,
+}
+
+pub(super) async fn export(ctx: &Context, name: Option<String>, opts: ExportOptions) -> Result<()> {
+    let project = ctx.project()?;
+    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
+    let stack = ctx.resolve_stack(&project, name.as_deref())?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
+    let snapshot = match current_checkpoint(ctx, &backend, &stack).await?.latest {
+        Some(s) => s,
+        None => {
+            let mut s = Snapshot::empty(now_rfc3339());
+            s.secrets_providers = settings_provider(&settings)?;
+            s
+        }
+    };
+    let mut bytes = checkpoint::write_deployment(&snapshot, SecretsMode::Opaque)?;
+    if opts.show_secrets {
+        let secrets = stack_secrets(
+            &mut settings,
+            snapshot.secrets_providers.as_ref(),
+            ctx.passphrase_options(),
+            false,
+        )
+        .await?;
+        let mut json: Value = serde_json::from_slice(&bytes)?;
+        plaintext::reveal(&mut json, secrets.crypter.as_ref())
+            .with_context(|| format!("cannot decrypt the secrets of stack {}", stack.stack))?;
+        bytes = to_pretty_json(&json).into_bytes();
+    }
+    match opts.file {
+        Some(f) => write_atomically(&ctx.cwd.join(f), &bytes),
+        None => {
+            std::io::stdout().write_all(&bytes)?;
+            Ok(())
+        }
+    }
+}
+
+pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOptions) -> Result<()> {
+    let project = ctx.project()?;
+    let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
+    let stack = ctx.resolve_stack(&project, name.as_deref())?;
+    ctx.require_stack(backend.as_ref(), &stack).await?;
+    let (mut bytes, source) = match opts.file {
+        Some(f) => {
+            let path = ctx.cwd.join(&f);
+            let b =
+                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            (b, path.display().to_string())
+        }
+        None => {
+            let mut b = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut b)
+                .context("cannot read the deployment from stdin")?;
+            (b, "stdin".to_owned())
+        }
+    };
+    let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
+    let sealed_with = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(mut json) if plaintext::count(&json).0 > 0 => {
+            if plaintext::count(&json).1 > 0 {
+                bail!(
+                    "cannot import {source}: it holds both plaintext and encrypted secrets; \
+                     export the stack either with --show-secrets or without it"
+                );
+            }
+            // A `--show-secrets` export: sealed with the stack's provider.
+            let recorded = current_checkpoint(ctx, &backend, &stack)
+                .await?
+                .latest
+                .and_then(|s| s.secrets_providers);
+            let secrets = stack_secrets(
+                &mut settings,
+                recorded.as_ref(),
+                ctx.passphrase_options(),
+                true,
+            )
+            .await?;
+            plaintext::seal(&mut json, secrets.crypter.as_ref())?;
+            bytes = serde_json::to_vec(&json)?;
+            Some(secrets.provider)
+        }
+        _ => None,
+    };
+    let mut snapshot = checkpoint::read_deployment(&bytes, SecretsMode::Opaque)
+        .with_context(|| format!("cannot import {source}"))?;
+    if let Some(provider) = sealed_with {
+        snapshot.secrets_providers = Some(provider);
+    }
+    check_ownership(&snapshot, &stack, &source, opts.force)?;
+    if let Err(e) = integrity::verify(&snapshot) {
+        if !opts.force {
+            bail!(
+                "the deployment in {source} fails integrity verification: {e}; \
+                 fix it, or pass --force to import it anyway"
+            );
+        }
+        eprintln!("warning: importing a deployment that fails integrity verification: {e}");
+    }
+    reconcile_secrets(ctx, &mut settings, &mut snapshot).await?;
+    if !snapshot.pending_operations.is_empty() {
+        eprintln!(
+            "warning: the imported deployment has {} pending operation(s): \
+             the objects they name may or may not exist",
+            snapshot.pending_operations.len()
+        );
+    }
+
+    let mut locked = StackState::new(backend, stack.clone())
+        .lock(ctx.lock_info())
+        .await?;
+    locked.replace_base(snapshot);
+    let result = locked.commit_changes().await;
+    locked.release().await?;
+    result?;
+    println!("Import complete.");
+    Ok(())
+}
+
+/// Refuses a deployment holding resources of another stack or project
+/// (their URNs name it): each is named with both stacks. With `force`
+/// they are warnings and the deployment is imported as it is.
+fn check_ownership(snapshot: &Snapshot, stack: &StackRef, source: &str, force: bool) -> Result<()> {
+    let mut problems = Vec::new();
+    for r in &snapshot.resources {
+        if r.urn.stack() != stack.stack {
+            problems.push(format!(
+                "resource '{}' is from a different stack ({} != {})",
+                r.urn,
+                r.urn.stack(),
+                stack.stack
+            ));
+        }
+        if r.urn.project() != stack.project {
+            problems.push(format!(
+                "resource '{}' is from a different project ({} != {})",
+                r.urn,
+                r.urn.project(),
+                stack.project
+            ));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    if force {
+        for p in &problems {
+            eprintln!("warning: {p}");
+        }
+        eprintln!(
+            "warning: imported anyway (--force): an update of stack {} will take these \
+             resources for ones its program no longer declares, and delete their objects",
+            stack.stack
+        );
+        return Ok(());
+    }
+    bail!(
+        "{}\nthe deployment in {source} belongs to another stack: importing it into stack {} \
+         would make its next update replace that stack's objects; export the stack's own \
+         deployment instead, or pass --force to import it anyway",
+        problems.join("\n"),
+        stack.stack
+    )
+}
+
+/// Makes the imported snapshot's secrets readable with the stack's own
+/// secrets provider: a stack whose settings name none adopts the
+/// snapshot's; when the two differ and the snapshot holds secrets, they are
+/// re-encrypted (in memory) from the snapshot's provider to the stack's.
+async fn reconcile_secrets(
+    ctx: &Context,
+    settings: &mut StackSettings,
+    snapshot: &mut Snapshot,
+) -> Result<()> {
+    let imported = snapshot.secrets_providers.clone();
+    let has_secrets = snapshot.resources.iter().any(|r| {
+        r.inputs.values().any(|v| v.contains_secrets())
+            || r.outputs.values().any(|v| v.contains_secrets())
+    });
+    let Some(stack_provider) = settings_provider(settings)? else {
+        if let Some(imported) = &imported {
+            adopt_provider(settings, imported)?;
+        }
+        return Ok(());
+    };
+    match &imported {
+        Some(imported) if same_provider(imported, &stack_provider) => {}
+        Some(imported) if has_secrets => {
+            let opts = ctx.passphrase_options();
+            let from = open_recorded(imported, opts, "the imported deployment").await?;
+            let to = stack_secrets(settings, None, opts, false).await?;
+            let plain = checkpoint::write_deployment(snapshot, SecretsMode::Opaque)?;
+            let decrypted =
+                checkpoint::read_deployment(&plain, SecretsMode::Crypter(from.crypter.as_ref()))
+                    .context("cannot decrypt the imported deployment's secrets")?;
+            let reencrypted = checkpoint::write_deployment(
+                &decrypted,
+                SecretsMode::Crypter(to.crypter.as_ref()),
+            )?;
+            *snapshot = checkpoint::read_deployment(&reencrypted, SecretsMode::Opaque)?;
+            snapshot.secrets_providers = Some(to.provider);
+        }
+        Some(_) => snapshot.secrets_providers = Some(stack_provider),
+        None if !has_secrets => snapshot.secrets_providers = Some(stack_provider),
+        None => {}
+    }
+    Ok(())
+}
+
+/// Writes the imported snapshot's secrets provider into a settings file
+/// that names none.
+fn adopt_provider(settings: &mut StackSettings, imported: &SecretsProviders) -> Result<()> {
+    if imported.kind == converge_state::secrets::cloud::PROVIDER_TYPE {
+        let state = CloudProviderState::from_provider(imported)
+            .context("the imported deployment's secrets provider")?;
+        settings.set_cloud_provider(&state.url, &state.encrypted_key_base64());
+    } else if let Some(salt) = provider_salt(imported) {
+        settings.set_encryption_salt(&salt);
+    } else {
+        return Ok(());
+    }
+    settings.save()
+}
