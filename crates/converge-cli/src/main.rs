@@ -25,12 +25,20 @@ use crate::args::{Cli, Command};
 use crate::commands::deploy::Operation;
 use crate::context::Context;
 
+/// mimalloc: a CLI run allocates millions of small property values and
+/// strings, and glibc's malloc took a quarter of a no-op preview's cycles.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // `converge stack export | head` ends quietly, as Unix tools do;
     // operations catch SIGPIPE while they run (`commands::deploy`).
     #[cfg(unix)]
     sigpipe::reset();
     let cli = Cli::parse();
+    // One thread: a multi-threaded runtime made a 10,000-resource `up`
+    // slower (1.6 s to 2.5 s), since the journal's writer woke for smaller
+    // batches (BENCHMARKS.md, issue 14); PBKDF2 runs on a thread of its own.
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -66,8 +66,11 @@ pub fn passphrase_crypter(
 ) -> Result<PassphraseCrypter> {
     if let Some(salt) = settings.encryption_salt().map(str::to_owned) {
         let passphrase = read_passphrase(opts, "Enter your passphrase to unlock config/secrets: ")?;
-        return PassphraseCrypter::from_encryption_salt(&passphrase, &salt)
-            .context("cannot unlock this stack's secrets");
+        let derived = match take_derived(&passphrase, &salt) {
+            Some(derived) => derived,
+            None => PassphraseCrypter::from_encryption_salt(&passphrase, &salt),
+        };
+        return derived.context("cannot unlock this stack's secrets");
     }
     if let Some(salt) = state_salt {
         let passphrase = read_passphrase(opts, "Enter your passphrase to unlock config/secrets: ")?;
@@ -92,6 +95,68 @@ pub fn passphrase_crypter(
     settings.set_encryption_salt(&salt);
     settings.save()?;
     Ok(crypter)
+}
+
+/// A key derivation started ahead: the passphrase and salt it is for, and
+/// the thread deriving it.
+struct Ahead {
+    passphrase: String,
+    salt: String,
+    thread: std::thread::JoinHandle<Result<PassphraseCrypter, PassphraseError>>,
+}
+
+static AHEAD: Mutex<Option<Ahead>> = Mutex::new(None);
+
+/// Starts deriving the passphrase key of the stack whose settings file is
+/// `settings_path` on a thread of its own, when the file has an
+/// `encryptionsalt`, names no other secrets provider, and the passphrase
+/// comes from the environment (never a prompt). PBKDF2's million rounds
+/// take about as long as locking the stack and reading a 10,000-resource
+/// checkpoint, which they now overlap; [`passphrase_crypter`] takes the
+/// result if the passphrase and salt are still the ones it needs, and
+/// reports a wrong passphrase exactly as before. Anything unusable here
+/// is left for that call to report.
+pub fn derive_ahead(settings_path: &std::path::Path) {
+    let Ok(settings) = StackSettings::load(settings_path) else {
+        return;
+    };
+    if !matches!(
+        settings.secrets_provider(),
+        None | Some("passphrase") | Some("default")
+    ) {
+        return;
+    }
+    let Some(salt) = settings.encryption_salt().map(str::to_owned) else {
+        return;
+    };
+    let never_prompt = PassphraseOptions {
+        non_interactive: true,
+    };
+    let Ok(passphrase) = read_passphrase(never_prompt, "") else {
+        return;
+    };
+    let thread = {
+        let (passphrase, salt) = (passphrase.clone(), salt.clone());
+        std::thread::spawn(move || PassphraseCrypter::from_encryption_salt(&passphrase, &salt))
+    };
+    *AHEAD.lock().unwrap_or_else(|p| p.into_inner()) = Some(Ahead {
+        passphrase,
+        salt,
+        thread,
+    });
+}
+
+/// The key [`derive_ahead`] derived for `passphrase` and `salt`, if it
+/// started one for them.
+fn take_derived(
+    passphrase: &str,
+    salt: &str,
+) -> Option<Result<PassphraseCrypter, PassphraseError>> {
+    let ahead = AHEAD.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+    if ahead.passphrase != passphrase || ahead.salt != salt {
+        return None;
+    }
+    ahead.thread.join().ok()
 }
 
 /// The salt a passphrase secrets provider records (`state.salt`), if it

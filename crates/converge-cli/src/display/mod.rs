@@ -26,10 +26,45 @@ pub struct DisplayOptions {
 }
 
 /// Writes a line to stdout; a closed stdout loses the line instead of
-/// stopping the operation that prints it.
+/// stopping the operation that prints it. While a [`HeldLines`] lives,
+/// the line waits for it.
 pub fn say(line: impl std::fmt::Display) {
     use std::io::Write;
-    let _ = writeln!(std::io::stdout().lock(), "{line}");
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    match held.as_mut() {
+        Some(buffer) => {
+            let _ = writeln!(buffer, "{line}");
+        }
+        None => {
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
+        }
+    }
+}
+
+/// Lines said while a [`HeldLines`] lives.
+static HELD: std::sync::Mutex<Option<Vec<u8>>> = std::sync::Mutex::new(None);
+
+/// Holds the lines [`say`] writes until it is dropped, then writes them to
+/// stdout at once (stdout writes each line on its own otherwise).
+#[must_use]
+pub struct HeldLines(());
+
+/// Starts holding lines; see [`HeldLines`].
+pub fn hold_lines() -> HeldLines {
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    held.get_or_insert_with(Vec::new);
+    HeldLines(())
+}
+
+impl Drop for HeldLines {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let held = HELD.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(buffer) = held.filter(|b| !b.is_empty()) {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&buffer).and_then(|()| out.flush());
+        }
+    }
 }
 
 /// The symbol Pulumi users know for each step.
