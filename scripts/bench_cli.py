@@ -17,6 +17,9 @@ wrote to its stdout and stderr: every byte it handed to write(2) for the
 backend — journal, checkpoint, backups, history, locks) and, after an up,
 snapshot_bytes (the stored checkpoint's size).
 
+Each row is the median of BENCH_CLI_RUNS runs (default 3 up to N = 10,000,
+1 above), each in a fresh world, and says how many (`runs`).
+
 Usage: bench_cli.py [path/to/converge]; BENCH_CLI_SIZES=1000,10000,100000 (default)
 chooses N.
 """
@@ -117,7 +120,12 @@ class World:
         }
 
 
-def bench(converge: Path, n: int) -> None:
+ROWS = ["cli_up_create", "cli_preview_nochange", "cli_up_1pct", "cli_destroy"]
+
+
+def sequence(converge: Path, n: int) -> dict[str, dict]:
+    """One run of the four rows, in a world of its own."""
+    out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="converge-bench-cli-") as tmp:
         world = World(converge, Path(tmp))
         world.write_program(program(n))
@@ -125,16 +133,28 @@ def bench(converge: Path, n: int) -> None:
 
         def row(name: str, args: list[str], snapshot: bool = False) -> None:
             measured = world.run(args)
-            line = {"bench": name, "n": n, **measured}
             if snapshot:
-                line["snapshot_bytes"] = world.checkpoint_bytes()
-            print(json.dumps(line), flush=True)
+                measured["snapshot_bytes"] = world.checkpoint_bytes()
+            out[name] = measured
 
         row("cli_up_create", ["up", "--yes", "--skip-preview"], snapshot=True)
         row("cli_preview_nochange", ["preview"])
         world.write_program(program(n, changed_every=100))
         row("cli_up_1pct", ["up", "--yes", "--skip-preview"], snapshot=True)
         row("cli_destroy", ["destroy", "--yes", "--skip-preview"])
+    return out
+
+
+def bench(converge: Path, n: int, runs: int) -> None:
+    """Each row's median over `runs` sequences (by wall time: the run
+    whose wall time is the median, all its numbers); the machine's other
+    work makes single runs vary by up to 2x."""
+    results = [sequence(converge, n) for _ in range(runs)]
+    for name in ROWS:
+        measured = sorted((r[name] for r in results), key=lambda m: m["wall_ms"])
+        median = measured[len(measured) // 2]
+        line = {"bench": name, "n": n, **median, "runs": runs}
+        print(json.dumps(line), flush=True)
 
 
 def main() -> None:
@@ -142,7 +162,9 @@ def main() -> None:
     converge = Path(sys.argv[1]) if len(sys.argv) > 1 else root / "target/release/converge"
     sizes = os.environ.get("BENCH_CLI_SIZES", "1000,10000,100000")
     for n in (int(s) for s in sizes.split(",") if s.strip()):
-        bench(converge, n)
+        # Three runs up to 10,000 resources; one at 100,000 (minutes each).
+        runs = int(os.environ.get("BENCH_CLI_RUNS", "3" if n <= 10_000 else "1"))
+        bench(converge, n, runs)
 
 
 if __name__ == "__main__":
