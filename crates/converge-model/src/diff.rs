@@ -331,7 +331,7 @@ mod tests {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..4).prop_map(Array),
                 prop::collection::btree_map("[a-c]", inner.clone(), 0..4)
-                    .prop_map(PropertyValue::Object),
+                    .prop_map(|m| PropertyValue::Object(m.into())),
                 inner.clone().prop_map(PropertyValue::secret),
                 (prop::option::of(inner), any::<bool>()).prop_map(|(e, s)| output(e, s)),
             ]
@@ -339,7 +339,7 @@ mod tests {
     }
 
     fn property_map() -> impl Strategy<Value = PropertyMap> {
-        prop::collection::btree_map("[a-c]", value(), 0..4)
+        prop::collection::btree_map("[a-c]", value(), 0..4).prop_map(PropertyMap::from)
     }
 
     proptest! {

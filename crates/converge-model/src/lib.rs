@@ -11,6 +11,7 @@
 
 pub mod diff;
 pub mod path;
+pub mod property_map;
 pub mod resource;
 pub mod timeouts;
 pub mod urn;

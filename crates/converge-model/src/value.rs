@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use crate::Urn;
 
 /// An object's properties, ordered by key so that every rendering is stable.
-pub type PropertyMap = BTreeMap<String, PropertyValue>;
+pub use crate::property_map::PropertyMap;
 
 /// The sentinel string that stands for an unknown value on the wire and in
 /// legacy state.

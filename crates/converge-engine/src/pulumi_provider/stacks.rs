@@ -4,7 +4,6 @@
 //! nothing ever written), and its secrets decrypted only when there are
 //! some, with a crypter the caller supplies ([`SecretsOpener`]).
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -173,7 +172,7 @@ impl StackReferences {
             .iter()
             .zip(maps)
             .map(|(r, outputs)| {
-                let entry = BTreeMap::from([
+                let entry = PropertyMap::from([
                     (
                         "type".to_owned(),
                         PropertyValue::from(r.type_token.as_str()),

@@ -473,7 +473,7 @@ fn arb_value() -> impl Strategy<Value = PropertyValue> {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..6).prop_map(PropertyValue::Array),
             proptest::collection::btree_map(arb_string(), inner.clone(), 0..6)
-                .prop_map(PropertyValue::Object),
+                .prop_map(|m| PropertyValue::Object(m.into())),
             inner.clone().prop_map(PropertyValue::secret),
             (
                 proptest::option::of(inner),
@@ -514,6 +514,7 @@ proptest! {
 
     #[test]
     fn full_options_round_trip(props in proptest::collection::btree_map(arb_string(), arb_value(), 0..6)) {
+        let props = PropertyMap::from(props);
         let wire = marshal_properties(&props, FULL).unwrap();
         // Through the protobuf encoding too.
         let wire = Struct::decode(wire.encode_to_vec().as_slice()).unwrap();

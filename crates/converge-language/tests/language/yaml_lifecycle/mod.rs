@@ -114,6 +114,7 @@ pub fn stack_outputs(w: &Lifecycle) -> BTreeMap<String, PropertyValue> {
         .expect("the stack is registered")
         .outputs
         .clone()
+        .into_inner()
 }
 
 pub fn state<'a>(w: &'a Lifecycle, name: &str) -> &'a ResourceState {

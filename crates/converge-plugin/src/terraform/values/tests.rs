@@ -277,7 +277,8 @@ fn arb_any() -> impl Strategy<Value = PropertyValue> {
     leaf.prop_recursive(3, 16, 3, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..3).prop_map(PropertyValue::Array),
-            prop::collection::btree_map(".{0,4}", inner, 0..3).prop_map(PropertyValue::Object),
+            prop::collection::btree_map(".{0,4}", inner, 0..3)
+                .prop_map(|m| PropertyValue::Object(m.into())),
         ]
     })
 }
@@ -292,7 +293,7 @@ fn arb_value(t: &CtyType) -> BoxedStrategy<PropertyValue> {
             .prop_map(PropertyValue::Array)
             .boxed(),
         CtyType::Map(e) => prop::collection::btree_map(".{0,4}", arb_value(e), 0..3)
-            .prop_map(PropertyValue::Object)
+            .prop_map(|m| PropertyValue::Object(m.into()))
             .boxed(),
         CtyType::Tuple(elements) => elements
             .iter()
