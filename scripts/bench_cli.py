@@ -159,7 +159,7 @@ def bench(converge: Path, n: int, runs: int) -> None:
 
 def main() -> None:
     root = Path(__file__).resolve().parent.parent
-    converge = Path(sys.argv[1]) if len(sys.argv) > 1 else root / "target/release/converge"
+    converge = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else root / "target/release/converge"
     sizes = os.environ.get("BENCH_CLI_SIZES", "1000,10000,100000")
     for n in (int(s) for s in sizes.split(",") if s.strip()):
         # Three runs up to 10,000 resources; one at 100,000 (minutes each).

@@ -110,7 +110,7 @@ def bench(converge: Path, monitor_addr: str, python: Path, shape: str, n: int,
 
 
 def main() -> None:
-    converge, null_monitor, python = (Path(a) for a in sys.argv[1:4])
+    converge, null_monitor, python = (Path(a).absolute() for a in sys.argv[1:4])
     sizes = [int(s) for s in os.environ.get("BENCH_SDK_SIZES", "1000,3000").split(",")]
     runs = int(os.environ.get("BENCH_SDK_RUNS", "5"))
     monitor = subprocess.Popen([str(null_monitor)], stdout=subprocess.PIPE, text=True)
