@@ -7,7 +7,7 @@
 
 use anyhow::Result;
 use converge_state::checkpoint::values::{SECRET_SIG, SIG_KEY};
-use converge_state::secrets::Crypter;
+use converge_state::secrets::{Crypter, CryptoError};
 use serde_json::{Map, Value};
 
 /// Calls `f` on every top-level secret object in `value` (not on those
@@ -30,23 +30,30 @@ fn each_secret(
 
 /// Decrypts every `ciphertext` into `plaintext`.
 pub(super) fn reveal(deployment: &mut Value, crypter: &dyn Crypter) -> Result<()> {
-    each_secret(deployment, &mut |secret| {
-        if let Some(Value::String(ciphertext)) = secret.get("ciphertext") {
-            let text = crypter.decrypt(ciphertext)?;
-            secret.shift_remove("ciphertext");
-            secret.insert("plaintext".to_owned(), Value::String(text));
-        }
-        Ok(())
+    swap(deployment, "ciphertext", "plaintext", &|c| {
+        crypter.decrypt(c)
     })
 }
 
 /// Encrypts every `plaintext` into `ciphertext`.
 pub(super) fn seal(deployment: &mut Value, crypter: &dyn Crypter) -> Result<()> {
+    swap(deployment, "plaintext", "ciphertext", &|p| {
+        crypter.encrypt(p)
+    })
+}
+
+/// Replaces every secret's `from` text by `to`, its image under `f`.
+fn swap(
+    deployment: &mut Value,
+    from: &str,
+    to: &str,
+    f: &dyn Fn(&str) -> Result<String, CryptoError>,
+) -> Result<()> {
     each_secret(deployment, &mut |secret| {
-        if let Some(Value::String(text)) = secret.get("plaintext") {
-            let ciphertext = crypter.encrypt(text)?;
-            secret.shift_remove("plaintext");
-            secret.insert("ciphertext".to_owned(), Value::String(ciphertext));
+        if let Some(Value::String(text)) = secret.get(from) {
+            let swapped = f(text)?;
+            secret.shift_remove(from);
+            secret.insert(to.to_owned(), Value::String(swapped));
         }
         Ok(())
     })

@@ -98,9 +98,11 @@ pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOpti
         }
     };
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-    let sealed_with = match serde_json::from_slice::<Value>(&bytes) {
-        Ok(mut json) if plaintext::count(&json).0 > 0 => {
-            if plaintext::count(&json).1 > 0 {
+    let parsed = serde_json::from_slice::<Value>(&bytes).ok();
+    let (plain, encrypted) = parsed.as_ref().map_or((0, 0), plaintext::count);
+    let sealed_with = match parsed {
+        Some(mut json) if plain > 0 => {
+            if encrypted > 0 {
                 bail!(
                     "cannot import {source}: it holds both plaintext and encrypted secrets; \
                      export the stack either with --show-secrets or without it"
