@@ -27,6 +27,9 @@ use crate::context::Context;
 
 /// mimalloc: a CLI run allocates millions of small property values and
 /// strings, and glibc's malloc took a quarter of a no-op preview's cycles.
+/// The `mimalloc` feature (default) selects it; without it heap profilers
+/// see every allocation.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -170,11 +170,11 @@ mod tests {
     }
 
     fn output(element: Option<PropertyValue>, secret: bool) -> PropertyValue {
-        PropertyValue::Output(OutputValue {
+        PropertyValue::Output(Box::new(OutputValue {
             element: element.map(Box::new),
             secret,
             dependencies: vec![Urn::parse("urn:pulumi:s::p::t:m:T::n").unwrap()],
-        })
+        }))
     }
 
     /// Diffs `{v: old}` against `{v: new}` and compares the printed paths.
@@ -281,15 +281,15 @@ mod tests {
     fn leaves_compare_by_value() {
         check(Number(f64::NAN), Number(f64::NAN), &[]);
         check(Number(0.0), Number(-0.0), &[]);
-        let asset = |t: &str| PropertyValue::Asset(Asset::from_text(t));
+        let asset = |t: &str| PropertyValue::Asset(Box::new(Asset::from_text(t)));
         check(asset("a"), asset("a"), &[]);
         check(asset("a"), asset("b"), &[("v", Update)]);
         let reference = |id: PropertyValue| {
-            PropertyValue::ResourceReference(ResourceReference {
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: Urn::parse("urn:pulumi:s::p::t:m:T::n").unwrap(),
                 id: Some(Box::new(id)),
                 package_version: "1.0.0".into(),
-            })
+            }))
         };
         check(
             reference(Number(f64::NAN)),
@@ -325,7 +325,7 @@ mod tests {
             any::<bool>().prop_map(PropertyValue::Bool),
             prop::sample::select(vec![0.0, -0.0, 1.0, f64::NAN]).prop_map(Number),
             "[ab]".prop_map(PropertyValue::String),
-            "[ab]".prop_map(|t| PropertyValue::Asset(Asset::from_text(t))),
+            "[ab]".prop_map(|t| PropertyValue::Asset(Box::new(Asset::from_text(t)))),
         ];
         leaf.prop_recursive(3, 24, 4, |inner| {
             prop_oneof![

@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 const PREFIX: &str = "urn:pulumi:";
 const SEP: &str = "::";
@@ -38,8 +39,10 @@ pub fn package_of(token: &str) -> &str {
 }
 
 /// A validated URN.
+/// Shared text: a URN is held by the base, the new state, the ledger, the
+/// events and the dependencies of others, and a copy is a reference count.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Urn(String);
+pub struct Urn(Arc<str>);
 
 /// Why a string is not a URN.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -91,7 +94,7 @@ impl Urn {
                 });
             }
         }
-        Ok(Urn(s.to_owned()))
+        Ok(Urn(Arc::from(s)))
     }
 
     /// Builds the URN of a resource. `parent_type` is the parent's qualified

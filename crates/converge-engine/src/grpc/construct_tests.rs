@@ -270,11 +270,11 @@ async fn calls_run_on_the_default_provider_with_the_component_as_self() {
     let program = grpc_program(|mut c: Clients| async move {
         let stack = stack(&mut c).await?;
         let comp = register(&mut c, remote(&stack, "hello")).await?;
-        let self_ref = PropertyValue::ResourceReference(ResourceReference {
+        let self_ref = PropertyValue::ResourceReference(Box::new(ResourceReference {
             urn: Urn::parse(&comp.urn).unwrap(),
             id: None,
             package_version: String::new(),
-        });
+        }));
         let args = props([
             ("__self__", self_ref),
             ("prefix", PropertyValue::string("hi")),

@@ -42,10 +42,17 @@ pub(crate) struct Resource {
     pub default_provider: bool,
     pub properties: Vec<(Key, Expr)>,
     pub get: Option<Get>,
-    pub options: Options,
+    /// `options:` as written; most resources have none, and the options
+    /// are a kilobyte (see [`Resource::opts`]).
+    pub options: Option<Box<Options>>,
 }
 
 impl Resource {
+    /// The resource's options (the defaults when it has none).
+    pub fn opts(&self) -> &Options {
+        self.options.as_deref().unwrap_or(&NO_OPTIONS)
+    }
+
     /// `pulumi:providers:<pkg>` resources are providers.
     pub fn is_provider(&self) -> bool {
         provider_package(&self.type_token).is_some()
@@ -85,6 +92,25 @@ pub(crate) struct Options {
     pub version: Option<Expr>,
     pub custom_timeouts: Option<Expr>,
 }
+
+/// The options of a resource without `options:`.
+static NO_OPTIONS: Options = Options {
+    depends_on: Vec::new(),
+    parent: None,
+    provider: None,
+    providers: Vec::new(),
+    deleted_with: None,
+    protect: None,
+    delete_before_replace: None,
+    retain_on_delete: None,
+    ignore_changes: None,
+    replace_on_changes: None,
+    additional_secret_outputs: None,
+    aliases: None,
+    import: None,
+    version: None,
+    custom_timeouts: None,
+};
 
 impl Options {
     /// Every option that is an expression.
@@ -296,7 +322,7 @@ fn resource(
         default_provider: false,
         properties: Vec::new(),
         get: None,
-        options: Options::default(),
+        options: None,
     };
     let mut has_type = false;
     let mut properties_pos = None;
@@ -338,7 +364,7 @@ fn resource(
                 }
             }
             "get" => r.get = get(&mut p, &key.name, v),
-            "options" => r.options = options(&mut p, v),
+            "options" => r.options = Some(Box::new(options(&mut p, v))),
             other => {
                 let hint = did_you_mean(other, RESOURCE_KEYS.iter().copied());
                 p.error(

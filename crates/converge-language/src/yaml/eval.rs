@@ -116,14 +116,14 @@ impl Scope<'_> {
         let mut value = match self.slots.get(&a.root) {
             Some(Slot::Variable(v)) => v.clone(),
             Some(Slot::Resource(r)) => match path.split_first() {
-                None => PropertyValue::ResourceReference(ResourceReference {
+                None => PropertyValue::ResourceReference(Box::new(ResourceReference {
                     urn: r.urn.clone(),
                     id: Some(Box::new(
                         r.id.clone()
                             .map_or(PropertyValue::Unknown, PropertyValue::String),
                     )),
                     package_version: String::new(),
-                }),
+                })),
                 Some((first, rest)) => {
                     path = rest;
                     match first {

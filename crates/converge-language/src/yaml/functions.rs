@@ -101,7 +101,7 @@ pub(crate) async fn call(
         }
         Call::StringAsset(e) => {
             let text = string("fn::stringAsset", "its argument", known!(e)).map_err(err)?;
-            PropertyValue::Asset(Asset::from_text(text))
+            PropertyValue::Asset(Box::new(Asset::from_text(text)))
         }
         Call::FileAsset(e) => {
             let path = string("fn::fileAsset", "its argument", known!(e)).map_err(err)?;
@@ -109,32 +109,32 @@ pub(crate) async fn call(
             if let Ok(bytes) = std::fs::read(scope.project_dir.join(&path)) {
                 asset.hash = sha256_hex(&bytes);
             }
-            PropertyValue::Asset(asset)
+            PropertyValue::Asset(Box::new(asset))
         }
         Call::RemoteAsset(e) => {
             let uri = string("fn::remoteAsset", "its argument", known!(e)).map_err(err)?;
-            PropertyValue::Asset(Asset::from_uri(uri))
+            PropertyValue::Asset(Box::new(Asset::from_uri(uri)))
         }
         Call::FileArchive(e) => {
             let path = string("fn::fileArchive", "its argument", known!(e)).map_err(err)?;
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 path: Some(path),
                 ..Archive::default()
-            })
+            }))
         }
         Call::RemoteArchive(e) => {
             let uri = string("fn::remoteArchive", "its argument", known!(e)).map_err(err)?;
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 uri: Some(uri),
                 ..Archive::default()
-            })
+            }))
         }
         Call::AssetArchive(entries) => {
             let mut members = std::collections::BTreeMap::new();
             for (key, e) in entries {
                 let member = match known!(e) {
-                    PropertyValue::Asset(a) => ArchiveMember::Asset(a),
-                    PropertyValue::Archive(a) => ArchiveMember::Archive(a),
+                    PropertyValue::Asset(a) => ArchiveMember::Asset(*a),
+                    PropertyValue::Archive(a) => ArchiveMember::Archive(*a),
                     other => {
                         return Err(scope.error(
                             key.pos,
@@ -148,10 +148,10 @@ pub(crate) async fn call(
                 };
                 members.insert(key.name.clone(), member);
             }
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 assets: Some(members),
                 ..Archive::default()
-            })
+            }))
         }
     };
     Ok(wrap(value, secret))

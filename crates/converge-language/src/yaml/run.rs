@@ -216,7 +216,7 @@ async fn register(ctx: &Ctx, scope: &Scope<'_>, i: usize) -> Result<ResourceOut,
     let type_token = ctx.tokens.resource(i, &r.type_token);
     let plan = &ctx.loaded.graph.plans[i];
     let t = &ctx.loaded.template;
-    let o = &r.options;
+    let o = r.opts();
     let urn_of = |j: usize| -> Result<Urn, YamlError> {
         let urns = ctx.urns.lock().unwrap_or_else(|p| p.into_inner());
         urns.get(&j)
@@ -325,10 +325,10 @@ fn provider(
     r: &Resource,
     default: Option<&str>,
 ) -> Result<Option<String>, YamlError> {
-    if let Some(a) = &r.options.provider {
+    if let Some(a) = &r.opts().provider {
         return Ok(Some(scope.resource(a)?.provider_reference()));
     }
-    for a in &r.options.providers {
+    for a in &r.opts().providers {
         let p = scope.resource(a)?;
         let package = provider_package(p.urn.type_token());
         if package == Some(r.package()) {
@@ -429,7 +429,7 @@ async fn opt_strings(
 }
 
 async fn options(scope: &Scope<'_>, r: &Resource) -> Result<ResourceOptions, YamlError> {
-    let o = &r.options;
+    let o = r.opts();
     let mut aliases = Vec::new();
     for text in opt_strings(scope, &o.aliases, "aliases").await? {
         let urn = Urn::parse(&text).map_err(|e| {
@@ -476,7 +476,7 @@ async fn custom_timeouts(
     scope: &Scope<'_>,
     r: &Resource,
 ) -> Result<Option<CustomTimeouts>, YamlError> {
-    let Some(e) = &r.options.custom_timeouts else {
+    let Some(e) = &r.opts().custom_timeouts else {
         return Ok(None);
     };
     let map = match known(scope, e, "customTimeouts").await? {

@@ -70,7 +70,7 @@ pub(crate) async fn resolve(loaded: &Loaded, monitor: &Monitor) -> Result<Tokens
         if r.is_provider() || r.type_written.is_empty() {
             continue;
         }
-        let version = literal(r.options.version.as_ref());
+        let version = literal(r.opts().version.as_ref());
         uses.entry((r.package().to_owned(), version))
             .or_default()
             .push(Use {
@@ -168,7 +168,7 @@ fn invokes(loaded: &Loaded) -> Vec<&Invoke> {
             exprs.push(&get.id);
             exprs.extend(get.state.iter().map(|(_, e)| e));
         }
-        exprs.extend(r.options.exprs());
+        exprs.extend(r.opts().exprs());
     }
     exprs.extend(t.outputs.iter().map(|(_, e)| e));
     let mut out = Vec::new();

@@ -256,7 +256,7 @@ pub(crate) fn check(
             c.expr(&g.id, &mut nodes, &graph);
             all.extend(resources_of(&graph, &nodes, &mut memo));
         }
-        for a in &r.options.depends_on {
+        for a in &r.opts().depends_on {
             if let Some(Def::Resource(j)) = c.names.get(&a.root) {
                 all.insert(*j);
             }
@@ -306,10 +306,10 @@ fn resource(
             c.expr(e, &mut deps, graph);
         }
     }
-    for e in r.options.exprs() {
+    for e in r.opts().exprs() {
         c.expr(e, &mut deps, graph);
     }
-    let o = &r.options;
+    let o = r.opts();
     let refs = o
         .depends_on
         .iter()

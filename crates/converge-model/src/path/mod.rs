@@ -507,12 +507,20 @@ pub fn peel(mut v: &PropertyValue) -> Peeled<'_> {
 }
 
 fn peel_mut(v: &mut PropertyValue) -> &mut PropertyValue {
+    let peels = match &*v {
+        PropertyValue::Secret(_) => true,
+        PropertyValue::Output(o) => o.element.is_some(),
+        _ => false,
+    };
+    if !peels {
+        return v;
+    }
     match v {
         PropertyValue::Secret(inner) => peel_mut(inner),
-        PropertyValue::Output(crate::OutputValue {
-            element: Some(element),
-            ..
-        }) => peel_mut(element),
+        PropertyValue::Output(o) => match &mut o.element {
+            Some(element) => peel_mut(element),
+            None => unreachable!("checked above"),
+        },
         other => other,
     }
 }

@@ -126,12 +126,12 @@ fn sample() -> PropertyMap {
         ("s", PropertyValue::secret(obj([("x", n(3.0))]))),
         (
             "o",
-            PropertyValue::Output(OutputValue {
+            PropertyValue::Output(Box::new(OutputValue {
                 element: Some(Box::new(obj([("y", n(4.0))]))),
                 ..OutputValue::default()
-            }),
+            })),
         ),
-        ("u", PropertyValue::Output(OutputValue::default())),
+        ("u", PropertyValue::Output(Box::new(OutputValue::default()))),
         ("z", PropertyValue::Null),
     ])
 }

@@ -117,11 +117,13 @@ impl<'a> Decoder<'a> {
             RESOURCE_REFERENCE_SIG => self.reference(fields),
             ASSET_SIG => {
                 self.check_assets_allowed("asset")?;
-                Ok(Some(PropertyValue::Asset(self.asset(fields)?)))
+                Ok(Some(PropertyValue::Asset(Box::new(self.asset(fields)?))))
             }
             ARCHIVE_SIG => {
                 self.check_assets_allowed("archive")?;
-                Ok(Some(PropertyValue::Archive(self.archive(fields)?)))
+                Ok(Some(PropertyValue::Archive(Box::new(
+                    self.archive(fields)?,
+                ))))
             }
             OUTPUT_VALUE_SIG => self.output(fields),
             other => Err(MarshalError::UnrecognizedSignature {
@@ -165,11 +167,13 @@ impl<'a> Decoder<'a> {
                 None => Ok(Some(PropertyValue::String(urn.as_str().to_owned()))),
             };
         }
-        Ok(Some(PropertyValue::ResourceReference(ResourceReference {
-            urn,
-            id: id.map(Box::new),
-            package_version,
-        })))
+        Ok(Some(PropertyValue::ResourceReference(Box::new(
+            ResourceReference {
+                urn,
+                id: id.map(Box::new),
+                package_version,
+            },
+        ))))
     }
 
     /// A reference's ID: a string, where `""` and the unknown sentinels mean
@@ -297,11 +301,11 @@ impl<'a> Decoder<'a> {
             None => None,
         };
         if self.opts.keep_output_values {
-            return Ok(Some(PropertyValue::Output(OutputValue {
+            return Ok(Some(PropertyValue::Output(Box::new(OutputValue {
                 element: element.map(Box::new),
                 secret,
                 dependencies,
-            })));
+            }))));
         }
         let value = match element {
             Some(element) => Some(element),

@@ -24,11 +24,11 @@ fn object(entries: Vec<(&str, PropertyValue)>) -> PropertyValue {
 }
 
 fn reference(name: &str, id: Option<PropertyValue>) -> PropertyValue {
-    PropertyValue::ResourceReference(ResourceReference {
+    PropertyValue::ResourceReference(Box::new(ResourceReference {
         urn: urn(name),
         id: id.map(Box::new),
         package_version: String::new(),
-    })
+    }))
 }
 
 /// The wire form of a value as JSON, for readable expectations.
@@ -96,11 +96,11 @@ fn special_values_have_pulumis_wire_forms() {
         secret,
     );
 
-    let custom = PropertyValue::ResourceReference(ResourceReference {
+    let custom = PropertyValue::ResourceReference(Box::new(ResourceReference {
         urn: urn("a"),
         id: Some(Box::new("i-123".into())),
         package_version: "1.2.3".to_owned(),
-    });
+    }));
     check(
         custom.clone(),
         FULL,
@@ -116,7 +116,7 @@ fn special_values_have_pulumis_wire_forms() {
         component,
     );
 
-    let text = PropertyValue::Asset(Asset::from_text("hello"));
+    let text = PropertyValue::Asset(Box::new(Asset::from_text("hello")));
     check(
         text.clone(),
         FULL,
@@ -124,7 +124,7 @@ fn special_values_have_pulumis_wire_forms() {
                "hash": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}),
         text,
     );
-    let archive = PropertyValue::Archive(Archive {
+    let archive = PropertyValue::Archive(Box::new(Archive {
         assets: Some(
             [
                 (
@@ -142,7 +142,7 @@ fn special_values_have_pulumis_wire_forms() {
             .into(),
         ),
         ..Archive::default()
-    });
+    }));
     check(
         archive.clone(),
         FULL,
@@ -153,11 +153,11 @@ fn special_values_have_pulumis_wire_forms() {
         archive,
     );
 
-    let output = PropertyValue::Output(OutputValue {
+    let output = PropertyValue::Output(Box::new(OutputValue {
         element: Some(Box::new(1.0.into())),
         secret: true,
         dependencies: vec![urn("a")],
-    });
+    }));
     check(
         output.clone(),
         FULL,
@@ -165,7 +165,7 @@ fn special_values_have_pulumis_wire_forms() {
                "dependencies": [urn("a").as_str()]}),
         output,
     );
-    let unknown_output = PropertyValue::Output(OutputValue::default());
+    let unknown_output = PropertyValue::Output(Box::new(OutputValue::default()));
     check(
         unknown_output.clone(),
         FULL,
@@ -211,11 +211,11 @@ fn kinds_the_peer_does_not_accept_are_downgraded() {
         PropertyValue::Unknown,
     );
 
-    let secret_output = PropertyValue::Output(OutputValue {
+    let secret_output = PropertyValue::Output(Box::new(OutputValue {
         element: Some(Box::new("v".into())),
         secret: true,
         dependencies: vec![urn("a")],
-    });
+    }));
     let secrets_only = MarshalOptions {
         keep_secrets: true,
         ..plain
@@ -228,7 +228,7 @@ fn kinds_the_peer_does_not_accept_are_downgraded() {
     );
     check(secret_output, plain, json!("v"), "v".into());
     check(
-        PropertyValue::Output(OutputValue::default()),
+        PropertyValue::Output(Box::new(OutputValue::default())),
         plain,
         json!(UNKNOWN_STRING),
         PropertyValue::Unknown,
@@ -285,7 +285,9 @@ fn reading_accepts_what_other_peers_send() {
             json!({SIG_KEY: ASSET_SIG, "path": "a.txt", "__pulumiAsset": true}),
             FULL
         ),
-        Ok(Some(PropertyValue::Asset(Asset::from_path("a.txt"))))
+        Ok(Some(PropertyValue::Asset(Box::new(Asset::from_path(
+            "a.txt"
+        )))))
     );
     // Typed unknown sentinels of older peers.
     assert_eq!(
@@ -357,7 +359,7 @@ fn errors_name_the_property_path() {
         err.to_string(),
         "property [\"x y\"]: unexpected unknown value"
     );
-    let asset = PropertyValue::Array(vec![PropertyValue::Asset(Asset::from_text("t"))]);
+    let asset = PropertyValue::Array(vec![PropertyValue::Asset(Box::new(Asset::from_text("t")))]);
     let err = marshal_value(&asset, strict).unwrap_err();
     assert_eq!(err.to_string(), "property [0]: unexpected asset");
 }
@@ -451,8 +453,8 @@ fn arb_value() -> impl Strategy<Value = PropertyValue> {
             .prop_map(PropertyValue::Number),
         arb_string().prop_map(PropertyValue::String),
         Just(PropertyValue::Unknown),
-        arb_asset().prop_map(PropertyValue::Asset),
-        arb_archive().prop_map(PropertyValue::Archive),
+        arb_asset().prop_map(|a| PropertyValue::Asset(Box::new(a))),
+        arb_archive().prop_map(|a| PropertyValue::Archive(Box::new(a))),
         (
             arb_urn(),
             proptest::option::of(prop_oneof![
@@ -462,11 +464,11 @@ fn arb_value() -> impl Strategy<Value = PropertyValue> {
             prop_oneof![Just(String::new()), "[0-9]\\.[0-9]\\.[0-9]"],
         )
             .prop_map(|(urn, id, package_version)| {
-                PropertyValue::ResourceReference(ResourceReference {
+                PropertyValue::ResourceReference(Box::new(ResourceReference {
                     urn,
                     id: id.map(Box::new),
                     package_version,
-                })
+                }))
             }),
     ];
     leaf.prop_recursive(4, 48, 6, |inner| {
@@ -481,11 +483,11 @@ fn arb_value() -> impl Strategy<Value = PropertyValue> {
                 proptest::collection::vec(arb_urn(), 0..3),
             )
                 .prop_map(|(element, secret, dependencies)| {
-                    PropertyValue::Output(OutputValue {
+                    PropertyValue::Output(Box::new(OutputValue {
                         element: element.map(Box::new),
                         secret,
                         dependencies,
-                    })
+                    }))
                 }),
         ]
     })

@@ -23,18 +23,18 @@ fn map(entries: Vec<(&str, PropertyValue)>) -> PropertyMap {
 }
 
 fn text(text: &str) -> PropertyValue {
-    PropertyValue::Asset(Asset {
+    PropertyValue::Asset(Box::new(Asset {
         text: Some(text.to_owned()),
         ..Asset::default()
-    })
+    }))
 }
 
 fn output(element: Option<PropertyValue>, secret: bool) -> PropertyValue {
-    PropertyValue::Output(OutputValue {
+    PropertyValue::Output(Box::new(OutputValue {
         element: element.map(Box::new),
         secret,
         dependencies: Vec::new(),
-    })
+    }))
 }
 
 fn urn(name: &str) -> Urn {
@@ -67,14 +67,17 @@ fn converge_reads_what_the_python_sdk_sends() {
             PropertyValue::Object(map(vec![("k", "v".into())])),
         ),
         ("text", text("hello")),
-        ("file", PropertyValue::Asset(Asset::from_path("./f.txt"))),
+        (
+            "file",
+            PropertyValue::Asset(Box::new(Asset::from_path("./f.txt"))),
+        ),
         (
             "remote",
-            PropertyValue::Asset(Asset::from_uri("https://example.com/a")),
+            PropertyValue::Asset(Box::new(Asset::from_uri("https://example.com/a"))),
         ),
         (
             "archive",
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 assets: Some(
                     [
                         (
@@ -95,14 +98,14 @@ fn converge_reads_what_the_python_sdk_sends() {
                     .into(),
                 ),
                 ..Archive::default()
-            }),
+            })),
         ),
         (
             "remoteArchive",
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 uri: Some("https://example.com/a.zip".to_owned()),
                 ..Archive::default()
-            }),
+            })),
         ),
     ];
 
@@ -146,10 +149,13 @@ fn the_python_sdk_reads_what_converge_sends() {
         ),
         ("secret", PropertyValue::secret("s3cret".into())),
         ("unknown", PropertyValue::Unknown),
-        ("text", PropertyValue::Asset(Asset::from_text("hi"))),
+        (
+            "text",
+            PropertyValue::Asset(Box::new(Asset::from_text("hi"))),
+        ),
         (
             "archive",
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 assets: Some(
                     [(
                         "f".to_owned(),
@@ -158,40 +164,40 @@ fn the_python_sdk_reads_what_converge_sends() {
                     .into(),
                 ),
                 ..Archive::default()
-            }),
+            })),
         ),
         (
             "remoteArchive",
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 uri: Some("https://example.com/a.zip".to_owned()),
                 ..Archive::default()
-            }),
+            })),
         ),
         // The SDK has no class registered for these types, so a program sees
         // the ID of a custom resource and the URN of a component.
         (
             "custom",
-            PropertyValue::ResourceReference(ResourceReference {
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn("a"),
                 id: Some(Box::new("i-1".into())),
                 package_version: "1.0.0".to_owned(),
-            }),
+            })),
         ),
         (
             "component",
-            PropertyValue::ResourceReference(ResourceReference {
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn("c"),
                 id: None,
                 package_version: String::new(),
-            }),
+            })),
         ),
         (
             "output",
-            PropertyValue::Output(OutputValue {
+            PropertyValue::Output(Box::new(OutputValue {
                 element: Some(Box::new(3.0.into())),
                 secret: true,
                 dependencies: vec![urn("a")],
-            }),
+            })),
         ),
         ("unknownOutput", output(None, false)),
     ]);

@@ -339,7 +339,7 @@ impl Follower {
 fn named(entry: &JournalEntry) -> Option<(String, String)> {
     entry
         .state
-        .as_ref()
+        .as_deref()
         .or(entry.operation.as_ref().map(|o| &o.resource))
         .map(|r| (r.urn.to_string(), r.type_token.clone()))
 }

@@ -121,11 +121,11 @@ mod tests {
         map.insert("nested".to_owned(), PropertyValue::Object(inner));
         map.insert(
             "list".to_owned(),
-            PropertyValue::Array(vec![PropertyValue::Output(OutputValue {
+            PropertyValue::Array(vec![PropertyValue::Output(Box::new(OutputValue {
                 element: Some(Box::new(PropertyValue::string("hidden"))),
                 secret: true,
                 dependencies: vec![],
-            })]),
+            }))]),
         );
         map.insert("plain".to_owned(), PropertyValue::string("visible"));
         map.insert("extra".to_owned(), PropertyValue::string("also hidden"));

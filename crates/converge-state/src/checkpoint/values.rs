@@ -193,11 +193,13 @@ impl<'m, 'p> Codec<'m, 'p> {
                 Some(Value::String(sig)) => match sig.as_str() {
                     SECRET_SIG => self.read_secret(object, nested)?,
                     RESOURCE_REFERENCE_SIG => {
-                        PropertyValue::ResourceReference(self.read_reference(object)?)
+                        PropertyValue::ResourceReference(Box::new(self.read_reference(object)?))
                     }
-                    ASSET_SIG => PropertyValue::Asset(self.read_asset(object)?),
-                    ARCHIVE_SIG => PropertyValue::Archive(self.read_archive(object)?),
-                    OUTPUT_VALUE_SIG => PropertyValue::Output(self.read_output(object, nested)?),
+                    ASSET_SIG => PropertyValue::Asset(Box::new(self.read_asset(object)?)),
+                    ARCHIVE_SIG => PropertyValue::Archive(Box::new(self.read_archive(object)?)),
+                    OUTPUT_VALUE_SIG => {
+                        PropertyValue::Output(Box::new(self.read_output(object, nested)?))
+                    }
                     other => {
                         return Err(self.error(PropertyValueErrorKind::UnknownSignature(format!(
                             "{other:?}"
@@ -653,9 +655,9 @@ mod tests {
         let values = [
             PropertyValue::Unknown,
             PropertyValue::Number(0.5),
-            PropertyValue::Asset(Asset::from_text("hello")),
-            PropertyValue::Asset(Asset::from_path("./x")),
-            PropertyValue::Archive(Archive {
+            PropertyValue::Asset(Box::new(Asset::from_text("hello"))),
+            PropertyValue::Asset(Box::new(Asset::from_path("./x"))),
+            PropertyValue::Archive(Box::new(Archive {
                 hash: String::new(),
                 assets: Some(BTreeMap::from([(
                     "a.txt".to_owned(),
@@ -663,17 +665,17 @@ mod tests {
                 )])),
                 path: None,
                 uri: None,
-            }),
-            PropertyValue::ResourceReference(ResourceReference {
+            })),
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn: urn.clone(),
                 id: Some(Box::new(PropertyValue::String("b-123".into()))),
                 package_version: "6.0.0".into(),
-            }),
-            PropertyValue::ResourceReference(ResourceReference {
+            })),
+            PropertyValue::ResourceReference(Box::new(ResourceReference {
                 urn,
                 id: Some(Box::new(PropertyValue::Unknown)),
                 package_version: String::new(),
-            }),
+            })),
         ];
         for v in values {
             assert_eq!(read(write(&v)).unwrap(), v);

@@ -295,7 +295,7 @@ pub fn entry_from_json(
                     kind: kind_text,
                 })?;
             let resource = resource_from_dto(op.resource, "operation.resource", mode)?;
-            Some(PendingOperation { resource, kind })
+            Some(Box::new(PendingOperation { resource, kind }))
         }
     };
 
@@ -312,7 +312,7 @@ pub fn entry_from_json(
         delete_new: number("deleteNew", raw.delete_new)?,
         state: raw
             .state
-            .map(|r| resource_from_dto(r, "state", mode))
+            .map(|r| resource_from_dto(r, "state", mode).map(Box::new))
             .transpose()?,
         operation,
         same_old,

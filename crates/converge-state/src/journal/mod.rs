@@ -131,7 +131,7 @@ pub struct JournalEntry {
     /// Operation whose new resource is marked `delete`.
     pub delete_new: Option<u64>,
     /// The resource state the entry produces.
-    pub state: Option<ResourceState>,
+    pub state: Option<Box<ResourceState>>,
     /// For Success, instead of `state`: the index of a base resource the
     /// step carries into the new snapshot unchanged (a Same step whose
     /// state is the base's, byte for byte). The compact form of
@@ -139,7 +139,7 @@ pub struct JournalEntry {
     /// little journals little. Converge's own field.
     pub same_old: Option<usize>,
     /// For Begin: the operation that is pending until the step ends.
-    pub operation: Option<PendingOperation>,
+    pub operation: Option<Box<PendingOperation>>,
     /// The entry need not trigger a snapshot write (it must still be
     /// persisted in the journal).
     pub elide_write: bool,
@@ -178,7 +178,7 @@ impl JournalEntry {
     /// clean up after a crash (same, refresh, remove-pending-replace).
     pub fn begin(sequence_id: u64, operation_id: u64, operation: Option<PendingOperation>) -> Self {
         JournalEntry {
-            operation,
+            operation: operation.map(Box::new),
             ..Self::new(sequence_id, JournalEntryKind::Begin, operation_id)
         }
     }
@@ -222,7 +222,7 @@ impl JournalEntry {
     }
 
     pub fn with_state(mut self, state: ResourceState) -> Self {
-        self.state = Some(state);
+        self.state = Some(Box::new(state));
         self
     }
 
@@ -296,5 +296,17 @@ impl fmt::Display for JournalEntry {
             f.write_str(" refresh")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JournalEntry;
+
+    /// The journaler holds a batch of entries, most of them compact (a Same
+    /// step's): the resource states are boxed so that an entry is small.
+    #[test]
+    fn an_entry_without_a_state_is_small() {
+        assert!(std::mem::size_of::<JournalEntry>() <= 256);
     }
 }

@@ -183,14 +183,14 @@ impl Replayer {
     /// applied.
     pub fn apply(&mut self, entry: &JournalEntry) -> Result<(), ReplayError> {
         self.check_order(entry)?;
-        self.apply_checked(entry, entry.state.clone())
+        self.apply_checked(entry, entry.state.as_deref().cloned())
     }
 
     /// [`Replayer::apply`] of an entry the caller no longer needs: its state
     /// is moved into the replay, not cloned.
     pub fn apply_owned(&mut self, mut entry: JournalEntry) -> Result<(), ReplayError> {
         self.check_order(&entry)?;
-        let state = entry.state.take();
+        let state = entry.state.take().map(|s| *s);
         self.apply_checked(&entry, state)
     }
 
@@ -220,7 +220,8 @@ impl Replayer {
         match entry.kind {
             JournalEntryKind::Begin => {
                 self.touched = true;
-                self.incomplete.insert(op, (seq, entry.operation.clone()));
+                self.incomplete
+                    .insert(op, (seq, entry.operation.as_deref().cloned()));
             }
             JournalEntryKind::Success => {
                 self.touched = true;

@@ -66,11 +66,11 @@ async fn call_and_construct_over_the_wire() {
 
     // The component travels as a resource reference (the plugin accepts
     // them); the answer's dependencies come back as URNs.
-    let me = PropertyValue::ResourceReference(ResourceReference {
+    let me = PropertyValue::ResourceReference(Box::new(ResourceReference {
         urn: comp_urn(),
         id: None,
         package_version: String::new(),
-    });
+    }));
     let answer = p
         .call(describe(props(&[("__self__", me), ("greeting", s("Hi"))])))
         .await

@@ -166,7 +166,9 @@ resources:
     assert_eq!(i.get("file"), Some(&s("hello file")));
     assert_eq!(
         i.get("text"),
-        Some(&PropertyValue::Asset(Asset::from_text("some text")))
+        Some(&PropertyValue::Asset(Box::new(Asset::from_text(
+            "some text"
+        ))))
     );
     let Some(PropertyValue::Archive(archive)) = i.get("archive") else {
         panic!("{:?}", i.get("archive"))
@@ -190,9 +192,9 @@ resources:
     assert_eq!(asset.hash, converge_model::sha256_hex(b"hello file"));
     assert_eq!(
         i.get("remote"),
-        Some(&PropertyValue::Asset(Asset::from_uri(
+        Some(&PropertyValue::Asset(Box::new(Asset::from_uri(
             "https://example.com/x"
-        )))
+        ))))
     );
     assert_eq!(i.get("nested"), Some(&PropertyValue::Bool(true)));
 }

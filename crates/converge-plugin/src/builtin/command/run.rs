@@ -177,7 +177,7 @@ async fn collect(props: &PropertyMap, dir: Option<&Path>) -> std::io::Result<Pro
     if !asset_paths.is_empty() {
         let map = assets(&asset_paths)?
             .into_iter()
-            .map(|(k, a)| (k, PropertyValue::Asset(a)))
+            .map(|(k, a)| (k, PropertyValue::Asset(Box::new(a))))
             .collect();
         out.insert("assets".into(), PropertyValue::Object(map));
     }
@@ -188,10 +188,10 @@ async fn collect(props: &PropertyMap, dir: Option<&Path>) -> std::io::Result<Pro
             .collect();
         out.insert(
             "archive".into(),
-            PropertyValue::Archive(Archive {
+            PropertyValue::Archive(Box::new(Archive {
                 assets: Some(members),
                 ..Archive::default()
-            }),
+            })),
         );
     }
     Ok(out)

@@ -103,7 +103,7 @@ fn refuses_values_with_no_cty_form_naming_the_path_not_the_value() {
     );
     assert!(!err.contains("hunter2"));
 
-    let asset = PropertyValue::Asset(Asset::from_text("x"));
+    let asset = PropertyValue::Asset(Box::new(Asset::from_text("x")));
     let err = encode_msgpack(&asset, &CtyType::String).unwrap_err();
     assert!(
         err.to_string()
