@@ -273,7 +273,7 @@ mod tests {
         assert!(v.contains_unknowns());
         assert!(v.contains_secrets());
         assert!(!PropertyValue::from("x").contains_unknowns());
-        let unknown_output = PropertyValue::Output(Box::new(OutputValue::default()));
+        let unknown_output = PropertyValue::Output(Box::default());
         assert!(unknown_output.contains_unknowns());
     }
 }

@@ -131,7 +131,7 @@ fn sample() -> PropertyMap {
                 ..OutputValue::default()
             })),
         ),
-        ("u", PropertyValue::Output(Box::new(OutputValue::default()))),
+        ("u", PropertyValue::Output(Box::default())),
         ("z", PropertyValue::Null),
     ])
 }

@@ -165,7 +165,7 @@ fn special_values_have_pulumis_wire_forms() {
                "dependencies": [urn("a").as_str()]}),
         output,
     );
-    let unknown_output = PropertyValue::Output(Box::new(OutputValue::default()));
+    let unknown_output = PropertyValue::Output(Box::default());
     check(
         unknown_output.clone(),
         FULL,
@@ -228,7 +228,7 @@ fn kinds_the_peer_does_not_accept_are_downgraded() {
     );
     check(secret_output, plain, json!("v"), "v".into());
     check(
-        PropertyValue::Output(Box::new(OutputValue::default())),
+        PropertyValue::Output(Box::default()),
         plain,
         json!(UNKNOWN_STRING),
         PropertyValue::Unknown,
