@@ -11,12 +11,20 @@ use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
+use litemap::store::{StoreIterable, StoreIterableMut};
+use litemap::LiteMap;
+
 use crate::value::PropertyValue;
 
+/// The map: a vector of entries sorted by key. Most objects have a few
+/// keys; a B-tree node holds eleven whatever the count, and a snapshot
+/// holds several maps per resource.
+pub type Entries = LiteMap<String, PropertyValue>;
+
 /// An object's properties, ordered by key so that every rendering is
-/// stable. Reads and writes as a `BTreeMap<String, PropertyValue>`.
+/// stable. Reads and writes as a sorted map ([`Entries`]).
 #[derive(Clone, Default, PartialEq)]
-pub struct PropertyMap(Arc<BTreeMap<String, PropertyValue>>);
+pub struct PropertyMap(Arc<Entries>);
 
 impl PropertyMap {
     pub fn new() -> Self {
@@ -24,8 +32,13 @@ impl PropertyMap {
     }
 
     /// The map, owned: moved out if no one else shares it, else copied.
-    pub fn into_inner(self) -> BTreeMap<String, PropertyValue> {
+    pub fn into_inner(self) -> Entries {
         Arc::unwrap_or_clone(self.0)
+    }
+
+    /// Every value, to change in place (copies a shared map first).
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut PropertyValue> {
+        Arc::make_mut(&mut self.0).iter_mut().map(|(_, v)| v)
     }
 
     /// Whether `self` and `other` share one map (a clone not changed since).
@@ -35,7 +48,7 @@ impl PropertyMap {
 }
 
 impl Deref for PropertyMap {
-    type Target = BTreeMap<String, PropertyValue>;
+    type Target = Entries;
 
     fn deref(&self) -> &Self::Target {
         &self.0
@@ -48,6 +61,17 @@ impl DerefMut for PropertyMap {
     }
 }
 
+/// `map["key"]`, as on a `BTreeMap`: the value, or a panic if absent.
+impl std::ops::Index<&str> for PropertyMap {
+    type Output = PropertyValue;
+
+    fn index(&self, key: &str) -> &PropertyValue {
+        self.0
+            .get(key)
+            .unwrap_or_else(|| panic!("no property {key:?} in the map"))
+    }
+}
+
 impl std::fmt::Debug for PropertyMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
@@ -56,13 +80,13 @@ impl std::fmt::Debug for PropertyMap {
 
 impl From<BTreeMap<String, PropertyValue>> for PropertyMap {
     fn from(map: BTreeMap<String, PropertyValue>) -> Self {
-        PropertyMap(Arc::new(map))
+        map.into_iter().collect()
     }
 }
 
 impl<const N: usize> From<[(String, PropertyValue); N]> for PropertyMap {
     fn from(entries: [(String, PropertyValue); N]) -> Self {
-        PropertyMap(Arc::new(BTreeMap::from(entries)))
+        entries.into_iter().collect()
     }
 }
 
@@ -80,7 +104,7 @@ impl Extend<(String, PropertyValue)> for PropertyMap {
 
 impl IntoIterator for PropertyMap {
     type Item = (String, PropertyValue);
-    type IntoIter = std::collections::btree_map::IntoIter<String, PropertyValue>;
+    type IntoIter = std::vec::IntoIter<(String, PropertyValue)>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.into_inner().into_iter()
@@ -89,7 +113,8 @@ impl IntoIterator for PropertyMap {
 
 impl<'a> IntoIterator for &'a PropertyMap {
     type Item = (&'a String, &'a PropertyValue);
-    type IntoIter = std::collections::btree_map::Iter<'a, String, PropertyValue>;
+    type IntoIter =
+        <Vec<(String, PropertyValue)> as StoreIterable<'a, String, PropertyValue>>::KeyValueIter;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
@@ -98,7 +123,8 @@ impl<'a> IntoIterator for &'a PropertyMap {
 
 impl<'a> IntoIterator for &'a mut PropertyMap {
     type Item = (&'a String, &'a mut PropertyValue);
-    type IntoIter = std::collections::btree_map::IterMut<'a, String, PropertyValue>;
+    type IntoIter =
+        <Vec<(String, PropertyValue)> as StoreIterableMut<'a, String, PropertyValue>>::KeyValueIterMut;
 
     fn into_iter(self) -> Self::IntoIter {
         Arc::make_mut(&mut self.0).iter_mut()

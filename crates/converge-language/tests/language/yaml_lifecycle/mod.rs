@@ -114,7 +114,8 @@ pub fn stack_outputs(w: &Lifecycle) -> BTreeMap<String, PropertyValue> {
         .expect("the stack is registered")
         .outputs
         .clone()
-        .into_inner()
+        .into_iter()
+        .collect()
 }
 
 pub fn state<'a>(w: &'a Lifecycle, name: &str) -> &'a ResourceState {

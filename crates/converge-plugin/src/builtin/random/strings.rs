@@ -30,11 +30,11 @@ pub(super) fn sync_numeric(news: &mut PropertyMap) -> Option<CheckFailure> {
         |m: &PropertyMap, k: &str| m.get(k).is_some_and(|v| !matches!(v, PropertyValue::Null));
     match (set(news, "number"), set(news, "numeric")) {
         (true, false) => {
-            let v = news["number"].clone();
+            let v = news.get("number").cloned().unwrap_or(PropertyValue::Null);
             news.insert("numeric".into(), v);
         }
         (false, true) => {
-            let v = news["numeric"].clone();
+            let v = news.get("numeric").cloned().unwrap_or(PropertyValue::Null);
             news.insert("number".into(), v);
         }
         (true, true) => {
