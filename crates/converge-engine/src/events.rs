@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use converge_model::{PropertyDiff, ResourceState, Urn};
 use tokio::sync::mpsc;
@@ -73,8 +74,8 @@ pub enum EngineEvent {
     StepFinished {
         op: StepOp,
         urn: Urn,
-        old: Option<Box<ResourceState>>,
-        new: Option<Box<ResourceState>>,
+        old: Option<Arc<ResourceState>>,
+        new: Option<Arc<ResourceState>>,
         /// Property path → change, for updates and replacements.
         diff: BTreeMap<String, PropertyDiff>,
         /// `None` when the step succeeded.

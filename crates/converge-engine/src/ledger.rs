@@ -78,7 +78,8 @@ pub(crate) struct Registered {
     /// The operation whose end entry put this state in the new list; `None`
     /// when nothing was recorded (an untargeted new resource).
     pub op: Option<u64>,
-    pub state: ResourceState,
+    /// Shared with the step's finish event.
+    pub state: Arc<ResourceState>,
 }
 
 /// The registrations of this deployment by URN: reserved (`None`) from the
@@ -264,7 +265,7 @@ mod tests {
     fn recorded(name: &str) -> Registered {
         Registered {
             op: Some(1),
-            state: ResourceState::new(urn(name), false),
+            state: Arc::new(ResourceState::new(urn(name), false)),
         }
     }
 

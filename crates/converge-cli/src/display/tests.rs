@@ -160,14 +160,14 @@ fn an_update_in_plain_lines() {
 }
 
 /// A resource state with these inputs (and the same outputs).
-fn state(name: &str, inputs: &[(&str, PropertyValue)]) -> Box<ResourceState> {
+fn state(name: &str, inputs: &[(&str, PropertyValue)]) -> std::sync::Arc<ResourceState> {
     let mut s = ResourceState::new(urn(name), true);
     s.inputs = inputs
         .iter()
         .map(|(k, v)| ((*k).to_owned(), v.clone()))
         .collect();
     s.outputs = s.inputs.clone();
-    Box::new(s)
+    std::sync::Arc::new(s)
 }
 
 fn object(entries: &[(&str, &str)]) -> PropertyValue {
@@ -314,7 +314,8 @@ fn a_change_back_from_drift_shows_the_drifted_value() {
     let mut update = finished(StepOp::Update, "f", &[("content", DiffKind::Update)], None);
     if let EngineEvent::StepFinished { old, new, diff, .. } = &mut update {
         let mut o = state("f", &[("content", "hello\n".into())]);
-        o.outputs
+        std::sync::Arc::make_mut(&mut o)
+            .outputs
             .insert("content".to_owned(), PropertyValue::string("drift\n"));
         *old = Some(o);
         *new = Some(state("f", &[("content", "hello\n".into())]));

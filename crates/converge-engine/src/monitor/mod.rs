@@ -104,7 +104,7 @@ impl Monitor {
                 .registered
                 .get(urn)
                 .ok_or_else(|| EngineError::OutputsOfUnregistered(urn.clone()))?;
-            let mut state = registered.state.clone();
+            let mut state = (*registered.state).clone();
             state.outputs = outputs;
             (registered.op, state)
         };
@@ -112,7 +112,7 @@ impl Monitor {
         let entry = JournalEntry::outputs(0, d.next_operation(), state.clone()).with_remove_new(op);
         self.record(d.end(entry).await)?;
         if let Some(r) = d.progress().registered.get_mut(urn) {
-            r.state = state;
+            r.state = Arc::new(state);
         }
         Ok(())
     }

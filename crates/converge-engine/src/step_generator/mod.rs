@@ -309,7 +309,7 @@ async fn untargeted(
                     old.urn.clone(),
                     Registered {
                         op: None,
-                        state: old.clone(),
+                        state: Arc::new(old.clone()),
                     },
                 );
                 return Ok(result_of(&old));
@@ -328,7 +328,7 @@ async fn untargeted(
                 state.urn.clone(),
                 Registered {
                     op: None,
-                    state: state.clone(),
+                    state: Arc::new(state.clone()),
                 },
             );
             Ok(RegisterResult {

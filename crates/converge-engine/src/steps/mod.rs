@@ -137,14 +137,16 @@ pub(crate) fn finish(
     new: &ResourceState,
     diff: BTreeMap<String, PropertyDiff>,
 ) {
+    // One copy, held by the ledger and the finish event.
+    let shared = Arc::new(new.clone());
     d.progress().record(
         new.urn.clone(),
         Registered {
             op: op_id,
-            state: new.clone(),
+            state: Arc::clone(&shared),
         },
     );
-    report(d, op, old, Some(new), diff);
+    report_shared(d, op, old, Some(shared), diff);
 }
 
 /// A step whose provider call left a real object but failed (a partial
@@ -155,7 +157,7 @@ pub(crate) fn finish_partial(d: &Deployment, op_id: u64, new: &ResourceState) {
         new.urn.clone(),
         Registered {
             op: Some(op_id),
-            state: new.clone(),
+            state: Arc::new(new.clone()),
         },
     );
 }
@@ -182,9 +184,23 @@ pub(crate) fn report(
     new: Option<&ResourceState>,
     diff: BTreeMap<String, PropertyDiff>,
 ) {
-    let Some(subject) = new.or(old) else { return };
+    report_shared(d, op, old, new.map(|n| Arc::new(n.clone())), diff);
+}
+
+/// [`report`] of a new state already shared.
+fn report_shared(
+    d: &Deployment,
+    op: StepOp,
+    old: Option<&ResourceState>,
+    new: Option<Arc<ResourceState>>,
+    diff: BTreeMap<String, PropertyDiff>,
+) {
+    let Some(subject) = new.as_deref().or(old) else {
+        return;
+    };
+    let new_ref = new.as_deref();
     if d.opts.record_plans {
-        crate::saved_plan::record::step(d, op, &subject.urn, new);
+        crate::saved_plan::record::step(d, op, &subject.urn, new_ref);
     }
     d.record_step(PlannedStep {
         op,
@@ -195,16 +211,17 @@ pub(crate) fn report(
             .map(|(k, v)| (k.clone(), format!("{:?}", v.kind).to_lowercase()))
             .collect(),
         inputs: if d.opts.preview && d.opts.record_plans {
-            new.map(planned_inputs)
+            new_ref.map(planned_inputs)
         } else {
             None
         },
     });
+    let urn = subject.urn.clone();
     d.events.send(EngineEvent::StepFinished {
         op,
-        urn: subject.urn.clone(),
-        old: old.map(|o| Box::new(o.clone())),
-        new: new.map(|n| Box::new(n.clone())),
+        urn,
+        old: old.map(|o| Arc::new(o.clone())),
+        new,
         diff,
         error: None,
     });

@@ -59,13 +59,9 @@ pub(crate) fn snapshot_from_dto(
         location: "the deployment".to_owned(),
         field: "manifest",
     })?;
-    let mut resources = Vec::new();
-    for (i, resource) in deployment
-        .resources
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-    {
+    let stored = deployment.resources.unwrap_or_default();
+    let mut resources = Vec::with_capacity(stored.len());
+    for (i, resource) in stored.into_iter().enumerate() {
         resources.push(resource_from_dto(
             resource,
             &format!("resources[{i}]"),

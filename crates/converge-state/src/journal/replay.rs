@@ -163,8 +163,9 @@ impl Replayer {
     /// A replay onto a base held elsewhere too.
     pub fn shared(base: Arc<Snapshot>) -> Self {
         Replayer {
+            // Most operations carry most of the base over.
+            new_resources: Vec::with_capacity(base.resources.len()),
             base,
-            new_resources: Vec::new(),
             removed_new: HashSet::new(),
             new_index_of_operation: HashMap::new(),
             removed_old: HashSet::new(),
