@@ -1,5 +1,7 @@
 //! `converge`: the command-line tool.
 
+#[cfg(feature = "mimalloc")]
+mod allocator;
 mod args;
 mod atomic_write;
 mod commands;
@@ -25,19 +27,13 @@ use crate::args::{Cli, Command};
 use crate::commands::deploy::Operation;
 use crate::context::Context;
 
-/// mimalloc: a CLI run allocates millions of small property values and
-/// strings, and glibc's malloc took a quarter of a no-op preview's cycles.
-/// The `mimalloc` feature (default) selects it; without it heap profilers
-/// see every allocation.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     // `converge stack export | head` ends quietly, as Unix tools do;
     // operations catch SIGPIPE while they run (`commands::deploy`).
     #[cfg(unix)]
     sigpipe::reset();
+    #[cfg(feature = "mimalloc")]
+    allocator::configure();
     let cli = Cli::parse();
     // One thread: a multi-threaded runtime made a 10,000-resource `up`
     // slower (1.6 s to 2.5 s), since the journal's writer woke for smaller

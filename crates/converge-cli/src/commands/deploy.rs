@@ -324,6 +324,10 @@ async fn run_locked(
             base: locked.shared_base(),
             providers,
             options: DeploymentOptions {
+                // The update records what each resource did only to check
+                // it against a plan (`--plan`, or the preview it showed):
+                // the records hold a copy of every resource's values.
+                record_plans: options.plan.is_some() || consistency.is_some(),
                 plan: options.plan.clone().or(consistency),
                 ..options.clone()
             },

@@ -318,9 +318,8 @@ fn version_for(snapshot: Option<&Snapshot>) -> (i64, Vec<String>) {
 }
 
 fn to_bytes(file: &impl Serialize) -> Result<Vec<u8>, CheckpointError> {
-    let value = serde_json::to_value(file).map_err(|source| CheckpointError::RawJson {
+    json_text::to_pretty_bytes(file, 0).map_err(|source| CheckpointError::RawJson {
         field: "the state".to_owned(),
         source,
-    })?;
-    Ok(to_pretty_json(&value).into_bytes())
+    })
 }
