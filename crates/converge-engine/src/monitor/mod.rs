@@ -109,8 +109,11 @@ impl Monitor {
             (registered.op, state)
         };
         let Some(op) = op else { return Ok(()) };
+        // Outputs change nothing outside Converge: like a component's
+        // registration, the answer does not wait for the entry to be
+        // durable (a crash before it is loses what a re-run sets again).
         let entry = JournalEntry::outputs(0, d.next_operation(), state.clone()).with_remove_new(op);
-        self.record(d.end(entry).await)?;
+        self.record(d.end_unsynced(entry))?;
         if let Some(r) = d.progress().registered.get_mut(urn) {
             r.state = Arc::new(state);
         }

@@ -1,8 +1,8 @@
 //! Which steps wait for their journal entries (issue 14, item 3 and 4):
 //! steps with effects outside Converge wait (Begin durable before the
-//! provider call, end entry before the step is reported); components and
-//! Same steps hand their entries over unsynced and get their answers at
-//! once; an unchanged resource is journaled as a compact entry.
+//! provider call, end entry before the step is reported); components,
+//! outputs and Same steps hand their entries over unsynced and get their
+//! answers at once; an unchanged resource is journaled as a compact entry.
 
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ impl JournalSink for GatedSink {
 const GUARD: Duration = Duration::from_secs(60);
 
 #[tokio::test]
-async fn components_get_their_answers_before_their_entries_are_durable() {
+async fn components_and_outputs_get_their_answers_before_their_entries_are_durable() {
     let gate = Arc::new(Semaphore::new(0));
     let sink = Arc::new(GatedSink {
         gate: Arc::clone(&gate),
@@ -56,10 +56,20 @@ async fn components_get_their_answers_before_their_entries_are_durable() {
                     let stack = register_stack(&m).await?;
                     let mut c = component("my:index:Group", "c");
                     c.parent = Some(stack);
-                    m.register_resource(c).await.map_err(|e| e.to_string())
+                    let c = m.register_resource(c).await.map_err(|e| e.to_string())?;
+                    // Its outputs are answered before they are durable too.
+                    m.register_resource_outputs(&c.urn, inputs(&[("out", "o")]))
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Ok::<_, String>(c)
                 })
                 .await
-                .map_err(|_| "a component waited for the journal".to_owned())??;
+                .map_err(|_| {
+                    // Open the gate, so that the operation's final flush
+                    // ends and the test fails instead of hanging.
+                    gate.add_permits(1 << 20);
+                    "a component or its outputs waited for the journal".to_owned()
+                })??;
                 *seen.lock().unwrap() = Some(sink.entries.lock().unwrap().len());
                 gate.add_permits(1);
                 // A custom resource's create waits for its entries as
