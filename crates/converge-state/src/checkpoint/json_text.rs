@@ -3,46 +3,50 @@
 //! (integers without a fraction, shortest round-trip digits otherwise,
 //! exponent form below 1e-6 and from 1e21 on).
 
-use serde_json::{Number, Value};
+use serde::Serialize;
+use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
+use serde_json::Value;
 
 const INDENT: &str = "    ";
 
 /// Pretty JSON text (4-space indentation, like `json.MarshalIndent`), with a
 /// trailing newline.
 pub fn to_pretty_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value, Some(0));
-    out.push('\n');
-    out
+    let bytes = to_pretty_bytes(value, 0).expect("a JSON value always serializes");
+    String::from_utf8(bytes).expect("serde_json writes UTF-8")
 }
 
 /// [`to_pretty_json`] of `value`'s JSON form, written straight from it: no
 /// `Value` tree of the whole checkpoint in between (at 10k resources that
 /// tree and the text growing by doubling were 50 MB at the end of an up).
-pub fn to_pretty_bytes(
-    value: &impl serde::Serialize,
-    capacity: usize,
-) -> serde_json::Result<Vec<u8>> {
+pub fn to_pretty_bytes(value: &impl Serialize, capacity: usize) -> serde_json::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(capacity);
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, GoFormatter::default());
-    value.serialize(&mut ser)?;
+    let pretty = PrettyFormatter::with_indent(INDENT.as_bytes());
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut out,
+        GoFormatter(pretty),
+    ))?;
     out.push(b'\n');
     Ok(out)
 }
 
-/// serde_json's pretty printer with 4-space indentation, and doubles as
-/// Go writes them ([`format_f64`]).
-struct GoFormatter(serde_json::ser::PrettyFormatter<'static>);
-
-impl Default for GoFormatter {
-    fn default() -> Self {
-        GoFormatter(serde_json::ser::PrettyFormatter::with_indent(
-            INDENT.as_bytes(),
+/// Compact JSON text (like `json.Marshal`), used inside secrets.
+pub(crate) fn to_compact_json(value: &Value) -> String {
+    let mut out = Vec::new();
+    value
+        .serialize(&mut serde_json::Serializer::with_formatter(
+            &mut out,
+            GoFormatter(CompactFormatter),
         ))
-    }
+        .expect("a JSON value always serializes");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-impl serde_json::ser::Formatter for GoFormatter {
+/// serde_json's formatter `F` (pretty or compact), with doubles written as
+/// Go writes them ([`format_f64`]).
+struct GoFormatter<F>(F);
+
+impl<F: Formatter> Formatter for GoFormatter<F> {
     fn write_f64<W: ?Sized + std::io::Write>(
         &mut self,
         w: &mut W,
@@ -87,84 +91,6 @@ impl serde_json::ser::Formatter for GoFormatter {
     }
 }
 
-/// Compact JSON text (like `json.Marshal`), used inside secrets.
-pub(crate) fn to_compact_json(value: &Value) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value, None);
-    out
-}
-
-/// `depth` is `None` for compact output.
-fn write_value(out: &mut String, value: &Value, depth: Option<usize>) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&format_number(n)),
-        Value::String(s) => write_string(out, s),
-        Value::Array(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth.map(|d| d + 1));
-                write_value(out, item, depth.map(|d| d + 1));
-            }
-            newline(out, depth);
-            out.push(']');
-        }
-        Value::Object(members) => {
-            if members.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            for (i, (key, item)) in members.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, depth.map(|d| d + 1));
-                write_string(out, key);
-                out.push(':');
-                if depth.is_some() {
-                    out.push(' ');
-                }
-                write_value(out, item, depth.map(|d| d + 1));
-            }
-            newline(out, depth);
-            out.push('}');
-        }
-    }
-}
-
-fn newline(out: &mut String, depth: Option<usize>) {
-    if let Some(depth) = depth {
-        out.push('\n');
-        for _ in 0..depth {
-            out.push_str(INDENT);
-        }
-    }
-}
-
-fn write_string(out: &mut String, s: &str) {
-    // Serializing a string cannot fail.
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
-}
-
-fn format_number(n: &Number) -> String {
-    if let Some(u) = n.as_u64() {
-        u.to_string()
-    } else if let Some(i) = n.as_i64() {
-        i.to_string()
-    } else {
-        format_f64(n.as_f64().unwrap_or_default())
-    }
-}
-
 /// Formats a finite double the way Go's `encoding/json` does.
 pub(crate) fn format_f64(f: f64) -> String {
     let abs = f.abs();
@@ -206,8 +132,8 @@ mod tests {
         }
     }
 
-    /// Written straight from the value, the text is the one the `Value`
-    /// tree gives, byte for byte.
+    /// Written straight from a value (a struct as well as a `Value`), the
+    /// text is the one its `Value` tree gives, byte for byte.
     #[test]
     fn pretty_bytes_are_the_pretty_text() {
         let v = json!({
@@ -219,6 +145,25 @@ mod tests {
         let text = to_pretty_json(&v);
         assert_eq!(to_pretty_bytes(&v, 0).unwrap(), text.as_bytes());
         assert_eq!(to_pretty_bytes(&json!([]), 0).unwrap(), b"[]\n");
+        #[derive(serde::Serialize)]
+        struct Row {
+            name: &'static str,
+            ratio: f64,
+            tags: Vec<u32>,
+        }
+        let row = Row {
+            name: "r",
+            ratio: 1e21,
+            tags: vec![],
+        };
+        assert_eq!(
+            to_pretty_bytes(&row, 0).unwrap(),
+            to_pretty_json(&serde_json::to_value(&row).unwrap()).as_bytes()
+        );
+        assert_eq!(
+            to_pretty_json(&serde_json::to_value(&row).unwrap()),
+            "{\n    \"name\": \"r\",\n    \"ratio\": 1e+21,\n    \"tags\": []\n}\n"
+        );
     }
 
     #[test]
