@@ -2,9 +2,11 @@
 # (moto, from the venv "$venv") on a free port of 127.0.0.1, creates the
 # bucket, exports CONVERGE_TEST_S3_ENDPOINT / _BUCKET and test credentials,
 # and stops the server when the calling script exits. The same endpoint
-# serves AWS KMS, which the awskms:// secrets tests use.
+# serves AWS KMS, which the awskms:// secrets tests use. moto runs through
+# scripts/lib/moto_server.py, which makes its conditional PUTs atomic as
+# S3's are (the stack lease depends on it).
 s3_port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$venv/bin/moto_server" -H 127.0.0.1 -p "$s3_port" > "$cache/moto.log" 2>&1 &
+"$venv/bin/python" "$(dirname "${BASH_SOURCE[0]}")/moto_server.py" -H 127.0.0.1 -p "$s3_port" > "$cache/moto.log" 2>&1 &
 s3_pid=$!
 on_exit "kill $s3_pid 2>/dev/null || true"
 export AWS_ACCESS_KEY_ID=converge-test AWS_SECRET_ACCESS_KEY=converge-test AWS_REGION=us-east-1

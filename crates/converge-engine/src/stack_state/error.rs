@@ -57,6 +57,18 @@ pub enum StackStateError {
         #[source]
         source: Box<converge_state::surgery::SurgeryError>,
     },
+    /// An update journal appeared after this process took the stack's lock
+    /// and found none: somebody else is updating the stack at the same
+    /// time. The lock was broken, or the store's conditional writes are not
+    /// atomic. This process has changed nothing.
+    #[error(
+        "another update of stack {stack} started while this one held the stack's lock (its \
+         journal is {location}); this update changed nothing and stops. Either the lock was \
+         broken (`converge cancel`) or the backend does not make conditional writes atomic \
+         (an S3-compatible store must honour `If-None-Match: *` on PUT). Let the other update \
+         finish, then run this one again"
+    )]
+    ConcurrentUpdate { stack: String, location: String },
     /// A base change or the end of an update could not be journaled.
     #[error(transparent)]
     Journal(#[from] JournalError),

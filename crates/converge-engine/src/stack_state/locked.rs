@@ -304,9 +304,21 @@ impl LockedStack {
     /// checkpoint, and persists the base changes made so far as its first
     /// entries. The operation runs on [`LockedStack::base`].
     pub async fn start(&mut self) -> Result<Arc<UpdateJournal>, StackStateError> {
-        self.backend
+        // Taking the lock found no journal: one now is another writer's.
+        match self
+            .backend
             .open_journal(&self.stack, &recovery::digest_of(self.bytes.as_deref()))
-            .await?;
+            .await
+        {
+            Ok(()) => {}
+            Err(BackendError::JournalExists { location, .. }) => {
+                return Err(StackStateError::ConcurrentUpdate {
+                    stack: self.stack.to_string(),
+                    location,
+                })
+            }
+            Err(e) => return Err(e.into()),
+        }
         let mut changes = std::mem::take(&mut self.changes);
         for (i, entry) in changes.iter_mut().enumerate() {
             entry.sequence_id = i as u64 + 1;

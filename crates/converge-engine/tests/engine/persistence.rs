@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use converge_backend::{Backend, FileBackend, LockInfo, StackRef};
 use converge_engine::stack_state::{
-    JournalStatus, ReadOptions, Recovery, StackState, UpdateJournal,
+    JournalStatus, ReadOptions, Recovery, StackState, StackStateError, UpdateJournal,
 };
 use converge_engine::{DeploymentOptions, EventSink, LockedStack, OperationContext};
 use converge_state::checkpoint;
@@ -141,6 +141,48 @@ async fn an_update_journals_then_compacts() {
     let again = w.state.lock(me()).await.unwrap();
     assert_eq!(again.recovery(), &Recovery::Clean);
     again.release().await.unwrap();
+}
+
+/// The lock is the first guard against two updates; the journal's
+/// create-if-absent is the second. If another writer gets past the lock
+/// (a broken lease, a store whose conditional writes are not atomic), the
+/// update that finds its journal stops before changing anything, and says
+/// why instead of asking for a recovery that would race the live writer.
+#[tokio::test]
+async fn an_update_that_finds_another_writers_journal_stops_and_changes_nothing() {
+    let w = world().await;
+    let mut first = w.state.lock(me()).await.unwrap();
+    w.update(&mut first, 3).await;
+    let before = w.stored().await.unwrap();
+    first.release().await.unwrap();
+
+    let mut locked = w.state.lock(me()).await.unwrap();
+    // The other writer, behind the lock holder's back.
+    let digest = base_digest(
+        &w.backend
+            .load_checkpoint(w.state.stack())
+            .await
+            .unwrap()
+            .unwrap(),
+    );
+    w.backend
+        .open_journal(w.state.stack(), &digest)
+        .await
+        .unwrap();
+    let err = locked.start().await.unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(err, StackStateError::ConcurrentUpdate { .. })
+            && msg.contains("another update of stack")
+            && msg.contains("changed nothing")
+            && !msg.contains("recover"),
+        "{msg}"
+    );
+    // The other writer's journal and the checkpoint are as they were.
+    let stored = w.backend.load_journal(w.state.stack()).await.unwrap();
+    assert!(stored.is_some_and(|j| j.entries.is_empty() && j.base_digest == digest));
+    assert_eq!(w.stored().await.unwrap(), before);
+    locked.release().await.unwrap();
 }
 
 #[tokio::test]
