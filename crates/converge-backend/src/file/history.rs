@@ -3,7 +3,8 @@
 //!
 //! - `history/<project>/<stack>/<stack>-<unixnano>.history.json` — the record;
 //! - `history/<project>/<stack>/<stack>-<unixnano>.checkpoint.json` — the
-//!   checkpoint the update left;
+//!   checkpoint the update left (a hard link to it where the file system
+//!   has them: the checkpoint is only ever replaced by rename);
 //! - `backups/<project>/<stack>/<stack>.<unixnano>.json` — the same
 //!   checkpoint again, unless checkpoint backups are off.
 
@@ -24,8 +25,7 @@ impl FileStore {
         record: &[u8],
     ) -> Result<()> {
         let (_, paths) = self.resolve(stack)?;
-        let checkpoint = atomic::read_optional(&paths.checkpoint)?;
-        if checkpoint.is_none() && !self.stack_exists(stack)? {
+        if !paths.checkpoint.exists() && !self.stack_exists(stack)? {
             return Err(self.not_found(stack));
         }
         check_record(stack, kind, record)?;
@@ -36,15 +36,15 @@ impl FileStore {
             &paths.history_dir.join(format!("{prefix}{HISTORY_SUFFIX}")),
             record,
         )?;
-        if let Some(checkpoint) = checkpoint {
-            let copy = paths.history_dir.join(format!("{prefix}.checkpoint.json"));
-            atomic::write_atomic(&copy, &checkpoint)?;
-            if self.options.checkpoint_backups {
-                // The backup is the history copy under a second name (both
-                // archives, never rewritten): its bytes are written once.
-                let backup = paths.backup_dir.join(format!("{s}.{nanos}.json"));
-                atomic::link_or_copy(&copy, &backup)?;
-            }
+        // The copy is the checkpoint under a second name: every writer
+        // replaces the checkpoint by rename, so the copy keeps these bytes,
+        // and they are not written a second time.
+        let copy = paths.history_dir.join(format!("{prefix}.checkpoint.json"));
+        if atomic::link_or_copy(&paths.checkpoint, &copy)? && self.options.checkpoint_backups {
+            // The backup is the history copy under a third name (all
+            // archives, never rewritten).
+            let backup = paths.backup_dir.join(format!("{s}.{nanos}.json"));
+            atomic::link_or_copy(&copy, &backup)?;
         }
         Ok(())
     }

@@ -145,7 +145,28 @@ async fn writes_pulumis_project_scoped_layout() {
         .unwrap()
         .next()
         .unwrap();
-    assert_eq!(fs::read(backup.unwrap().path()).unwrap(), b"v2");
+    let backup = backup.unwrap().path();
+    assert_eq!(fs::read(&backup).unwrap(), b"v2");
+    // The history copy and the backup are the checkpoint's bytes under
+    // more names (written once), and keep them when the checkpoint moves on.
+    {
+        use std::os::unix::fs::MetadataExt;
+        let copy = fs::read_dir(&history_dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(".checkpoint.json"))
+            .unwrap();
+        let stack_file = root.join(".pulumi/stacks/proj/dev.json");
+        let ino = |p: &std::path::Path| fs::metadata(p).unwrap().ino();
+        assert_eq!(ino(&copy), ino(&stack_file));
+        assert_eq!(ino(&backup), ino(&stack_file));
+        b.save_checkpoint(&dev(), b"v3", &SaveOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(fs::read(&stack_file).unwrap(), b"v3");
+        assert_eq!(fs::read(&copy).unwrap(), b"v2");
+        assert_eq!(fs::read(&backup).unwrap(), b"v2");
+    }
 
     let lock_file = PathBuf::from(guard.location());
     assert_eq!(
