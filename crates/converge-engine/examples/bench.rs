@@ -23,8 +23,6 @@ use converge_engine::{
     Program,
 };
 use converge_model::PropertyValue;
-use converge_state::journal::entry_to_json;
-use converge_state::secrets::SecretsMode;
 use converge_testkit::{custom, program, register_stack, MockCloud, MockLoader, MockProvider};
 
 const T: &str = "pkg:index:Thing";
@@ -179,19 +177,10 @@ impl World {
             (_, Some(p)) => converge_engine::update(ctx, p).await,
             _ => unreachable!("an update needs a program"),
         };
-        let journal_bytes: usize = result
-            .journal
-            .iter()
-            .map(|e| {
-                entry_to_json(e, SecretsMode::Opaque)
-                    .map(|b| b.len() + 1)
-                    .unwrap_or(0)
-            })
-            .sum();
         // A preview persists nothing (its journal stays in memory).
         let mut written = 0;
         if let Some(journal) = journal {
-            written += journal_bytes;
+            written += journal.bytes_persisted() as usize;
             written += match locked
                 .finish(journal, &result, None)
                 .await

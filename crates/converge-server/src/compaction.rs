@@ -4,7 +4,7 @@
 //! carried through as is.
 
 use converge_state::checkpoint::{read_checkpoint, write_checkpoint, StackCheckpoint};
-use converge_state::journal::{entry_from_json, replay};
+use converge_state::journal::{journal_from_json, replay};
 use converge_state::secrets::SecretsMode;
 use converge_state::{Manifest, Snapshot};
 
@@ -45,10 +45,7 @@ pub fn compact(
         },
     };
     let base = cp.latest.take().unwrap_or_else(|| Snapshot::empty(now));
-    let entries = entries
-        .iter()
-        .map(|e| entry_from_json(e.as_bytes(), SecretsMode::Opaque))
-        .collect::<Result<Vec<_>, _>>()
+    let entries = journal_from_json(entries, SecretsMode::Opaque)
         .map_err(|e| format!("a journal entry cannot be read: {e}"))?;
     let mut snapshot = replay(&base, &entries).map_err(|e| format!("replay failed: {e}"))?;
     let plugins = snapshot.manifest.plugins.take();

@@ -1,11 +1,12 @@
 //! The journal of one update on a backend: the [`JournalSink`] the engine
 //! persists through, and its compaction at the end.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use converge_backend::{Backend, StackRef};
-use converge_state::journal::{entry_to_json, JournalEntry};
+use converge_state::journal::{entries_to_json, JournalEntry};
 
 use super::Secrets;
 use crate::journaler::{JournalError, JournalSink};
@@ -22,6 +23,8 @@ pub struct UpdateJournal {
     pub(super) secrets: Secrets,
     /// The sequence ID of the first entry the engine persists.
     pub(super) first_sequence_id: u64,
+    /// What was handed to the store so far: the lines and their newlines.
+    pub(super) bytes_persisted: AtomicU64,
 }
 
 /// How [`super::LockedStack::finish`] compacted an update's journal.
@@ -34,16 +37,24 @@ pub enum Completion {
 }
 
 impl UpdateJournal {
+    /// The bytes of journal lines persisted so far (each line counted with
+    /// its newline, as a journal file stores it).
+    pub fn bytes_persisted(&self) -> u64 {
+        self.bytes_persisted.load(Ordering::Relaxed)
+    }
+
     pub(super) async fn persist_entries(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
-        let lines = batch
-            .iter()
-            .map(|e| entry_to_json(e, self.secrets.mode()))
-            .collect::<Result<Vec<_>, _>>()
+        // A run of unchanged resources is one line.
+        let lines = entries_to_json(batch, self.secrets.mode())
             .map_err(|e| JournalError::Encode(Arc::new(e)))?;
         self.backend
             .append_journal(&self.stack, &lines)
             .await
-            .map_err(|e| JournalError::Backend(Arc::new(e)))
+            .map_err(|e| JournalError::Backend(Arc::new(e)))?;
+        let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+        self.bytes_persisted
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        Ok(())
     }
 }
 

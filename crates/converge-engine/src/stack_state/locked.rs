@@ -328,6 +328,7 @@ impl LockedStack {
             stack: self.stack.clone(),
             secrets: self.secrets.clone(),
             first_sequence_id: changes.len() as u64 + 1,
+            bytes_persisted: Default::default(),
         };
         if !changes.is_empty() {
             journal.persist_entries(&changes).await?;

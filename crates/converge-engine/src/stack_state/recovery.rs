@@ -3,7 +3,7 @@
 
 use converge_backend::{Backend, SaveOptions, StackRef, StoredJournal};
 use converge_state::checkpoint::{self, StackCheckpoint};
-use converge_state::journal::{base_digest, entry_from_json, replay};
+use converge_state::journal::{base_digest, journal_from_json, replay};
 use converge_state::secrets::SecretsMode;
 use converge_state::{Manifest, Snapshot};
 
@@ -67,15 +67,12 @@ pub(super) fn replay_stored(
         .latest
         .take()
         .unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
-    let entries = journal
-        .entries
-        .iter()
-        .map(|line| entry_from_json(line, mode))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|source| StackStateError::JournalEntry {
+    let entries = journal_from_json(&journal.entries, mode).map_err(|source| {
+        StackStateError::JournalEntry {
             stack: stack.to_string(),
             source: Box::new(source),
-        })?;
+        }
+    })?;
     let snapshot = replay(&base, &entries).map_err(|source| StackStateError::Replay {
         stack: stack.to_string(),
         source: Box::new(source),

@@ -222,6 +222,57 @@ async fn a_reader_sees_an_interrupted_update_and_compacts_it_once_its_writer_is_
     locked.release().await.unwrap();
 }
 
+/// An update that changes nothing journals its unchanged resources as
+/// runs, a line for many of them; an interrupted one replays from those
+/// lines to exactly what the update had done.
+#[tokio::test]
+async fn unchanged_resources_are_journaled_as_runs_and_replay_in_place() {
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    w.update(&mut locked, 40).await;
+    let before = w.stored().await.unwrap();
+    locked.release().await.unwrap();
+
+    let mut locked = w.state.lock(me()).await.unwrap();
+    let journal = locked.start().await.unwrap();
+    let result =
+        converge_engine::update(w.context(locked.base(), journal), &numbered_things(40)).await;
+    assert!(result.error.is_none(), "{:?}", result.error);
+    let same = result
+        .journal
+        .iter()
+        .filter(|e| e.same_old.is_some())
+        .count();
+    assert_eq!(same, before.resources.len());
+    let lines = w
+        .backend
+        .load_journal(w.state.stack())
+        .await
+        .unwrap()
+        .unwrap()
+        .entries;
+    assert!(
+        lines.len() < result.journal.len() / 2,
+        "{} lines for {} entries",
+        lines.len(),
+        result.journal.len()
+    );
+    assert!(lines
+        .iter()
+        .any(|l| String::from_utf8_lossy(l).contains("\"sameOlds\":[")));
+    // The writer dies before compacting; the next lock replays the runs.
+    locked.release().await.unwrap();
+    let again = w.state.lock(me()).await.unwrap();
+    assert!(
+        matches!(again.recovery(), Recovery::Replayed { .. }),
+        "{:?}",
+        again.recovery()
+    );
+    assert_eq!(again.base().resources, before.resources);
+    assert_eq!(w.stored().await.unwrap().resources, before.resources);
+    again.release().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_reader_that_cannot_prove_the_writer_gone_changes_nothing() {
     let w = world().await;

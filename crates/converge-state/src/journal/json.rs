@@ -25,6 +25,7 @@
 //! | `newSnapshot`           | `DeploymentV3`     | when set                         |
 //! | `elideWrite`            | bool               | when true — Converge's own field |
 //! | `sameOld`               | integer            | when set — Converge's own field, version 2; such an entry omits null references and `elideWrite` (implied) |
+//! | `sameOlds`              | array of integers  | instead of `sameOld` — Converge's own field, version 3: the line is a run of compact Same entries (see [`super::runs`]) |
 //!
 //! Choices where Pulumi gives no answer:
 //!
@@ -63,12 +64,16 @@ use crate::snapshot::{OperationType, PendingOperation, SecretsProviders};
 
 /// The newest journal-entry format version Converge reads. Entries are
 /// written as version 1 unless they use `sameOld` (a compact Same step),
-/// which needs version 2: an older reader would ignore the key and lose
-/// the resource's place in the snapshot, so it must refuse the entry.
-pub const JOURNAL_ENTRY_VERSION: i64 = 2;
+/// which needs version 2, or `sameOlds` (a run of them), which needs
+/// version 3: an older reader would ignore the key and lose resources'
+/// places in the snapshot, so it must refuse the entry.
+pub const JOURNAL_ENTRY_VERSION: i64 = 3;
 
 /// The version of entries that need nothing newer than Pulumi's fields.
 const BASE_ENTRY_VERSION: i64 = 1;
+
+/// The version of a single compact Same entry.
+const SAME_ENTRY_VERSION: i64 = 2;
 
 /// Why a journal entry could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +99,15 @@ pub enum JournalJsonError {
         "journal entry #{sequence_id}: `operation.type`: unknown operation type {kind:?} (expected creating, updating, deleting, reading or importing)"
     )]
     UnknownOperation { sequence_id: u64, kind: String },
+    #[error("journal entry #{sequence_id}: `sameOlds`: {reason}")]
+    BadRun {
+        sequence_id: u64,
+        reason: &'static str,
+    },
+    #[error(
+        "journal entry #{sequence_id}: a run of {count} entries where one was expected; read journal lines with `journal_from_json`"
+    )]
+    UnexpectedRun { sequence_id: u64, count: usize },
 }
 
 /// `apitype.JournalEntry` as written, field for field in Go's order.
@@ -137,6 +151,8 @@ struct EntryOut {
     elide_write: bool,
     #[serde(rename = "sameOld", skip_serializing_if = "Option::is_none")]
     same_old: Option<u64>,
+    #[serde(rename = "sameOlds", skip_serializing_if = "Option::is_none")]
+    same_olds: Option<Vec<u64>>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -177,11 +193,24 @@ struct EntryIn {
     elide_write: Option<bool>,
     #[serde(rename = "sameOld")]
     same_old: Option<Value>,
+    #[serde(rename = "sameOlds")]
+    same_olds: Option<Value>,
 }
 
 /// Writes one entry as a single line of compact JSON (no trailing newline).
 pub fn entry_to_json(
     entry: &JournalEntry,
+    mode: SecretsMode<'_>,
+) -> Result<Vec<u8>, CheckpointError> {
+    entry_line(entry, None, mode)
+}
+
+/// Writes `entry` as one line; with `run`, the line stands for a run of
+/// compact Same entries, `entry` and the ones after it, which carry over
+/// the base resources `run` (`entry.same_old` first).
+pub(super) fn entry_line(
+    entry: &JournalEntry,
+    run: Option<&[usize]>,
     mode: SecretsMode<'_>,
 ) -> Result<Vec<u8>, CheckpointError> {
     let index = |i: Option<usize>| i.map(|i| i as u64);
@@ -206,9 +235,10 @@ pub fn entry_to_json(
         })
         .transpose()?;
     let out = EntryOut {
-        version: match entry.same_old {
-            Some(_) => JOURNAL_ENTRY_VERSION,
-            None => BASE_ENTRY_VERSION,
+        version: match (entry.same_old, run) {
+            (Some(_), Some(_)) => JOURNAL_ENTRY_VERSION,
+            (Some(_), None) => SAME_ENTRY_VERSION,
+            (None, _) => BASE_ENTRY_VERSION,
         },
         kind: entry.kind.wire_number(),
         sequence_id: entry.sequence_id,
@@ -233,7 +263,11 @@ pub fn entry_to_json(
             .map(|s| snapshot_to_dto(s, mode))
             .transpose()?,
         elide_write: entry.elide_write,
-        same_old: index(entry.same_old),
+        same_old: match run {
+            Some(_) => None,
+            None => index(entry.same_old),
+        },
+        same_olds: run.map(|olds| olds.iter().map(|&i| i as u64).collect()),
     };
     let mut value = serde_json::to_value(&out).map_err(|source| CheckpointError::RawJson {
         field: "the journal entry".to_owned(),
@@ -253,11 +287,28 @@ pub fn entry_to_json(
 }
 
 /// Reads one entry (surrounding whitespace, including a trailing newline, is
-/// allowed).
+/// allowed). A line that holds a run of entries (`sameOlds`) is refused:
+/// read journal lines with [`super::journal_from_json`].
 pub fn entry_from_json(
     bytes: &[u8],
     mode: SecretsMode<'_>,
 ) -> Result<JournalEntry, JournalJsonError> {
+    let (entry, run) = entry_and_run(bytes, mode)?;
+    if let Some(olds) = run.filter(|olds| olds.len() != 1) {
+        return Err(JournalJsonError::UnexpectedRun {
+            sequence_id: entry.sequence_id,
+            count: olds.len(),
+        });
+    }
+    Ok(entry)
+}
+
+/// Reads one line: its first entry, and for a run line (`sameOlds`) the
+/// base indices of the run, the first entry's included.
+pub(super) fn entry_and_run(
+    bytes: &[u8],
+    mode: SecretsMode<'_>,
+) -> Result<(JournalEntry, Option<Vec<usize>>), JournalJsonError> {
     // A struct would also accept a JSON array, field by position. Empty
     // input falls through to the parser's "EOF" syntax error.
     match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
@@ -299,8 +350,21 @@ pub fn entry_from_json(
         }
     };
 
-    let same_old = index("sameOld", raw.same_old)?;
-    Ok(JournalEntry {
+    let run = raw
+        .same_olds
+        .map(|olds| super::runs::indices(sequence_id, olds))
+        .transpose()?;
+    if run.is_some() && !matches!(raw.same_old, None | Some(Value::Null)) {
+        return Err(JournalJsonError::BadRun {
+            sequence_id,
+            reason: "a run line has no `sameOld` of its own",
+        });
+    }
+    let same_old = match &run {
+        Some(olds) => olds.first().copied(),
+        None => index("sameOld", raw.same_old)?,
+    };
+    let entry = JournalEntry {
         sequence_id,
         kind,
         operation_id,
@@ -326,7 +390,11 @@ pub fn entry_from_json(
             kind: sp.kind,
             state: sp.state.map(|v| v.to_string()),
         }),
-    })
+    };
+    if let Some(olds) = &run {
+        super::runs::check_run(&entry, olds.len())?;
+    }
+    Ok((entry, run))
 }
 
 /// A non-negative integer field; `None` when absent or `null`.
@@ -390,12 +458,12 @@ mod tests {
         assert!(String::from_utf8(plain)
             .unwrap()
             .starts_with(r#"{"version":1,"#));
-        let newer = r#"{"version":3,"kind":1,"sequenceID":4,"operationID":3}"#;
+        let newer = r#"{"version":4,"kind":1,"sequenceID":4,"operationID":3}"#;
         let msg = entry_from_json(newer.as_bytes(), SecretsMode::Opaque)
             .unwrap_err()
             .to_string();
         assert!(
-            msg.contains("version 3") && msg.contains("upgrade"),
+            msg.contains("version 4") && msg.contains("upgrade"),
             "{msg}"
         );
     }

@@ -14,9 +14,11 @@
 
 pub mod json;
 mod replay;
+mod runs;
 
 pub use json::{entry_from_json, entry_to_json, JournalJsonError};
 pub use replay::{rebuild_dependencies, replay, ReplayError, Replayer};
+pub use runs::{entries_to_json, journal_from_json};
 
 /// How a journal names the checkpoint it started from: the lowercase hex
 /// SHA-256 of the checkpoint's bytes as stored. A journal replays onto the
