@@ -5,10 +5,19 @@
 //! means absent. Writing follows Go's `omitempty`: empty and false fields are
 //! left out, except `urn`, `custom` and `type`. Struct fields are written in
 //! declaration order.
+//!
+//! A resource's property maps are read as their JSON text ([`Props::Raw`])
+//! and decoded once, straight into property values, when the resource is
+//! (see `raw_values`); a resource is read by hand, not derived, because
+//! serde's `flatten` (for the keys this version does not know) would
+//! buffer every field in a generic tree first.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// Just enough of any state file to check its version and features before
@@ -94,8 +103,31 @@ pub(crate) struct Operation {
     pub kind: Option<String>,
 }
 
+/// A resource's `inputs` or `outputs`: as read (the object's text), or as
+/// built for writing.
+#[derive(Debug)]
+pub(crate) enum Props {
+    Raw(Box<RawValue>),
+    Json(Map<String, Value>),
+}
+
+impl Serialize for Props {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Props::Raw(raw) => raw.serialize(s),
+            Props::Json(map) => map.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Props {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(d).map(Props::Raw)
+    }
+}
+
 /// `ResourceV3`. Keys this version does not know are kept in `unknown`.
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Serialize)]
 pub(crate) struct Resource {
     pub urn: Option<String>,
     pub custom: Option<bool>,
@@ -106,9 +138,9 @@ pub(crate) struct Resource {
     #[serde(rename = "type")]
     pub type_token: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub inputs: Option<Map<String, Value>>,
+    pub inputs: Option<Props>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub outputs: Option<Map<String, Value>>,
+    pub outputs: Option<Props>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -165,6 +197,66 @@ pub(crate) struct Resource {
     /// Every other key, kept and written back (after the known ones).
     #[serde(flatten)]
     pub unknown: Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for Resource {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(ResourceVisitor)
+    }
+}
+
+struct ResourceVisitor;
+
+impl<'de> Visitor<'de> for ResourceVisitor {
+    type Value = Resource;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a resource (a JSON object)")
+    }
+
+    /// Every field optional, `null` as absent, a repeated key's last value
+    /// kept: Go's decoder.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Resource, A::Error> {
+        let mut r = Resource::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "urn" => r.urn = map.next_value()?,
+                "custom" => r.custom = map.next_value()?,
+                "delete" => r.delete = map.next_value()?,
+                "id" => r.id = map.next_value()?,
+                "type" => r.type_token = map.next_value()?,
+                "inputs" => r.inputs = map.next_value()?,
+                "outputs" => r.outputs = map.next_value()?,
+                "parent" => r.parent = map.next_value()?,
+                "protect" => r.protect = map.next_value()?,
+                "external" => r.external = map.next_value()?,
+                "dependencies" => r.dependencies = map.next_value()?,
+                "initErrors" => r.init_errors = map.next_value()?,
+                "provider" => r.provider = map.next_value()?,
+                "propertyDependencies" => r.property_dependencies = map.next_value()?,
+                "pendingReplacement" => r.pending_replacement = map.next_value()?,
+                "additionalSecretOutputs" => r.additional_secret_outputs = map.next_value()?,
+                "aliases" => r.aliases = map.next_value()?,
+                "customTimeouts" => r.custom_timeouts = map.next_value()?,
+                "importID" => r.import_id = map.next_value()?,
+                "retainOnDelete" => r.retain_on_delete = map.next_value()?,
+                "deletedWith" => r.deleted_with = map.next_value()?,
+                "created" => r.created = map.next_value()?,
+                "modified" => r.modified = map.next_value()?,
+                "sourcePosition" => r.source_position = map.next_value()?,
+                "ignoreChanges" => r.ignore_changes = map.next_value()?,
+                "replaceOnChanges" => r.replace_on_changes = map.next_value()?,
+                "refreshBeforeUpdate" => r.refresh_before_update = map.next_value()?,
+                "viewOf" => r.view_of = map.next_value()?,
+                "taint" => r.taint = map.next_value()?,
+                _ => {
+                    let value = map.next_value()?;
+                    r.unknown.insert(key, value);
+                }
+            }
+        }
+        Ok(r)
+    }
 }
 
 /// Timeouts in seconds (Go's `resource.CustomTimeouts`); zero means unset.

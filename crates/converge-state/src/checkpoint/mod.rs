@@ -23,6 +23,7 @@ mod decrypt;
 pub(crate) mod dto;
 pub(crate) mod json_text;
 mod property_path;
+mod raw_values;
 pub(crate) mod resource;
 pub mod values;
 

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::dto;
 use super::property_path::join_paths;
+use super::raw_values::property_map_from_raw;
 use super::values::{property_map_from_json, property_map_to_json};
 use super::CheckpointError;
 use crate::secrets::SecretsMode;
@@ -149,17 +150,17 @@ pub(crate) fn resource_from_dto(
         });
     }
     let properties =
-        |field: &str, object: Option<Map<String, Value>>| -> Result<PropertyMap, CheckpointError> {
-            match object {
-                None => Ok(PropertyMap::new()),
-                Some(object) => {
-                    property_map_from_json(&object, mode).map_err(|e| CheckpointError::Property {
-                        urn: urn.to_string(),
-                        property: join_paths(field, &e.path),
-                        source: e.kind,
-                    })
-                }
-            }
+        |field: &str, props: Option<dto::Props>| -> Result<PropertyMap, CheckpointError> {
+            let read = match &props {
+                None => return Ok(PropertyMap::new()),
+                Some(dto::Props::Raw(raw)) => property_map_from_raw(raw, mode),
+                Some(dto::Props::Json(object)) => property_map_from_json(object, mode),
+            };
+            read.map_err(|e| CheckpointError::Property {
+                urn: urn.to_string(),
+                property: join_paths(field, &e.path),
+                source: e.kind,
+            })
         };
     let provider = non_empty(r.provider)
         .map(|p| {
@@ -305,12 +306,12 @@ pub(crate) fn resource_to_dto(
     mode: SecretsMode<'_>,
 ) -> Result<dto::Resource, CheckpointError> {
     let properties =
-        |field: &str, map: &PropertyMap| -> Result<Option<Map<String, Value>>, CheckpointError> {
+        |field: &str, map: &PropertyMap| -> Result<Option<dto::Props>, CheckpointError> {
             if map.is_empty() {
                 return Ok(None);
             }
             property_map_to_json(map, mode)
-                .map(Some)
+                .map(|object| Some(dto::Props::Json(object)))
                 .map_err(|e| CheckpointError::Property {
                     urn: r.urn.to_string(),
                     property: join_paths(field, &e.path),
