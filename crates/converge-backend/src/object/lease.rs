@@ -37,6 +37,15 @@ pub(crate) const LEASE: &str = "converge-lease.json";
 /// still be in flight: the next `lock` here may take them over at once.
 static DROPPED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
+/// Held by a dropped guard's delete and by a take-over of a dropped lease,
+/// so that the delete never removes the lease a take-over has just written
+/// (a bucket has no conditional delete): whichever comes second sees the
+/// lease's id gone from [`DROPPED`] and stands back.
+static DROPPED_GATE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// How many times `lock` tries again when the lease vanished under it.
+const ATTEMPTS: usize = 5;
+
 fn dropped() -> std::sync::MutexGuard<'static, Option<HashSet<String>>> {
     DROPPED.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -128,20 +137,19 @@ pub(crate) async fn lock(
         uuid::Uuid::new_v4().to_string(),
         inner.options.lease_ttl,
     );
-    let create = PutOptions {
-        mode: PutMode::Create,
-        ..PutOptions::default()
-    };
-    let put = inner
-        .store
-        .put_opts(&key, PutPayload::from(lease.bytes()), create)
-        .await;
-    let e_tag = match put {
-        Ok(r) => r.e_tag,
-        Err(object_store::Error::AlreadyExists { .. }) => {
-            take_over(inner, stack, &key, &lease).await?
+    let mut attempt = 0;
+    let e_tag = loop {
+        attempt += 1;
+        match create(inner, &key, &lease).await? {
+            Some(e_tag) => break e_tag,
+            None => match take_over(inner, &key, &lease).await? {
+                TakeOver::Taken(e_tag) => break e_tag,
+                TakeOver::Held(holder) => return Err(locked(inner, stack, &key, holder)),
+                // Released between our create and now: create again.
+                TakeOver::Vanished if attempt < ATTEMPTS => continue,
+                TakeOver::Vanished => return Err(locked(inner, stack, &key, LockInfo::unknown())),
+            },
         }
-        Err(e) => return Err(inner.storage_error("create", &key, e)),
     };
     // A Pulumi lock file written meanwhile: Pulumi's protocol makes it
     // back off too, but be sure neither proceeds.
@@ -168,34 +176,39 @@ pub(crate) async fn lock(
     ))
 }
 
-/// The lease exists: take it over if it expired or was dropped by this
-/// process; otherwise the stack is locked by its holder.
-async fn take_over(
-    inner: &Inner,
-    stack: &StackRef,
-    key: &Path,
-    lease: &Lease,
-) -> Result<Option<String>> {
+/// Creates the lease if there is none: its ETag, or `None` if one exists.
+async fn create(inner: &Inner, key: &Path, lease: &Lease) -> Result<Option<Option<String>>> {
+    let create = PutOptions {
+        mode: PutMode::Create,
+        ..PutOptions::default()
+    };
+    match inner
+        .store
+        .put_opts(key, PutPayload::from(lease.bytes()), create)
+        .await
+    {
+        Ok(r) => Ok(Some(r.e_tag)),
+        Err(object_store::Error::AlreadyExists { .. }) => Ok(None),
+        Err(e) => Err(inner.storage_error("create", key, e)),
+    }
+}
+
+/// What became of an attempt to take over an existing lease.
+enum TakeOver {
+    /// It is ours now, with this ETag.
+    Taken(Option<String>),
+    /// Somebody holds it.
+    Held(LockInfo),
+    /// It was deleted meanwhile: the stack may be free.
+    Vanished,
+}
+
+/// The lease exists: take it over if it expired, its holder is a process
+/// of this host that no longer runs, or this process dropped it.
+async fn take_over(inner: &Inner, key: &Path, lease: &Lease) -> Result<TakeOver> {
     let current = match inner.store.get(key).await {
         Ok(r) => r,
-        // Released between our create and this read: try once more.
-        Err(object_store::Error::NotFound { .. }) => {
-            let create = PutOptions {
-                mode: PutMode::Create,
-                ..PutOptions::default()
-            };
-            return match inner
-                .store
-                .put_opts(key, PutPayload::from(lease.bytes()), create)
-                .await
-            {
-                Ok(r) => Ok(r.e_tag),
-                Err(object_store::Error::AlreadyExists { .. }) => {
-                    Err(locked(inner, stack, key, LockInfo::unknown()))
-                }
-                Err(e) => Err(inner.storage_error("create", key, e)),
-            };
-        }
+        Err(object_store::Error::NotFound { .. }) => return Ok(TakeOver::Vanished),
         Err(e) => return Err(inner.storage_error("read", key, e)),
     };
     let version = UpdateVersion {
@@ -206,20 +219,27 @@ async fn take_over(
         .bytes()
         .await
         .map_err(|e| inner.storage_error("read", key, e))?;
-    let held: Option<Lease> = serde_json::from_slice(&bytes).ok();
-    let free = match &held {
-        Some(h) => {
-            h.is_expired()
-                || is_stale(&h.info, &lease.info)
-                || dropped().as_ref().is_some_and(|d| d.contains(&h.terms.id))
-        }
-        // Not a lease we can read: somebody wrote it; it is not ours to take.
-        None => false,
+    // Not a lease we can read: somebody wrote it; it is not ours to take.
+    let Some(held) = serde_json::from_slice::<Lease>(&bytes).ok() else {
+        return Ok(TakeOver::Held(LockInfo::unknown()));
     };
-    if !free {
-        let holder = held.map_or_else(LockInfo::unknown, |h| h.info);
-        return Err(locked(inner, stack, key, holder));
-    }
+    let dropped_here = dropped()
+        .as_ref()
+        .is_some_and(|d| d.contains(&held.terms.id));
+    // A lease this process dropped: claim it from its pending delete first.
+    let _gate = match dropped_here {
+        true => {
+            let gate = DROPPED_GATE.lock().await;
+            let claimed = dropped().as_mut().is_some_and(|d| d.remove(&held.terms.id));
+            if !claimed {
+                // Its delete ran first (we waited for it to end).
+                return Ok(TakeOver::Vanished);
+            }
+            Some(gate)
+        }
+        false if held.is_expired() || is_stale(&held.info, &lease.info) => None,
+        false => return Ok(TakeOver::Held(held.info)),
+    };
     let update = PutOptions {
         mode: PutMode::Update(version),
         ..PutOptions::default()
@@ -229,20 +249,20 @@ async fn take_over(
         .put_opts(key, PutPayload::from(lease.bytes()), update)
         .await
     {
-        Ok(r) => {
-            if let (Some(d), Some(h)) = (dropped().as_mut(), &held) {
-                d.remove(&h.terms.id);
-            }
-            Ok(r.e_tag)
-        }
-        // Somebody else took it over first.
-        Err(object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. }) => {
-            let holder = inner
+        Ok(r) => Ok(TakeOver::Taken(r.e_tag)),
+        Err(object_store::Error::NotFound { .. }) => Ok(TakeOver::Vanished),
+        // Somebody else took it over first, or it was released and taken.
+        Err(object_store::Error::Precondition { .. }) => {
+            match inner
                 .get_optional(key)
                 .await?
-                .and_then(|b| serde_json::from_slice::<Lease>(&b).ok())
-                .map_or_else(LockInfo::unknown, |l| l.info);
-            Err(locked(inner, stack, key, holder))
+                .map(|b| serde_json::from_slice::<Lease>(&b).ok())
+            {
+                None => Ok(TakeOver::Vanished),
+                Some(now) => Ok(TakeOver::Held(
+                    now.map_or_else(LockInfo::unknown, |l| l.info),
+                )),
+            }
         }
         Err(e) => Err(inner.storage_error("update", key, e)),
     }
@@ -339,7 +359,20 @@ impl LockHandle for LeaseHandle {
             .insert(self.id.clone());
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
-                let _ = LeaseHandle::delete_if_ours(&self.inner, &self.key, &self.id).await;
+                // Unless a take-over here claimed the lease first. The id
+                // stays listed until the lease is gone, so that a take-over
+                // meanwhile waits for the delete and then creates anew.
+                let _gate = DROPPED_GATE.lock().await;
+                let unclaimed = dropped().as_ref().is_some_and(|d| d.contains(&self.id));
+                if unclaimed
+                    && LeaseHandle::delete_if_ours(&self.inner, &self.key, &self.id)
+                        .await
+                        .is_ok()
+                {
+                    if let Some(d) = dropped().as_mut() {
+                        d.remove(&self.id);
+                    }
+                }
             });
         }
     }
