@@ -20,6 +20,84 @@ const KEPT_KEYS: [&str; 7] = [
     "config",
 ];
 
+/// The project file's top level as loaded: only the [`KEPT_KEYS`]. A YAML
+/// program's body (`resources:` and the rest, most of a large program's
+/// text) is the program's, parsed by it; here it is read past, not built
+/// into values.
+enum KeptDoc {
+    Mapping(Mapping),
+    Null,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for KeptDoc {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(KeptDocVisitor)
+    }
+}
+
+struct KeptDocVisitor;
+
+impl<'de> serde::de::Visitor<'de> for KeptDocVisitor {
+    type Value = KeptDoc;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a YAML mapping")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<KeptDoc, A::Error> {
+        let mut kept = Mapping::new();
+        while let Some(key) = map.next_key::<Value>()? {
+            if key.as_str().is_some_and(|k| KEPT_KEYS.contains(&k)) {
+                let value = map.next_value::<Value>()?;
+                kept.insert(key, value);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(KeptDoc::Mapping(kept))
+    }
+
+    fn visit_unit<E>(self) -> std::result::Result<KeptDoc, E> {
+        Ok(KeptDoc::Null)
+    }
+
+    fn visit_none<E>(self) -> std::result::Result<KeptDoc, E> {
+        Ok(KeptDoc::Null)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<KeptDoc, E> {
+        Ok(KeptDoc::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<KeptDoc, E> {
+        Ok(KeptDoc::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<KeptDoc, E> {
+        Ok(KeptDoc::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<KeptDoc, E> {
+        Ok(KeptDoc::Other)
+    }
+
+    fn visit_str<E>(self, _: &str) -> std::result::Result<KeptDoc, E> {
+        Ok(KeptDoc::Other)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<KeptDoc, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(KeptDoc::Other)
+    }
+}
+
 /// A loaded project: its directory and its file's content.
 #[derive(Debug, Clone)]
 pub struct Project {
@@ -61,11 +139,11 @@ impl Project {
     pub fn load(file: &Path) -> Result<Project> {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read {}", file.display()))?;
-        let value: Value = serde_norway::from_str(&text)
+        let value: KeptDoc = serde_norway::from_str(&text)
             .with_context(|| format!("{} is not valid YAML", file.display()))?;
         let doc = match value {
-            Value::Mapping(m) => m,
-            Value::Null => bail!(
+            KeptDoc::Mapping(m) => m,
+            KeptDoc::Null => bail!(
                 "{} is empty: it needs at least `name` and `runtime`",
                 file.display()
             ),
@@ -108,11 +186,6 @@ impl Project {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        // Only the keys read below are kept: a YAML program's body
-        // (`resources:` and the rest) is the program's, parsed by it, and
-        // would otherwise stay in memory for the whole run.
-        let mut doc = doc;
-        doc.retain(|k, _| k.as_str().is_some_and(|k| KEPT_KEYS.contains(&k)));
         Ok(Project {
             dir,
             name,
@@ -232,6 +305,32 @@ mod tests {
             "name: a\nruntime: yaml\nconfig: cfg\nstackConfigDir: x\n",
         );
         assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("stackConfigDir"));
+        for empty in ["", "# nothing yet\n", "---\n"] {
+            let f = write(d.path(), empty);
+            let e = format!("{:#}", Project::load(&f).unwrap_err());
+            assert!(e.contains("is empty"), "{empty:?}: {e}");
+        }
+        for other in ["- name: a\n", "just text\n", "3\n"] {
+            let f = write(d.path(), other);
+            let e = format!("{:#}", Project::load(&f).unwrap_err());
+            assert!(e.contains("must be a YAML mapping"), "{other:?}: {e}");
+        }
+        // The program's body is read past, but must still be YAML.
+        let f = write(d.path(), "name: a\nruntime: yaml\nresources: {r: [\n");
+        assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("not valid YAML"));
+    }
+
+    #[test]
+    fn a_yaml_programs_body_is_not_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let f = write(
+            d.path(),
+            "name: a\nruntime: yaml\ndescription: d\nresources:\n  r:\n    type: random:RandomPet\noutputs:\n  o: ${r.id}\n",
+        );
+        let p = Project::load(&f).unwrap();
+        let keys: Vec<&str> = p.doc.keys().filter_map(Value::as_str).collect();
+        assert_eq!(keys, ["name", "runtime", "description"]);
+        assert_eq!(p.description(), Some("d"));
     }
 
     #[test]
