@@ -140,7 +140,7 @@ pub(crate) async fn lock(
     let mut attempt = 0;
     let e_tag = loop {
         attempt += 1;
-        match create(inner, &key, &lease).await? {
+        match inner.create_tagged(&key, &lease.bytes()).await? {
             Some(e_tag) => break e_tag,
             None => match take_over(inner, &key, &lease).await? {
                 TakeOver::Taken(e_tag) => break e_tag,
@@ -174,23 +174,6 @@ pub(crate) async fn lock(
             heartbeat,
         }),
     ))
-}
-
-/// Creates the lease if there is none: its ETag, or `None` if one exists.
-async fn create(inner: &Inner, key: &Path, lease: &Lease) -> Result<Option<Option<String>>> {
-    let create = PutOptions {
-        mode: PutMode::Create,
-        ..PutOptions::default()
-    };
-    match inner
-        .store
-        .put_opts(key, PutPayload::from(lease.bytes()), create)
-        .await
-    {
-        Ok(r) => Ok(Some(r.e_tag)),
-        Err(object_store::Error::AlreadyExists { .. }) => Ok(None),
-        Err(e) => Err(inner.storage_error("create", key, e)),
-    }
 }
 
 /// What became of an attempt to take over an existing lease.

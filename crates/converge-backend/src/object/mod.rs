@@ -201,6 +201,12 @@ impl Inner {
 
     /// Creates `key` if it does not exist; `false` if it does.
     pub async fn create(&self, key: &Path, bytes: &[u8]) -> Result<bool> {
+        Ok(self.create_tagged(key, bytes).await?.is_some())
+    }
+
+    /// Creates `key` if it does not exist: `Some` of the new object's ETag
+    /// (if the store gives one), or `None` if it exists.
+    pub async fn create_tagged(&self, key: &Path, bytes: &[u8]) -> Result<Option<Option<String>>> {
         let opts = PutOptions {
             mode: PutMode::Create,
             ..PutOptions::default()
@@ -210,8 +216,8 @@ impl Inner {
             .put_opts(key, PutPayload::from(bytes.to_vec()), opts)
             .await
         {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Ok(r) => Ok(Some(r.e_tag)),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(None),
             Err(e) => Err(self.storage_error("create", key, e)),
         }
     }

@@ -106,18 +106,55 @@ impl<'de> Visitor<'de> for MapSeed<'_, '_> {
         f.write_str("a property map (a JSON object)")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<PropertyMap, A::Error> {
-        let mut map = PropertyMap::new();
-        while let Some(key) = access.next_key::<String>()? {
-            let value = access
-                .next_value_seed(ValueSeed {
-                    reader: self.reader,
-                })
-                .map_err(|e| self.reader.at(Step::Key(&key), e))?;
-            map.insert(key, value);
+    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<PropertyMap, A::Error> {
+        match entries(self.reader, access, Signatures::Plain)? {
+            Entries::Map(map) => Ok(map),
+            Entries::Special(_) => unreachable!("a plain map has no special objects"),
         }
-        Ok(map)
     }
+}
+
+/// Whether an object's signature key makes it a special object.
+#[derive(PartialEq)]
+enum Signatures {
+    /// A top-level map: the signature key is a property name like another.
+    Plain,
+    Special,
+}
+
+/// An object's entries, read.
+enum Entries {
+    Map(PropertyMap),
+    /// A special object, read by the codec.
+    Special(PropertyValue),
+}
+
+fn entries<'de, A: MapAccess<'de>>(
+    reader: Reader<'_, '_>,
+    mut access: A,
+    signatures: Signatures,
+) -> Result<Entries, A::Error> {
+    let mut map = PropertyMap::new();
+    while let Some(key) = access.next_key::<String>()? {
+        if key == SIG_KEY && signatures == Signatures::Special {
+            // A special object: the codec reads it whole, as JSON.
+            let mut object = Map::new();
+            for (k, v) in map.iter() {
+                let json = property_value_to_json(v, reader.mode).map_err(|e| reader.fail(e))?;
+                object.insert(k.clone(), json);
+            }
+            object.insert(key, access.next_value::<Value>()?);
+            while let Some((k, v)) = access.next_entry::<String, Value>()? {
+                object.insert(k, v);
+            }
+            return reader.special(object).map(Entries::Special);
+        }
+        let value = access
+            .next_value_seed(ValueSeed { reader })
+            .map_err(|e| reader.at(Step::Key(&key), e))?;
+        map.insert(key, value);
+    }
+    Ok(Entries::Map(map))
 }
 
 /// Any property value.
@@ -189,30 +226,11 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
         }
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<PropertyValue, A::Error> {
-        let reader = self.reader;
-        let mut map = PropertyMap::new();
-        while let Some(key) = access.next_key::<String>()? {
-            if key == SIG_KEY {
-                // A special object: the codec reads it whole, as JSON.
-                let mut object = Map::new();
-                for (k, v) in map.iter() {
-                    let json =
-                        property_value_to_json(v, reader.mode).map_err(|e| reader.fail(e))?;
-                    object.insert(k.clone(), json);
-                }
-                object.insert(key, access.next_value::<Value>()?);
-                while let Some((k, v)) = access.next_entry::<String, Value>()? {
-                    object.insert(k, v);
-                }
-                return reader.special(object);
-            }
-            let value = access
-                .next_value_seed(ValueSeed { reader })
-                .map_err(|e| reader.at(Step::Key(&key), e))?;
-            map.insert(key, value);
-        }
-        Ok(PropertyValue::Object(map))
+    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<PropertyValue, A::Error> {
+        Ok(match entries(self.reader, access, Signatures::Special)? {
+            Entries::Map(map) => PropertyValue::Object(map),
+            Entries::Special(value) => value,
+        })
     }
 }
 
