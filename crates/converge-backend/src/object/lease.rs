@@ -221,7 +221,16 @@ async fn take_over(inner: &Inner, key: &Path, lease: &Lease) -> Result<TakeOver>
             Some(gate)
         }
         false if held.is_expired() || is_stale(&held.info, &lease.info) => None,
-        false => return Ok(TakeOver::Held(held.info)),
+        false => {
+            // Held, unless it went meanwhile: a dropped lease's delete
+            // unlists it only once the lease is gone, so a lease read
+            // before that delete and no longer listed is gone by now.
+            return match inner.store.head(key).await {
+                Ok(meta) if meta.e_tag == version.e_tag => Ok(TakeOver::Held(held.info)),
+                Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(TakeOver::Vanished),
+                Err(e) => Err(inner.storage_error("read", key, e)),
+            };
+        }
     };
     let update = PutOptions {
         mode: PutMode::Update(version),
