@@ -337,3 +337,74 @@ group.urn.apply(hold)
         "{again}"
     );
 }
+
+/// An update that leaves most resources unchanged journals them as run
+/// lines (`sameOlds`). Killed after them, while the one changed resource is
+/// being created, the very next reader sees every resource in place and the
+/// interrupted create, and the next update changes nothing else.
+#[test]
+fn sigkill_after_unchanged_resources_keeps_them_for_the_next_reader() {
+    let w = World::new(20, common::Backend::File);
+    assert!(w
+        .cmd(&["up", "--yes", "--skip-preview"])
+        .status()
+        .unwrap()
+        .success());
+    // In this update's order (the order its steps finished); the next one
+    // records them in the order it registers them.
+    let sorted = |mut names: Vec<String>| {
+        names.sort();
+        names
+    };
+    let before = sorted(tracked(&w.state()).0);
+
+    // The same program plus one slow resource registered after the rest.
+    let program = std::fs::read_to_string(w.project.join("Pulumi.yaml")).unwrap();
+    let after: Vec<String> = (0..20).map(|i| format!("\"${{obj{i}}}\"")).collect();
+    let slow = format!(
+        "  slow:\n    type: command:local:Command\n    properties:\n      \
+         create: touch objects/slow-started && sleep 60 && touch objects/slow\n      \
+         delete: rm -f objects/slow objects/slow-started\n    \
+         options:\n      dependsOn: [{}]\n",
+        after.join(", ")
+    );
+    std::fs::write(w.project.join("Pulumi.yaml"), format!("{program}{slow}")).unwrap();
+    let mut up = w
+        .cmd(&["up", "--yes", "--skip-preview"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = w.project.join("objects/slow-started");
+    let start = Instant::now();
+    while !started.exists() && start.elapsed() < Duration::from_secs(60) {
+        if up.try_wait().unwrap().is_some() {
+            let out = up.wait_with_output().unwrap();
+            panic!("the update ended: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(started.exists(), "the slow create never started");
+    // Its Begin is durable before the command runs, and covers the
+    // unchanged resources' entries before it.
+    let journal = w.scratch.backend.join(".pulumi/journals/crash/dev.journal");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(text.contains("\"sameOlds\":["), "{text}");
+    up.kill().unwrap(); // SIGKILL
+    up.wait().unwrap();
+
+    // The next command, a reader: every resource where it was, the create
+    // pending.
+    let (resources, pending) = tracked(&w.state());
+    assert_eq!(sorted(resources), before);
+    assert_eq!(pending, ["slow"]);
+    // The next update recovers the journal and touches nothing else.
+    std::fs::write(w.project.join("Pulumi.yaml"), &program).unwrap();
+    let out = w.cmd(&["preview", "--expect-no-changes"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sorted(tracked(&w.state()).0), before);
+}
