@@ -1,6 +1,8 @@
 //! Diffing (seed 000, "Diffing"): same, update, or replace — and how.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 
 use converge_model::{
     diff_objects, DiffKind, PropertyDiff, PropertyMap, PropertyPath, ResourceState,
@@ -267,84 +269,122 @@ pub(crate) fn detailed(
     }
 }
 
-/// Carries out a decision.
-pub(crate) async fn execute(
-    d: &Deployment,
+/// A step's future, boxed.
+type StepFuture<'a> = Pin<Box<dyn Future<Output = Result<ResourceState, EngineError>> + Send + 'a>>;
+
+/// Carries out a decision. Each kind of step is a future of its own: a
+/// registration waiting in a Same step holds that step's future alone, not
+/// the space a replacement would need.
+pub(crate) fn execute<'a>(
+    d: &'a Deployment,
     old_index: usize,
     old: ResourceState,
     mut new: ResourceState,
     decision: Decision,
-    goal: &ResourceGoal,
-) -> Result<ResourceState, EngineError> {
+    goal: &'a ResourceGoal,
+) -> StepFuture<'a> {
     match decision {
         Decision::Same { upgraded } => {
             new.id = old.id.clone();
             new.outputs = upgraded.unwrap_or_else(|| old.outputs.clone());
             new.created = old.created.clone();
-            steps::same::run(d, old_index, new).await
+            Box::pin(steps::same::run(d, old_index, new))
         }
         Decision::Update(diff) => {
             new.id = old.id.clone();
             new.outputs = old.outputs.clone();
             new.created = old.created.clone();
-            steps::update::run(d, old_index, new, diff).await
+            Box::pin(steps::update::run(d, old_index, new, diff))
         }
         Decision::Replace {
             delete_before_replace,
             diff,
-        } => {
-            if old.protect && !old.pending_replacement && !d.progress().object_gone(old_index) {
-                let err = EngineError::Protected {
-                    urn: old.urn.clone(),
-                    action: "replaced",
-                };
-                return Err(steps::failed(d, StepOp::Replace, &old.urn, err));
-            }
-            if goal.options.import_id.is_some() {
-                let err = EngineError::ImportedReplace {
-                    urn: new.urn.clone(),
-                    keys: replace_keys(&diff),
-                };
-                if !d.opts.preview {
-                    return Err(steps::failed(d, StepOp::Replace, &new.urn, err));
-                }
-                d.events.diagnostic(
-                    crate::events::Severity::Warning,
-                    Some(&new.urn),
-                    err.to_string(),
-                );
-            }
-            d.started(StepOp::Replace, &new.urn);
-            // A replacement is a new object: check again without old inputs
-            // so no generated default of the old one is reused.
-            new.inputs = check(d, &new, Default::default()).await?;
-            let dbr = goal
-                .options
-                .delete_before_replace
-                .unwrap_or(delete_before_replace);
-            let gone = old.pending_replacement || d.progress().object_gone(old_index);
-            let (remove_old, delete_old) = if gone {
-                (Some(old_index), None)
-            } else if dbr {
-                delete_for_replacement(d, old_index).await?;
-                (Some(old_index), None)
-            } else {
-                (None, Some(old_index))
-            };
-            steps::create::run(
-                d,
-                CreateStep {
-                    op: StepOp::CreateReplacement,
-                    state: new,
-                    remove_old,
-                    delete_old,
-                    old: Some(old),
-                    diff,
-                },
-            )
-            .await
-        }
+        } => Box::pin(replace(
+            d,
+            Replacement {
+                old_index,
+                old,
+                new,
+                delete_before_replace,
+                diff,
+            },
+            goal,
+        )),
     }
+}
+
+/// A replacement decided on.
+struct Replacement {
+    old_index: usize,
+    old: ResourceState,
+    new: ResourceState,
+    delete_before_replace: bool,
+    diff: BTreeMap<String, PropertyDiff>,
+}
+
+/// Replaces `r.old` by `r.new`: create then delete, or delete first.
+async fn replace(
+    d: &Deployment,
+    r: Replacement,
+    goal: &ResourceGoal,
+) -> Result<ResourceState, EngineError> {
+    let Replacement {
+        old_index,
+        old,
+        mut new,
+        delete_before_replace,
+        diff,
+    } = r;
+    if old.protect && !old.pending_replacement && !d.progress().object_gone(old_index) {
+        let err = EngineError::Protected {
+            urn: old.urn.clone(),
+            action: "replaced",
+        };
+        return Err(steps::failed(d, StepOp::Replace, &old.urn, err));
+    }
+    if goal.options.import_id.is_some() {
+        let err = EngineError::ImportedReplace {
+            urn: new.urn.clone(),
+            keys: replace_keys(&diff),
+        };
+        if !d.opts.preview {
+            return Err(steps::failed(d, StepOp::Replace, &new.urn, err));
+        }
+        d.events.diagnostic(
+            crate::events::Severity::Warning,
+            Some(&new.urn),
+            err.to_string(),
+        );
+    }
+    d.started(StepOp::Replace, &new.urn);
+    // A replacement is a new object: check again without old inputs
+    // so no generated default of the old one is reused.
+    new.inputs = check(d, &new, Default::default()).await?;
+    let dbr = goal
+        .options
+        .delete_before_replace
+        .unwrap_or(delete_before_replace);
+    let gone = old.pending_replacement || d.progress().object_gone(old_index);
+    let (remove_old, delete_old) = if gone {
+        (Some(old_index), None)
+    } else if dbr {
+        delete_for_replacement(d, old_index).await?;
+        (Some(old_index), None)
+    } else {
+        (None, Some(old_index))
+    };
+    steps::create::run(
+        d,
+        CreateStep {
+            op: StepOp::CreateReplacement,
+            state: new,
+            remove_old,
+            delete_old,
+            old: Some(old),
+            diff,
+        },
+    )
+    .await
 }
 
 /// The keys of a replacement's diff that force it (all of them if none

@@ -13,6 +13,7 @@ mod dependents;
 #[cfg(test)]
 mod footprint;
 
+use std::future::Future;
 use std::sync::Arc;
 
 use converge_model::{
@@ -138,103 +139,114 @@ fn result_of(state: &ResourceState) -> RegisterResult {
 
 /// Handles one `RegisterResource`. Its sub-steps are boxed: a program
 /// may have thousands of registrations in flight, each waiting in one of
-/// them, and an unboxed future is as large as its largest sub-step.
-pub(crate) async fn register(
+/// them, and an unboxed future is as large as its largest sub-step. (The
+/// body is an `async move` block, not an `async fn`: an `async fn` keeps
+/// its arguments twice, once as given and once as the body's locals.)
+// An `async fn` would hold its arguments twice (see above).
+#[allow(clippy::manual_async_fn)]
+pub(crate) fn register(
     d: &Arc<Deployment>,
     goal: ResourceGoal,
-) -> Result<RegisterResult, EngineError> {
-    let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
-    d.check_not_failed(&urn)?;
-    check_timeouts(&urn, goal.options.custom_timeouts.as_ref())?;
-    let skipped = check_references(
-        d,
-        &urn,
-        goal.parent
-            .iter()
-            .chain(&goal.dependencies)
-            .chain(goal.property_dependencies.values().flatten())
-            .chain(&goal.options.deleted_with)
-            .cloned(),
-    )?;
-    let aliases = aliases::resolve(d, &goal, &urn)?;
-    let old_index = find_old(d, &urn, &aliases)?;
-    // Before any provider call: the URN and the old resource are this
-    // registration's alone, or it stops here.
-    {
-        let mut p = d.progress();
-        p.reserve(&urn, old_index)?;
-        p.record_aliases(urn.clone(), aliases);
-    }
-    let is_provider = provider_package(&goal.type_token).is_some();
-    let provider = if goal.custom && !is_provider {
-        Some(Box::pin(resolve_provider(d, &goal)).await?)
-    } else {
-        None
-    };
-    let mut state = goal_state(urn.clone(), &goal, provider);
-
-    // Providers are always targeted: targeted resources need them.
-    let targeted = d.selection.register(&state);
-    if !is_provider && !targeted {
-        return Box::pin(untargeted(d, old_index, state)).await;
-    }
-    if let Some(dependency) = skipped.into_iter().next() {
-        let exists = d.olds.contains_key(&dependency);
-        return Err(EngineError::DependencyNotTargeted {
-            urn,
-            dependency,
-            exists,
-        });
-    }
-    if !goal.custom {
-        planned(d, &goal, &state, old_index)?;
-        return Box::pin(component(d, old_index, state)).await;
-    }
-    let old = old_index.map(|i| d.base.resources[i].clone());
-    if let Some(import_id) = &goal.options.import_id {
-        // Imported before (by this ID) and not external: a resource like
-        // any other. (Some objects are imported by an ID other than the
-        // one they have, so the recorded import ID counts first.)
-        let already = old.as_ref().is_some_and(|o| {
-            !o.external && o.import_id.as_ref().or(o.id.as_ref()) == Some(import_id)
-        });
-        if !already {
-            let mut planned_state = state.clone();
-            planned_state.import_id = Some(import_id.clone());
-            planned(d, &goal, &planned_state, old_index)?;
-            planned_kind(d, &state.urn, StepOp::Import)?;
-            let step = steps::import::ImportStep {
-                old_index,
-                state,
-                import_id: import_id.clone(),
-                inputs: goal.options.import_inputs.clone(),
-            };
-            let s = Box::pin(steps::import::run(d, step)).await?;
-            return Ok(result_of(&s));
+) -> impl Future<Output = Result<RegisterResult, EngineError>> + Send + '_ {
+    async move {
+        let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
+        d.check_not_failed(&urn)?;
+        check_timeouts(&urn, goal.options.custom_timeouts.as_ref())?;
+        let skipped = check_references(
+            d,
+            &urn,
+            goal.parent
+                .iter()
+                .chain(&goal.dependencies)
+                .chain(goal.property_dependencies.values().flatten())
+                .chain(&goal.options.deleted_with)
+                .cloned(),
+        )?;
+        let aliases = aliases::resolve(d, &goal, &urn)?;
+        let old_index = find_old(d, &urn, &aliases)?;
+        // Before any provider call: the URN and the old resource are this
+        // registration's alone, or it stops here.
+        {
+            let mut p = d.progress();
+            p.reserve(&urn, old_index)?;
+            p.record_aliases(urn.clone(), aliases);
         }
-        state.import_id = Some(import_id.clone());
-    }
-    if let Some(old) = &old {
-        apply_ignore_changes(d, old, &mut state);
-    }
-    let olds = old.as_ref().map(|o| o.inputs.clone()).unwrap_or_default();
-    state.inputs = Box::pin(check(d, &state, olds)).await?;
-    planned(d, &goal, &state, old_index)?;
+        let is_provider = provider_package(&goal.type_token).is_some();
+        let provider = if goal.custom && !is_provider {
+            Some(Box::pin(resolve_provider(d, &goal)).await?)
+        } else {
+            None
+        };
+        let mut state = goal_state(urn.clone(), &goal, provider);
 
-    let Some(old_index) = old_index else {
-        planned_kind(d, &state.urn, StepOp::Create)?;
-        return Box::pin(create_new(d, state)).await;
-    };
-    let old = old.unwrap_or_else(|| d.base.resources[old_index].clone());
-    let decision = Box::pin(decide::decide(d, &old, old_index, &state)).await?;
-    let kind = match &decision {
-        decide::Decision::Same { .. } => StepOp::Same,
-        decide::Decision::Update(_) => StepOp::Update,
-        decide::Decision::Replace { .. } => StepOp::Replace,
-    };
-    planned_kind(d, &state.urn, kind)?;
-    let s = Box::pin(decide::execute(d, old_index, old, state, decision, &goal)).await?;
-    Ok(result_of(&s))
+        // Providers are always targeted: targeted resources need them.
+        let targeted = d.selection.register(&state);
+        if !is_provider && !targeted {
+            return Box::pin(untargeted(d, old_index, state)).await;
+        }
+        if let Some(dependency) = skipped.into_iter().next() {
+            let exists = d.olds.contains_key(&dependency);
+            return Err(EngineError::DependencyNotTargeted {
+                urn,
+                dependency,
+                exists,
+            });
+        }
+        if !goal.custom {
+            planned(d, &goal, &state, old_index)?;
+            return Box::pin(component(d, old_index, state)).await;
+        }
+        let old = old_index.map(|i| d.base.resources[i].clone());
+        if let Some(import_id) = &goal.options.import_id {
+            // Imported before (by this ID) and not external: a resource like
+            // any other. (Some objects are imported by an ID other than the
+            // one they have, so the recorded import ID counts first.)
+            let already = old.as_ref().is_some_and(|o| {
+                !o.external && o.import_id.as_ref().or(o.id.as_ref()) == Some(import_id)
+            });
+            if !already {
+                // Nothing but the step may outlive the await below.
+                drop(old);
+                {
+                    let mut planned_state = state.clone();
+                    planned_state.import_id = Some(import_id.clone());
+                    planned(d, &goal, &planned_state, old_index)?;
+                }
+                planned_kind(d, &state.urn, StepOp::Import)?;
+                let step = steps::import::ImportStep {
+                    old_index,
+                    state,
+                    import_id: import_id.clone(),
+                    inputs: goal.options.import_inputs.clone(),
+                };
+                let s = Box::pin(steps::import::run(d, step)).await?;
+                return Ok(result_of(&s));
+            }
+            state.import_id = Some(import_id.clone());
+        }
+        if let Some(old) = &old {
+            apply_ignore_changes(d, old, &mut state);
+        }
+        let olds = old.as_ref().map(|o| o.inputs.clone()).unwrap_or_default();
+        state.inputs = Box::pin(check(d, &state, olds)).await?;
+        planned(d, &goal, &state, old_index)?;
+
+        let Some(old_index) = old_index else {
+            planned_kind(d, &state.urn, StepOp::Create)?;
+            let s = Box::pin(create_new(d, state)).await?;
+            return Ok(result_of(&s));
+        };
+        let old = old.unwrap_or_else(|| d.base.resources[old_index].clone());
+        let decision = Box::pin(decide::decide(d, &old, old_index, &state)).await?;
+        let kind = match &decision {
+            decide::Decision::Same { .. } => StepOp::Same,
+            decide::Decision::Update(_) => StepOp::Update,
+            decide::Decision::Replace { .. } => StepOp::Replace,
+        };
+        planned_kind(d, &state.urn, kind)?;
+        let s = decide::execute(d, old_index, old, state, decision, &goal).await?;
+        Ok(result_of(&s))
+    }
 }
 
 /// Records a registration's goal for the deployment's plan and, under
@@ -265,8 +277,12 @@ fn planned_kind(d: &Deployment, urn: &Urn, op: StepOp) -> Result<(), EngineError
     saved_plan::enforce::step_kind(d, urn, op).map_err(|e| steps::failed(d, op, urn, e))
 }
 
-/// A resource with no old state: created.
-async fn create_new(d: &Deployment, state: ResourceState) -> Result<RegisterResult, EngineError> {
+/// The create of a resource with no old state. (Its future holds the
+/// step alone: thousands of creates may wait for their Begin entry.)
+fn create_new(
+    d: &Deployment,
+    state: ResourceState,
+) -> impl Future<Output = Result<ResourceState, EngineError>> + Send + '_ {
     let step = CreateStep {
         op: StepOp::Create,
         state,
@@ -275,8 +291,7 @@ async fn create_new(d: &Deployment, state: ResourceState) -> Result<RegisterResu
         old: None,
         diff: Default::default(),
     };
-    let s = steps::create::run(d, step).await?;
-    Ok(result_of(&s))
+    steps::create::run(d, step)
 }
 
 /// A registration outside `--target` (or inside `--exclude`): the old
@@ -349,7 +364,8 @@ async fn component(
 ) -> Result<RegisterResult, EngineError> {
     let Some(i) = old_index else {
         planned_kind(d, &state.urn, StepOp::Create)?;
-        return create_new(d, state).await;
+        let s = create_new(d, state).await?;
+        return Ok(result_of(&s));
     };
     let old = d.base.resources[i].clone();
     state.outputs = old.outputs.clone();

@@ -1,6 +1,7 @@
 //! Create: a new object (or the replacement of an old one).
 
 use std::collections::BTreeMap;
+use std::future::Future;
 
 use converge_model::{PropertyDiff, ResourceState};
 use converge_plugin::{CreateRequest, ProviderError};
@@ -27,78 +28,89 @@ pub(crate) struct CreateStep {
     pub diff: BTreeMap<String, PropertyDiff>,
 }
 
-pub(crate) async fn run(d: &Deployment, step: CreateStep) -> Result<ResourceState, EngineError> {
-    let CreateStep {
-        op,
-        mut state,
-        remove_old,
-        delete_old,
-        old,
-        diff,
-    } = step;
-    let urn = state.urn.clone();
-    d.started(op, &urn);
-    let op_id = d.next_operation();
-    // A component has nothing outside Converge to lose track of: no
-    // Begin, and its end entry is not waited for (see `record`).
-    if state.custom {
-        let mut pending = state.clone();
-        pending.id = None;
-        d.begin(op_id, Some((OperationType::Creating, pending)))
-            .await
-            .map_err(|e| failed(d, op, &urn, e))?;
-    }
+/// Runs a create. The step stays where the future holds it: an `async fn`
+/// would keep it twice (as given and as its fields' locals), and thousands
+/// of creates may wait for their Begin entry at once.
+// An `async fn` would hold its arguments twice (see above).
+#[allow(clippy::manual_async_fn)]
+pub(crate) fn run(
+    d: &Deployment,
+    mut step: CreateStep,
+) -> impl Future<Output = Result<ResourceState, EngineError>> + Send + '_ {
+    async move {
+        let (op, remove_old, delete_old) = (step.op, step.remove_old, step.delete_old);
+        let state = &mut step.state;
+        let urn = state.urn.clone();
+        d.started(op, &urn);
+        let op_id = d.next_operation();
+        // A component has nothing outside Converge to lose track of: no
+        // Begin, and its end entry is not waited for (see `record`).
+        if state.custom {
+            let mut pending = state.clone();
+            pending.id = None;
+            d.begin(op_id, Some((OperationType::Creating, pending)))
+                .await
+                .map_err(|e| failed(d, op, &urn, e))?;
+        }
 
-    let outcome = {
-        let _permit = d.pool.acquire().await;
-        perform(d, &mut state).await
-    };
-    match outcome {
-        Ok(()) => {}
-        Err(EngineError::Step {
-            source:
-                ProviderError::PartialFailure {
-                    id,
-                    properties,
-                    reasons,
-                },
-            ..
-        }) if !d.opts.preview => {
-            // The object exists but did not initialise: record it, so it is
-            // never lost track of, and fail the step.
-            state.id = Some(id);
-            state.outputs = properties;
-            state.init_errors = reasons.clone();
-            let takeover = Takeover {
-                op,
-                op_id,
-                remove_old,
-                delete_old,
-            };
-            record(d, takeover, &state).await?;
-            super::finish_partial(d, op_id, &state);
-            let err = EngineError::Step {
-                op,
-                urn: urn.clone(),
-                source: ProviderError::Failed(reasons.join("; ")),
-            };
-            return Err(failed(d, op, &urn, err));
+        let outcome = {
+            let _permit = d.pool.acquire().await;
+            perform(d, state).await
+        };
+        match outcome {
+            Ok(()) => {}
+            Err(EngineError::Step {
+                source:
+                    ProviderError::PartialFailure {
+                        id,
+                        properties,
+                        reasons,
+                    },
+                ..
+            }) if !d.opts.preview => {
+                // The object exists but did not initialise: record it, so it is
+                // never lost track of, and fail the step.
+                state.id = Some(id);
+                state.outputs = properties;
+                state.init_errors = reasons.clone();
+                let takeover = Takeover {
+                    op,
+                    op_id,
+                    remove_old,
+                    delete_old,
+                };
+                record(d, takeover, state).await?;
+                super::finish_partial(d, op_id, state);
+                let err = EngineError::Step {
+                    op,
+                    urn: urn.clone(),
+                    source: ProviderError::Failed(reasons.join("; ")),
+                };
+                return Err(failed(d, op, &urn, err));
+            }
+            Err(e) => {
+                d.end_failed(op_id).await;
+                return Err(failed(d, op, &urn, e));
+            }
         }
-        Err(e) => {
-            d.end_failed(op_id).await;
-            return Err(failed(d, op, &urn, e));
-        }
+        let takeover = Takeover {
+            op,
+            op_id,
+            remove_old,
+            delete_old,
+        };
+        record(d, takeover, state).await?;
+        crate::saved_plan::enforce::apply_result(d, state);
+        finish(
+            d,
+            op,
+            Some(op_id),
+            step.old.as_ref(),
+            &step.state,
+            step.diff,
+        );
+        Ok(step.state)
     }
-    let takeover = Takeover {
-        op,
-        op_id,
-        remove_old,
-        delete_old,
-    };
-    record(d, takeover, &state).await?;
-    crate::saved_plan::enforce::apply_result(d, &state);
-    finish(d, op, Some(op_id), old.as_ref(), &state, diff);
-    Ok(state)
 }
 
 /// How a created state takes the place of an old one.

@@ -61,6 +61,8 @@ fn rewrite(state: &mut ResourceState, from: &Urn, to: &Urn) {
 
 /// After a rename's end entry (and its claim in the ledger): rewrite the
 /// references of the old resources that stay, then forget the old state.
+/// Most steps are no rename: only a rename allocates the rewrite's future,
+/// so the steps that await this one stay small.
 pub(crate) async fn finish(
     d: &Deployment,
     old_index: usize,
@@ -69,6 +71,11 @@ pub(crate) async fn finish(
     if !is_rename(d, old_index, &new.urn) {
         return Ok(());
     }
+    Box::pin(rewrite_referrers(d, old_index)).await
+}
+
+/// [`finish`] of a rename.
+async fn rewrite_referrers(d: &Deployment, old_index: usize) -> Result<(), EngineError> {
     let old_urn = &d.base.resources[old_index].urn;
     // One rename rewrites at a time. Each rewrite of a referrer starts from
     // its base state with every rename so far applied (the ledger knows
