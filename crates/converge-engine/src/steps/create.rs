@@ -57,6 +57,12 @@ pub(crate) fn run(
             let _permit = d.pool.acquire().await;
             perform(d, state).await
         };
+        let takeover = Takeover {
+            op,
+            op_id,
+            remove_old,
+            delete_old,
+        };
         match outcome {
             Ok(()) => {}
             Err(EngineError::Step {
@@ -73,12 +79,6 @@ pub(crate) fn run(
                 state.id = Some(id);
                 state.outputs = properties;
                 state.init_errors = reasons.clone();
-                let takeover = Takeover {
-                    op,
-                    op_id,
-                    remove_old,
-                    delete_old,
-                };
                 record(d, takeover, state).await?;
                 super::finish_partial(d, op_id, state);
                 let err = EngineError::Step {
@@ -93,12 +93,6 @@ pub(crate) fn run(
                 return Err(failed(d, op, &urn, e));
             }
         }
-        let takeover = Takeover {
-            op,
-            op_id,
-            remove_old,
-            delete_old,
-        };
         record(d, takeover, state).await?;
         crate::saved_plan::enforce::apply_result(d, state);
         finish(
