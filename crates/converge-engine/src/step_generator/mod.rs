@@ -142,8 +142,10 @@ fn result_of(state: &ResourceState) -> RegisterResult {
 /// them, and an unboxed future is as large as its largest sub-step. (The
 /// body is an `async move` block, not an `async fn`: an `async fn` keeps
 /// its arguments twice, once as given and once as the body's locals.)
-// An `async fn` would hold its arguments twice (see above).
-#[allow(clippy::manual_async_fn)]
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn keeps its arguments twice"
+)]
 pub(crate) fn register(
     d: &Arc<Deployment>,
     goal: ResourceGoal,

@@ -31,8 +31,10 @@ pub(crate) struct CreateStep {
 /// Runs a create. The step stays where the future holds it: an `async fn`
 /// would keep it twice (as given and as its fields' locals), and thousands
 /// of creates may wait for their Begin entry at once.
-// An `async fn` would hold its arguments twice (see above).
-#[allow(clippy::manual_async_fn)]
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn keeps its arguments twice"
+)]
 pub(crate) fn run(
     d: &Deployment,
     mut step: CreateStep,

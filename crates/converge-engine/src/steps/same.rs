@@ -15,8 +15,10 @@ use crate::events::StepOp;
 
 /// Runs a Same step (an `async move` block: an `async fn` would keep
 /// `new` twice).
-// An `async fn` would hold its arguments twice (see above).
-#[allow(clippy::manual_async_fn)]
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn keeps its arguments twice"
+)]
 pub(crate) fn run(
     d: &Deployment,
     old_index: usize,
