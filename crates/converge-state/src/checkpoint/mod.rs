@@ -23,6 +23,7 @@ mod decrypt;
 pub(crate) mod dto;
 pub(crate) mod json_text;
 mod property_path;
+pub(crate) mod props_out;
 mod raw_values;
 pub(crate) mod resource;
 pub mod values;
@@ -36,6 +37,7 @@ use crate::snapshot::Snapshot;
 
 pub use decrypt::decrypt_snapshot;
 pub use json_text::to_pretty_json;
+use props_out::{PropsWriter, WriteFailure};
 pub use values::{
     property_map_from_json, property_map_to_json, property_value_from_json, property_value_to_json,
     PropertyValueError, PropertyValueErrorKind,
@@ -215,10 +217,15 @@ pub fn write_checkpoint(
     mode: SecretsMode<'_>,
 ) -> Result<Vec<u8>, CheckpointError> {
     let (version, features) = version_for(cp.latest.as_ref());
+    let failure = WriteFailure::default();
+    let writer = PropsWriter {
+        mode,
+        failure: &failure,
+    };
     let latest = cp
         .latest
         .as_ref()
-        .map(|s| resource::snapshot_to_dto(s, mode))
+        .map(|s| resource::snapshot_to_dto(s, writer))
         .transpose()?;
     let file = dto::CheckpointFile {
         version,
@@ -229,7 +236,7 @@ pub fn write_checkpoint(
             latest,
         }),
     };
-    to_bytes(&file)
+    to_bytes(&file, &failure)
 }
 
 /// Reads a `stack export` file.
@@ -260,12 +267,17 @@ pub fn write_deployment(
     mode: SecretsMode<'_>,
 ) -> Result<Vec<u8>, CheckpointError> {
     let (version, features) = version_for(Some(snapshot));
+    let failure = WriteFailure::default();
+    let writer = PropsWriter {
+        mode,
+        failure: &failure,
+    };
     let file = dto::DeploymentFile {
         version,
         features,
-        deployment: Some(resource::snapshot_to_dto(snapshot, mode)?),
+        deployment: Some(resource::snapshot_to_dto(snapshot, writer)?),
     };
-    to_bytes(&file)
+    to_bytes(&file, &failure)
 }
 
 /// Checks the version and features before anything else is read.
@@ -318,9 +330,8 @@ fn version_for(snapshot: Option<&Snapshot>) -> (i64, Vec<String>) {
     }
 }
 
-fn to_bytes(file: &impl Serialize) -> Result<Vec<u8>, CheckpointError> {
-    json_text::to_pretty_bytes(file, 0).map_err(|source| CheckpointError::RawJson {
-        field: "the state".to_owned(),
-        source,
-    })
+/// The file's text; a value that could not be written is reported as
+/// `failure` recorded it.
+fn to_bytes(file: &impl Serialize, failure: &WriteFailure) -> Result<Vec<u8>, CheckpointError> {
+    json_text::to_pretty_bytes(file, 0).map_err(|error| failure.to_error(error, "the state"))
 }

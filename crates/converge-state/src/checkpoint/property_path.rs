@@ -2,6 +2,7 @@
 //! syntax Pulumi uses to name a value inside a property map.
 
 /// A step of a property path, for messages.
+#[derive(Clone, Copy)]
 pub(crate) enum Step<'a> {
     Key(&'a str),
     Index(usize),

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::dto;
 use super::property_path::join_paths;
+use super::props_out::PropsWriter;
 use super::raw_values::property_map_from_raw;
-use super::values::{property_map_from_json, property_map_to_json};
 use super::CheckpointError;
 use crate::secrets::SecretsMode;
 use crate::snapshot::{Manifest, OperationType, PendingOperation, SecretsProviders, Snapshot};
@@ -60,15 +60,22 @@ pub(crate) fn snapshot_from_dto(
         location: "the deployment".to_owned(),
         field: "manifest",
     })?;
-    let stored = deployment.resources.unwrap_or_default();
-    let mut resources = Vec::with_capacity(stored.len());
-    for (i, resource) in stored.into_iter().enumerate() {
-        resources.push(resource_from_dto(
-            resource,
-            &format!("resources[{i}]"),
-            mode,
-        )?);
-    }
+    let resources = match deployment.resources {
+        None => Vec::new(),
+        Some(dto::Resources::Read(stored)) => {
+            let mut resources = Vec::with_capacity(stored.len());
+            for (i, resource) in stored.into_iter().enumerate() {
+                resources.push(resource_from_dto(
+                    resource,
+                    &format!("resources[{i}]"),
+                    mode,
+                )?);
+            }
+            resources
+        }
+        // A DTO built for writing holds the states themselves.
+        Some(dto::Resources::Write { states, .. }) => states.to_vec(),
+    };
     let mut pending_operations = Vec::new();
     for (i, op) in deployment
         .pending_operations
@@ -154,7 +161,7 @@ pub(crate) fn resource_from_dto(
             let read = match &props {
                 None => return Ok(PropertyMap::new()),
                 Some(dto::Props::Raw(raw)) => property_map_from_raw(raw, mode),
-                Some(dto::Props::Json(object)) => property_map_from_json(object, mode),
+                Some(dto::Props::Live(live)) => Ok(live.map.clone()),
             };
             read.map_err(|e| CheckpointError::Property {
                 urn: urn.to_string(),
@@ -257,21 +264,16 @@ fn non_empty(s: Option<String>) -> Option<String> {
 
 // ---- writing ----
 
-pub(crate) fn snapshot_to_dto(
-    snapshot: &Snapshot,
-    mode: SecretsMode<'_>,
-) -> Result<dto::Deployment, CheckpointError> {
-    let resources = snapshot
-        .resources
-        .iter()
-        .map(|r| resource_to_dto(r, mode))
-        .collect::<Result<Vec<_>, _>>()?;
+pub(crate) fn snapshot_to_dto<'a>(
+    snapshot: &'a Snapshot,
+    writer: PropsWriter<'a>,
+) -> Result<dto::Deployment<'a>, CheckpointError> {
     let pending_operations = snapshot
         .pending_operations
         .iter()
         .map(|op| {
             Ok(dto::Operation {
-                resource: resource_to_dto(&op.resource, mode)?,
+                resource: resource_to_dto(&op.resource, writer)?,
                 kind: Some(op.kind.as_str().to_owned()),
             })
         })
@@ -292,7 +294,10 @@ pub(crate) fn snapshot_to_dto(
             plugins: parse_raw(manifest.plugins.as_deref(), "manifest.plugins")?,
         }),
         secrets_providers,
-        resources: (!resources.is_empty()).then_some(resources),
+        resources: (!snapshot.resources.is_empty()).then_some(dto::Resources::Write {
+            states: &snapshot.resources,
+            writer,
+        }),
         pending_operations: (!pending_operations.is_empty()).then_some(pending_operations),
         metadata: Some(
             parse_raw(snapshot.metadata.as_deref(), "metadata")?
@@ -301,23 +306,14 @@ pub(crate) fn snapshot_to_dto(
     })
 }
 
-pub(crate) fn resource_to_dto(
-    r: &ResourceState,
-    mode: SecretsMode<'_>,
-) -> Result<dto::Resource, CheckpointError> {
-    let properties =
-        |field: &str, map: &PropertyMap| -> Result<Option<dto::Props>, CheckpointError> {
-            if map.is_empty() {
-                return Ok(None);
-            }
-            property_map_to_json(map, mode)
-                .map(|object| Some(dto::Props::Json(object)))
-                .map_err(|e| CheckpointError::Property {
-                    urn: r.urn.to_string(),
-                    property: join_paths(field, &e.path),
-                    source: e.kind,
-                })
-        };
+pub(crate) fn resource_to_dto<'a>(
+    r: &'a ResourceState,
+    writer: PropsWriter<'a>,
+) -> Result<dto::Resource<'a>, CheckpointError> {
+    // Written when the DTO is serialized, straight from the values.
+    let properties = |field: &'static str, map: &'a PropertyMap| {
+        (!map.is_empty()).then(|| dto::Props::Live(writer.props(map, &r.urn, field)))
+    };
     let flag = |b: bool| b.then_some(true);
     let text = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
     let urn = |u: &Option<Urn>| u.as_ref().map(Urn::to_string);
@@ -350,8 +346,8 @@ pub(crate) fn resource_to_dto(
         delete: flag(r.delete),
         id: text(&r.id),
         type_token: Some(r.type_token.clone()),
-        inputs: properties("inputs", &r.inputs)?,
-        outputs: properties("outputs", &r.outputs)?,
+        inputs: properties("inputs", &r.inputs),
+        outputs: properties("outputs", &r.outputs),
         parent: urn(&r.parent),
         protect: flag(r.protect),
         external: flag(r.external),

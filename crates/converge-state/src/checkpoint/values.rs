@@ -33,7 +33,7 @@ pub const ARCHIVE_SIG: &str = "0def7320c3a5731c473e5ecbe6d01bc7";
 pub const OUTPUT_VALUE_SIG: &str = "d0e6a833031e9bbcd3f4e8bde6ca49a4";
 
 /// Integers up to 2^53 are exact in a double; they print without a fraction.
-const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+pub(crate) const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
 /// A property value that could not be read or written, with where it is
 /// (a property path relative to the map, e.g. `tags.name` or `list[2]`).

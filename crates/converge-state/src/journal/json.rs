@@ -55,6 +55,7 @@ use serde_json::Value;
 
 use super::{JournalEntry, JournalEntryKind};
 use crate::checkpoint::json_text::to_compact_json;
+use crate::checkpoint::props_out::{PropsWriter, WriteFailure};
 use crate::checkpoint::resource::{
     parse_raw, resource_from_dto, resource_to_dto, snapshot_from_dto, snapshot_to_dto,
 };
@@ -112,7 +113,7 @@ pub enum JournalJsonError {
 
 /// `apitype.JournalEntry` as written, field for field in Go's order.
 #[derive(Serialize)]
-struct EntryOut {
+struct EntryOut<'a> {
     version: i64,
     kind: u8,
     #[serde(rename = "sequenceID")]
@@ -138,15 +139,15 @@ struct EntryOut {
     #[serde(rename = "deleteNew", skip_serializing_if = "Option::is_none")]
     delete_new: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    state: Option<dto::Resource>,
+    state: Option<dto::Resource<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    operation: Option<dto::Operation>,
+    operation: Option<dto::Operation<'a>>,
     #[serde(rename = "isRefresh", skip_serializing_if = "is_false")]
     is_refresh: bool,
     #[serde(rename = "secretsProvider", skip_serializing_if = "Option::is_none")]
     secrets_provider: Option<dto::SecretsProviders>,
     #[serde(rename = "newSnapshot", skip_serializing_if = "Option::is_none")]
-    new_snapshot: Option<dto::Deployment>,
+    new_snapshot: Option<dto::Deployment<'a>>,
     #[serde(rename = "elideWrite", skip_serializing_if = "is_false")]
     elide_write: bool,
     #[serde(rename = "sameOld", skip_serializing_if = "Option::is_none")]
@@ -181,14 +182,14 @@ struct EntryIn {
     delete_old: Option<Value>,
     #[serde(rename = "deleteNew")]
     delete_new: Option<Value>,
-    state: Option<dto::Resource>,
-    operation: Option<dto::Operation>,
+    state: Option<dto::Resource<'static>>,
+    operation: Option<dto::Operation<'static>>,
     #[serde(rename = "isRefresh")]
     is_refresh: Option<bool>,
     #[serde(rename = "secretsProvider")]
     secrets_provider: Option<dto::SecretsProviders>,
     #[serde(rename = "newSnapshot")]
-    new_snapshot: Option<dto::Deployment>,
+    new_snapshot: Option<dto::Deployment<'static>>,
     #[serde(rename = "elideWrite")]
     elide_write: Option<bool>,
     #[serde(rename = "sameOld")]
@@ -214,12 +215,17 @@ pub(super) fn entry_line(
     mode: SecretsMode<'_>,
 ) -> Result<Vec<u8>, CheckpointError> {
     let index = |i: Option<usize>| i.map(|i| i as u64);
+    let failure = WriteFailure::default();
+    let writer = PropsWriter {
+        mode,
+        failure: &failure,
+    };
     let operation = entry
         .operation
         .as_ref()
         .map(|op| {
             Ok::<_, CheckpointError>(dto::Operation {
-                resource: resource_to_dto(&op.resource, mode)?,
+                resource: resource_to_dto(&op.resource, writer)?,
                 kind: Some(op.kind.as_str().to_owned()),
             })
         })
@@ -252,7 +258,7 @@ pub(super) fn entry_line(
         state: entry
             .state
             .as_ref()
-            .map(|r| resource_to_dto(r, mode))
+            .map(|r| resource_to_dto(r, writer))
             .transpose()?,
         operation,
         is_refresh: entry.is_refresh,
@@ -260,7 +266,7 @@ pub(super) fn entry_line(
         new_snapshot: entry
             .new_snapshot
             .as_deref()
-            .map(|s| snapshot_to_dto(s, mode))
+            .map(|s| snapshot_to_dto(s, writer))
             .transpose()?,
         elide_write: entry.elide_write,
         same_old: match run {
@@ -269,10 +275,8 @@ pub(super) fn entry_line(
         },
         same_olds: run.map(|olds| olds.iter().map(|&i| i as u64).collect()),
     };
-    let mut value = serde_json::to_value(&out).map_err(|source| CheckpointError::RawJson {
-        field: "the journal entry".to_owned(),
-        source,
-    })?;
+    let mut value =
+        serde_json::to_value(&out).map_err(|error| failure.to_error(error, "the journal entry"))?;
     // A compact Same entry is as short as it can be (it is most of a
     // small update's journal): a version-2 reader needs no `null`
     // references, and `sameOld` implies `elideWrite`.

@@ -582,3 +582,78 @@ fn unknown_top_level_keys_are_tolerated() {
         "{written}"
     );
 }
+
+/// Values that cannot be written stop the write with the resource and the
+/// property they are at, whether in a checkpoint, an export or a journal
+/// entry (property maps are written straight from the values, so the
+/// path is kept beside the serializer).
+#[test]
+fn values_that_cannot_be_written_name_the_resource_and_property() {
+    use converge_model::CustomTimeouts;
+    use converge_state::journal::{json::entry_to_json, JournalEntry};
+
+    let stack = urn("urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev");
+    let fine = ResourceState::new(stack.clone(), false);
+    let mut bad = ResourceState::new(urn("urn:pulumi:dev::p::pkg:index:Thing::bad"), true);
+    let mut tags = converge_model::PropertyMap::new();
+    tags.insert("weight".into(), PropertyValue::Number(f64::INFINITY));
+    bad.outputs.insert(
+        "tags".into(),
+        PropertyValue::Array(vec![PropertyValue::Null, PropertyValue::Object(tags)]),
+    );
+    let snapshot = |resources: Vec<ResourceState>| Snapshot {
+        manifest: Manifest {
+            time: "2025-01-01T00:00:00Z".into(),
+            magic: "m".into(),
+            version: "converge-test".into(),
+            plugins: None,
+        },
+        secrets_providers: None,
+        resources,
+        pending_operations: Vec::new(),
+        metadata: None,
+    };
+    let expected = "resource urn:pulumi:dev::p::pkg:index:Thing::bad: outputs.tags[1].weight: inf cannot be written as JSON (not a finite number)";
+
+    let with_bad = snapshot(vec![fine.clone(), bad.clone()]);
+    let err = write_deployment(&with_bad, SecretsMode::Opaque).unwrap_err();
+    assert_eq!(err.to_string(), expected);
+    let checkpoint = StackCheckpoint {
+        stack: "dev".into(),
+        config: None,
+        latest: Some(with_bad),
+    };
+    let err = write_checkpoint(&checkpoint, CRYPTER).unwrap_err();
+    assert_eq!(err.to_string(), expected);
+    let entry = JournalEntry::success(1, 1).with_state(bad);
+    let err = entry_to_json(&entry, SecretsMode::Opaque).unwrap_err();
+    assert_eq!(err.to_string(), expected);
+
+    // A secret in opaque mode must be its ciphertext.
+    let mut opaque = fine.clone();
+    opaque.inputs.insert(
+        "password".into(),
+        PropertyValue::Secret(Box::new(PropertyValue::Bool(true))),
+    );
+    let err = write_deployment(&snapshot(vec![opaque]), SecretsMode::Opaque)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("resource urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev: inputs.password: a secret read without its secrets provider"),
+        "{err}"
+    );
+
+    // The resource's other fields fail the same way from inside the list.
+    let mut slow = fine;
+    slow.custom_timeouts = Some(CustomTimeouts {
+        create: Some("soon".into()),
+        ..CustomTimeouts::default()
+    });
+    let err = write_deployment(&snapshot(vec![slow]), SecretsMode::Opaque)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "resource urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev: `customTimeouts.create`: \"soon\" is not a number of seconds or a duration"
+    );
+}
