@@ -5,6 +5,7 @@
 //! never across a provider call.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -236,23 +237,29 @@ impl Deployment {
         });
     }
 
-    /// Journals a step's Begin and waits until it is durable.
-    pub async fn begin(
+    /// Journals a step's Begin; the future waits until it is durable. The
+    /// entry is handed over at the call, so the future is a few words (a
+    /// step may wait in it while thousands of others do).
+    pub fn begin(
         &self,
         op_id: u64,
         operation: Option<(OperationType, ResourceState)>,
-    ) -> Result<(), EngineError> {
+    ) -> impl Future<Output = Result<(), EngineError>> + Send + 'static {
         let operation = operation.map(|(kind, resource)| PendingOperation { resource, kind });
-        self.journal
-            .append(JournalEntry::begin(0, op_id, operation))
-            .await?;
-        Ok(())
+        self.end(JournalEntry::begin(0, op_id, operation))
     }
 
-    /// Journals a step's end entry and waits until it is durable.
-    pub async fn end(&self, entry: JournalEntry) -> Result<(), EngineError> {
-        self.journal.append(entry).await?;
-        Ok(())
+    /// Journals a step's end entry; the future waits until it is durable
+    /// (the entry is handed over at the call, as for [`Deployment::begin`]).
+    pub fn end(
+        &self,
+        entry: JournalEntry,
+    ) -> impl Future<Output = Result<(), EngineError>> + Send + 'static {
+        let durable = self.journal.append(entry);
+        async move {
+            durable.await?;
+            Ok(())
+        }
     }
 
     /// Journals the end entry of a step with no effect outside Converge
@@ -266,7 +273,10 @@ impl Deployment {
 
     /// Journals a failure of operation `op_id`; the step's error is what
     /// the caller reports, a journal error here is secondary.
-    pub async fn end_failed(&self, op_id: u64) {
-        let _ = self.journal.append(JournalEntry::failure(0, op_id)).await;
+    pub fn end_failed(&self, op_id: u64) -> impl Future<Output = ()> + Send + 'static {
+        let durable = self.journal.append(JournalEntry::failure(0, op_id));
+        async move {
+            let _ = durable.await;
+        }
     }
 }

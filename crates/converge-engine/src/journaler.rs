@@ -19,6 +19,7 @@
 //! is ready when its last entry is durable: no second copy of the journal
 //! and no replay at the end.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -85,6 +86,14 @@ impl JournalSink for DiscardSink {
     async fn persist(&self, _batch: &[JournalEntry]) -> Result<(), JournalError> {
         Ok(())
     }
+}
+
+/// Where a request's answer arrives: the entry's sequence ID once durable.
+type Answer = oneshot::Receiver<Result<u64, JournalError>>;
+
+/// Waits for the answer to a request handed over (or for its error).
+async fn answer(request: Result<Answer, JournalError>) -> Result<u64, JournalError> {
+    request?.await.map_err(|_| JournalError::Stopped)?
 }
 
 struct Request {
@@ -232,9 +241,15 @@ impl Journaler {
         Journaler { tx, replay }
     }
 
-    /// Persists one entry; returns its sequence ID once it is durable.
-    pub async fn append(&self, entry: JournalEntry) -> Result<u64, JournalError> {
-        self.request(Some(entry)).await
+    /// Persists one entry; the future returns its sequence ID once it is
+    /// durable. The entry is handed over when this is called, so the
+    /// future holds only the answer's receiver: thousands of steps may
+    /// wait for their entries at once.
+    pub fn append(
+        &self,
+        entry: JournalEntry,
+    ) -> impl Future<Output = Result<u64, JournalError>> + Send + 'static {
+        answer(self.request(Some(entry)))
     }
 
     /// Queues one entry for the next batch without waiting for it: for
@@ -254,10 +269,12 @@ impl Journaler {
     /// with the write error that broke the journal). Call before
     /// [`Journaler::finish`].
     pub async fn flush(&self) -> Result<(), JournalError> {
-        self.request(None).await.map(|_| ())
+        answer(self.request(None)).await.map(|_| ())
     }
 
-    async fn request(&self, entry: Option<JournalEntry>) -> Result<u64, JournalError> {
+    /// Hands `entry` (or, with none, just the request for an answer) to
+    /// the writer; the receiver gets the answer once it is durable.
+    fn request(&self, entry: Option<JournalEntry>) -> Result<Answer, JournalError> {
         let (done, wait) = oneshot::channel();
         self.tx
             .send(Request {
@@ -265,7 +282,7 @@ impl Journaler {
                 done: Some(done),
             })
             .map_err(|_| JournalError::Stopped)?;
-        wait.await.map_err(|_| JournalError::Stopped)?
+        Ok(wait)
     }
 
     /// The snapshot every entry persisted so far describes, and the

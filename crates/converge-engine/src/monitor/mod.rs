@@ -12,6 +12,7 @@
 mod construct;
 mod functions;
 
+use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -43,18 +44,18 @@ impl Monitor {
         Monitor { deployment }
     }
 
-    /// `RegisterResource`: returns once the resource's step is done.
-    pub async fn register_resource(
+    /// `RegisterResource`: returns once the resource's step is done. A
+    /// registration that fails fails the operation (see
+    /// `step_generator::registered`); the root stack's URN is kept once known.
+    ///
+    /// The future is a few words: the registration's work is boxed (see
+    /// `step_generator::register`), and a program may have thousands of
+    /// registrations waiting.
+    pub fn register_resource(
         &self,
         goal: ResourceGoal,
-    ) -> Result<RegisterResult, EngineError> {
-        let is_root = goal.type_token == STACK_TYPE && goal.parent.is_none();
-        // Boxed: a program may have thousands of registrations waiting.
-        let result = Box::pin(step_generator::register(&self.deployment, goal)).await;
-        if let (true, Ok(r)) = (is_root, &result) {
-            let _ = self.deployment.root.set(r.urn.clone());
-        }
-        self.record(result)
+    ) -> impl Future<Output = Result<RegisterResult, EngineError>> + Send + '_ {
+        step_generator::register(&self.deployment, goal)
     }
 
     /// Registers the stack resource, `<project>-<stack>` of type

@@ -13,7 +13,7 @@ use super::{check, delete_for_replacement};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
-use crate::goal::ResourceGoal;
+use crate::goal::ResourceOptions;
 use crate::steps::{self, create::CreateStep};
 
 #[derive(Debug)]
@@ -270,7 +270,8 @@ pub(crate) fn detailed(
 }
 
 /// A step's future, boxed.
-type StepFuture<'a> = Pin<Box<dyn Future<Output = Result<ResourceState, EngineError>> + Send + 'a>>;
+pub(crate) type StepFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ResourceState, EngineError>> + Send + 'a>>;
 
 /// Carries out a decision. Each kind of step is a future of its own: a
 /// registration waiting in a Same step holds that step's future alone, not
@@ -281,7 +282,7 @@ pub(crate) fn execute<'a>(
     old: ResourceState,
     mut new: ResourceState,
     decision: Decision,
-    goal: &'a ResourceGoal,
+    options: &ResourceOptions,
 ) -> StepFuture<'a> {
     match decision {
         Decision::Same { upgraded } => {
@@ -305,10 +306,12 @@ pub(crate) fn execute<'a>(
                 old_index,
                 old,
                 new,
-                delete_before_replace,
+                delete_before_replace: options
+                    .delete_before_replace
+                    .unwrap_or(delete_before_replace),
+                imported: options.import_id.is_some(),
                 diff,
             },
-            goal,
         )),
     }
 }
@@ -318,21 +321,21 @@ struct Replacement {
     old_index: usize,
     old: ResourceState,
     new: ResourceState,
+    /// The goal's `deleteBeforeReplace`, else the provider's answer.
     delete_before_replace: bool,
+    /// The goal imports the resource (which a replacement cannot keep).
+    imported: bool,
     diff: BTreeMap<String, PropertyDiff>,
 }
 
 /// Replaces `r.old` by `r.new`: create then delete, or delete first.
-async fn replace(
-    d: &Deployment,
-    r: Replacement,
-    goal: &ResourceGoal,
-) -> Result<ResourceState, EngineError> {
+async fn replace(d: &Deployment, r: Replacement) -> Result<ResourceState, EngineError> {
     let Replacement {
         old_index,
         old,
         mut new,
         delete_before_replace,
+        imported,
         diff,
     } = r;
     if old.protect && !old.pending_replacement && !d.progress().object_gone(old_index) {
@@ -342,7 +345,7 @@ async fn replace(
         };
         return Err(steps::failed(d, StepOp::Replace, &old.urn, err));
     }
-    if goal.options.import_id.is_some() {
+    if imported {
         let err = EngineError::ImportedReplace {
             urn: new.urn.clone(),
             keys: replace_keys(&diff),
@@ -360,10 +363,7 @@ async fn replace(
     // A replacement is a new object: check again without old inputs
     // so no generated default of the old one is reused.
     new.inputs = check(d, &new, Default::default()).await?;
-    let dbr = goal
-        .options
-        .delete_before_replace
-        .unwrap_or(delete_before_replace);
+    let dbr = delete_before_replace;
     let gone = old.pending_replacement || d.progress().object_gone(old_index);
     let (remove_old, delete_old) = if gone {
         (Some(old_index), None)
@@ -380,7 +380,7 @@ async fn replace(
             state: new,
             remove_old,
             delete_old,
-            old: Some(old),
+            old: Some(Box::new(old)),
             diff,
         },
     )

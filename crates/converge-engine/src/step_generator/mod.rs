@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use converge_model::{
     package_of, provider_package, provider_type, PropertyPath, ProviderReference, ResourceState,
-    Urn,
+    Urn, STACK_TYPE,
 };
 use converge_plugin::CheckRequest;
 
@@ -137,19 +137,71 @@ fn result_of(state: &ResourceState) -> RegisterResult {
     }
 }
 
-/// Handles one `RegisterResource`. Its sub-steps are boxed: a program
-/// may have thousands of registrations in flight, each waiting in one of
-/// them, and an unboxed future is as large as its largest sub-step. (The
-/// body is an `async move` block, not an `async fn`: an `async fn` keeps
-/// its arguments twice, once as given and once as the body's locals.)
-#[allow(
-    clippy::manual_async_fn,
-    reason = "an async fn keeps its arguments twice"
-)]
+/// Handles one `RegisterResource`. A program may have thousands of
+/// registrations in flight, most of them waiting for their step's journal
+/// entries, so what one holds while it waits is kept small:
+/// - the preparation (the goal, the planned and old states, the provider
+///   calls that decide the step) is a boxed future of its own, freed
+///   before the step runs; the registration then holds the step alone;
+/// - each sub-step is boxed, since a future is as large as its largest
+///   await;
+/// - the bodies are `async move` blocks, not `async fn`s, which keep their
+///   arguments twice (once as given and once as the body's locals).
 pub(crate) fn register(
     d: &Arc<Deployment>,
     goal: ResourceGoal,
 ) -> impl Future<Output = Result<RegisterResult, EngineError>> + Send + '_ {
+    let is_root = goal.type_token == STACK_TYPE && goal.parent.is_none();
+    let preparation = Box::pin(prepare(d, goal));
+    async move {
+        // Only the step is held while it runs (a match on the
+        // preparation's result would keep the whole result's space).
+        let step = match preparation.await {
+            Ok(Prepared::Step(step)) => step,
+            Ok(Prepared::Done(result)) => return registered(d, is_root, Ok(result)),
+            Err(e) => return registered(d, is_root, Err(e)),
+        };
+        let result = step.await.map(|s| result_of(&s));
+        registered(d, is_root, result)
+    }
+}
+
+/// A registration's end: one that fails fails the operation, even if the
+/// program carries on; the root stack's URN is kept once known.
+fn registered(
+    d: &Deployment,
+    is_root: bool,
+    result: Result<RegisterResult, EngineError>,
+) -> Result<RegisterResult, EngineError> {
+    match &result {
+        Ok(r) if is_root => {
+            let _ = d.root.set(r.urn.clone());
+        }
+        Ok(_) => {}
+        Err(e) => d.fail(e),
+    }
+    result
+}
+
+/// What a registration's preparation leaves to do.
+enum Prepared<'a> {
+    /// Nothing: the answer is known (a component, a resource outside
+    /// `--target`).
+    Done(RegisterResult),
+    /// The step decided on, to run once the preparation is freed.
+    Step(decide::StepFuture<'a>),
+}
+
+/// Everything a registration does before its step: the URN and old
+/// resource, the provider, Check and Diff, the decision.
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an async fn keeps its arguments twice"
+)]
+fn prepare(
+    d: &Arc<Deployment>,
+    goal: ResourceGoal,
+) -> impl Future<Output = Result<Prepared<'_>, EngineError>> + Send + '_ {
     async move {
         let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
         d.check_not_failed(&urn)?;
@@ -184,7 +236,9 @@ pub(crate) fn register(
         // Providers are always targeted: targeted resources need them.
         let targeted = d.selection.register(&state);
         if !is_provider && !targeted {
-            return Box::pin(untargeted(d, old_index, state)).await;
+            return Box::pin(untargeted(d, old_index, state))
+                .await
+                .map(Prepared::Done);
         }
         if let Some(dependency) = skipped.into_iter().next() {
             let exists = d.olds.contains_key(&dependency);
@@ -196,19 +250,20 @@ pub(crate) fn register(
         }
         if !goal.custom {
             planned(d, &goal, &state, old_index)?;
-            return Box::pin(component(d, old_index, state)).await;
+            return Box::pin(component(d, old_index, state))
+                .await
+                .map(Prepared::Done);
         }
-        let old = old_index.map(|i| d.base.resources[i].clone());
+        // The old state is read where it is; the step gets its own copy.
+        let old = old_index.map(|i| &d.base.resources[i]);
         if let Some(import_id) = &goal.options.import_id {
             // Imported before (by this ID) and not external: a resource like
             // any other. (Some objects are imported by an ID other than the
             // one they have, so the recorded import ID counts first.)
-            let already = old.as_ref().is_some_and(|o| {
+            let already = old.is_some_and(|o| {
                 !o.external && o.import_id.as_ref().or(o.id.as_ref()) == Some(import_id)
             });
             if !already {
-                // Nothing but the step may outlive the await below.
-                drop(old);
                 {
                     let mut planned_state = state.clone();
                     planned_state.import_id = Some(import_id.clone());
@@ -221,33 +276,37 @@ pub(crate) fn register(
                     import_id: import_id.clone(),
                     inputs: goal.options.import_inputs.clone(),
                 };
-                let s = Box::pin(steps::import::run(d, step)).await?;
-                return Ok(result_of(&s));
+                return Ok(Prepared::Step(Box::pin(steps::import::run(d, step))));
             }
             state.import_id = Some(import_id.clone());
         }
-        if let Some(old) = &old {
+        if let Some(old) = old {
             apply_ignore_changes(d, old, &mut state);
         }
-        let olds = old.as_ref().map(|o| o.inputs.clone()).unwrap_or_default();
+        let olds = old.map(|o| o.inputs.clone()).unwrap_or_default();
         state.inputs = Box::pin(check(d, &state, olds)).await?;
         planned(d, &goal, &state, old_index)?;
 
         let Some(old_index) = old_index else {
             planned_kind(d, &state.urn, StepOp::Create)?;
-            let s = Box::pin(create_new(d, state)).await?;
-            return Ok(result_of(&s));
+            return Ok(Prepared::Step(Box::pin(create_new(d, state))));
         };
-        let old = old.unwrap_or_else(|| d.base.resources[old_index].clone());
-        let decision = Box::pin(decide::decide(d, &old, old_index, &state)).await?;
+        let old = &d.base.resources[old_index];
+        let decision = Box::pin(decide::decide(d, old, old_index, &state)).await?;
         let kind = match &decision {
             decide::Decision::Same { .. } => StepOp::Same,
             decide::Decision::Update(_) => StepOp::Update,
             decide::Decision::Replace { .. } => StepOp::Replace,
         };
         planned_kind(d, &state.urn, kind)?;
-        let s = decide::execute(d, old_index, old, state, decision, &goal).await?;
-        Ok(result_of(&s))
+        Ok(Prepared::Step(decide::execute(
+            d,
+            old_index,
+            old.clone(),
+            state,
+            decision,
+            &goal.options,
+        )))
     }
 }
 

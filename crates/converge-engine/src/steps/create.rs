@@ -24,7 +24,8 @@ pub(crate) struct CreateStep {
     /// The old resource to mark for deletion on success
     /// (create-before-delete).
     pub delete_old: Option<usize>,
-    pub old: Option<ResourceState>,
+    /// Boxed: most creates have none, and the step is held while it waits.
+    pub old: Option<Box<ResourceState>>,
     pub diff: BTreeMap<String, PropertyDiff>,
 }
 
@@ -48,11 +49,13 @@ pub(crate) fn run(
         // A component has nothing outside Converge to lose track of: no
         // Begin, and its end entry is not waited for (see `record`).
         if state.custom {
-            let mut pending = state.clone();
-            pending.id = None;
-            d.begin(op_id, Some((OperationType::Creating, pending)))
-                .await
-                .map_err(|e| failed(d, op, &urn, e))?;
+            // The pending copy moves into the entry before the await.
+            let begun = {
+                let mut pending = state.clone();
+                pending.id = None;
+                d.begin(op_id, Some((OperationType::Creating, pending)))
+            };
+            begun.await.map_err(|e| failed(d, op, &urn, e))?;
         }
 
         let outcome = {
@@ -101,7 +104,7 @@ pub(crate) fn run(
             d,
             op,
             Some(op_id),
-            step.old.as_ref(),
+            step.old.as_deref(),
             &step.state,
             step.diff,
         );
