@@ -3,7 +3,12 @@
 //!
 //! - `up_create`, `preview_nochange`, `up_1pct`, `destroy` for N resources
 //!   with a zero-latency in-process provider and journaled persistence on a
-//!   file backend: wall time and bytes written (journal + checkpoint).
+//!   file backend: wall time and bytes written (journal + checkpoint). Each
+//!   row is the median of `BENCH_RUNS` runs on a fresh stack (5 up to 10k
+//!   resources and 3 above by default; on a small shared machine the same
+//!   10k row varies by a factor of two from one run to the next), with
+//!   every run's time in `runs_ms`. A `growth` line per row then gives the
+//!   ratio of each size's median to the previous size's.
 //! - `dag_latency`: a DAG of chains with a 50 ms provider, against the
 //!   lower bound max(critical path × latency, N × latency / parallel).
 //! - `backend_up`: a 1,000-resource create, then an update of 1 % of it, on
@@ -128,9 +133,14 @@ impl World {
         }
     }
 
+    /// The options `converge up --skip-preview` and `converge preview`
+    /// run with: the CLI keeps neither the persisted journal entries in
+    /// memory nor a plan record per resource (it saves no plan there).
     fn options(&self, parallel: usize) -> DeploymentOptions {
         let mut o = DeploymentOptions::new("dev", "bench");
         o.parallel = parallel;
+        o.keep_journal = false;
+        o.record_plans = false;
         o
     }
 
@@ -210,14 +220,23 @@ fn line(fields: serde_json::Value) {
     println!("{fields}");
 }
 
-async fn zero_latency(n: usize) {
+/// One run of the four zero-latency rows on a fresh stack of `n`.
+struct ZeroLatencyRun {
+    /// Per row: its name, wall time and the rest of its line.
+    rows: Vec<(&'static str, u128, serde_json::Value)>,
+}
+
+async fn zero_latency_once(n: usize) -> ZeroLatencyRun {
+    let mut rows = Vec::new();
     let mut w = World::new(Duration::ZERO).await;
     let (_, bytes, ms) = w.run("update", Some(&flat(n, None)), 16).await;
     let snapshot_bytes = w.snapshot_bytes().await;
-    line(
-        serde_json::json!({"bench": "up_create", "n": n, "wall_ms": ms, "bytes_written": bytes,
-        "snapshot_bytes": snapshot_bytes, "bytes_per_snapshot_byte": bytes as f64 / snapshot_bytes as f64}),
-    );
+    rows.push((
+        "up_create",
+        ms,
+        serde_json::json!({"bytes_written": bytes, "snapshot_bytes": snapshot_bytes,
+        "bytes_per_snapshot_byte": bytes as f64 / snapshot_bytes as f64}),
+    ));
     let (r, bytes, ms) = w.run("preview", Some(&flat(n, None)), 16).await;
     let changes = r
         .plan
@@ -225,16 +244,52 @@ async fn zero_latency(n: usize) {
         .iter()
         .filter(|s| s.op != converge_engine::StepOp::Same)
         .count();
-    line(
-        serde_json::json!({"bench": "preview_nochange", "n": n, "wall_ms": ms, "bytes_written": bytes, "changes": changes}),
-    );
+    rows.push((
+        "preview_nochange",
+        ms,
+        serde_json::json!({"bytes_written": bytes, "changes": changes}),
+    ));
     let (_, bytes, ms) = w.run("update", Some(&flat(n, Some(100))), 16).await;
-    line(
-        serde_json::json!({"bench": "up_1pct", "n": n, "wall_ms": ms, "bytes_written": bytes,
-        "snapshot_bytes": w.snapshot_bytes().await}),
-    );
+    let snapshot_bytes = w.snapshot_bytes().await;
+    rows.push((
+        "up_1pct",
+        ms,
+        serde_json::json!({"bytes_written": bytes, "snapshot_bytes": snapshot_bytes,
+        "bytes_per_snapshot_byte": bytes as f64 / snapshot_bytes as f64}),
+    ));
     let (_, bytes, ms) = w.run("destroy", None, 16).await;
-    line(serde_json::json!({"bench": "destroy", "n": n, "wall_ms": ms, "bytes_written": bytes}));
+    rows.push(("destroy", ms, serde_json::json!({"bytes_written": bytes})));
+    ZeroLatencyRun { rows }
+}
+
+/// The median of `times` (the upper one of an even count).
+fn median(times: &[u128]) -> u128 {
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    sorted[sorted.len() / 2]
+}
+
+/// Runs the zero-latency rows `runs` times for `n` resources and prints
+/// each row's median; returns the medians by row.
+async fn zero_latency(n: usize, runs: usize) -> Vec<(&'static str, u128)> {
+    let mut all = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        all.push(zero_latency_once(n).await);
+    }
+    let first = &all[0];
+    let mut medians = Vec::new();
+    for (i, (name, _, rest)) in first.rows.iter().enumerate() {
+        let times: Vec<u128> = all.iter().map(|run| run.rows[i].1).collect();
+        let wall_ms = median(&times);
+        let mut fields = serde_json::json!({"bench": name, "n": n, "wall_ms": wall_ms,
+            "runs_ms": times});
+        if let (Some(out), Some(rest)) = (fields.as_object_mut(), rest.as_object()) {
+            out.extend(rest.clone());
+        }
+        line(fields);
+        medians.push((*name, wall_ms));
+    }
+    medians
 }
 
 async fn latency(chains: usize, length: usize, parallel: usize) {
@@ -301,9 +356,26 @@ fn main() {
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
+    let runs = |n: usize| -> usize {
+        std::env::var("BENCH_RUNS")
+            .ok()
+            .and_then(|r| r.trim().parse().ok())
+            .filter(|&r| r > 0)
+            .unwrap_or(if n <= 10_000 { 5 } else { 3 })
+    };
     runtime.block_on(async {
+        let mut previous: Option<(usize, Vec<(&str, u128)>)> = None;
         for n in sizes {
-            zero_latency(n).await;
+            let medians = zero_latency(n, runs(n)).await;
+            if let Some((from, before)) = &previous {
+                for ((row, was), (_, now)) in before.iter().zip(&medians) {
+                    line(
+                        serde_json::json!({"bench": "growth", "row": row, "from": from,
+                        "to": n, "ratio": *now as f64 / (*was).max(1) as f64}),
+                    );
+                }
+            }
+            previous = Some((n, medians));
         }
         latency(20, 10, 16).await;
         latency(100, 5, 16).await;
