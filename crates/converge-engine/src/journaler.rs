@@ -184,20 +184,23 @@ impl Journaler {
         tokio::spawn(async move {
             let mut next_sequence = sink.first_sequence_id();
             let mut broken: Option<JournalError> = None;
+            // Kept from batch to batch: a batch may hold 100,000 requests,
+            // and new vectors each time would be fresh memory each time.
+            let mut batch = Vec::new();
+            let mut entries = Vec::new();
+            let mut answers = Vec::new();
             while let Some(first) = rx.recv().await {
-                let mut batch = vec![first];
+                batch.push(first);
                 while let Ok(more) = rx.try_recv() {
                     batch.push(more);
                 }
                 if let Some(err) = &broken {
-                    for r in batch {
+                    for r in batch.drain(..) {
                         r.answer(Err(err.clone()));
                     }
                     continue;
                 }
-                let mut entries = Vec::with_capacity(batch.len());
-                let mut answers = Vec::with_capacity(batch.len());
-                for mut r in batch {
+                for mut r in batch.drain(..) {
                     // A flush's answer is the last sequence ID given out.
                     let id = match r.entry.take() {
                         Some(mut entry) => {
@@ -218,12 +221,13 @@ impl Journaler {
                     Ok(()) => {
                         let mut guard = record.lock().unwrap_or_else(|p| p.into_inner());
                         if let Some(replay) = guard.as_mut() {
-                            for entry in entries {
+                            for entry in entries.drain(..) {
                                 replay.record(entry);
                             }
                         }
                         drop(guard);
-                        for (id, r) in answers {
+                        entries.clear();
+                        for (id, r) in answers.drain(..) {
                             r.answer(Ok(id));
                         }
                     }
@@ -231,7 +235,8 @@ impl Journaler {
                         // Nothing after a failed write may be persisted:
                         // later entries could depend on the lost ones.
                         broken = Some(err.clone());
-                        for (_, r) in answers {
+                        entries.clear();
+                        for (_, r) in answers.drain(..) {
                             r.answer(Err(err.clone()));
                         }
                     }

@@ -13,7 +13,7 @@ use converge_state::secrets::Crypter;
 use converge_state::{PendingOperation, SecretsProviders, Snapshot};
 
 use super::journal::{Completion, UpdateJournal};
-use super::recovery::{self, ManifestStamp, Recovery};
+use super::recovery::{self, Encoding, ManifestStamp, Recovery, Replaced};
 use super::{Secrets, StackStateError};
 use crate::operations::OperationResult;
 use converge_backend::now_rfc3339;
@@ -395,7 +395,10 @@ impl LockedStack {
                 self.checkpoint.config.clone(),
                 &mut snapshot,
                 &self.secrets,
-                std::mem::replace(&mut self.stamp, ManifestStamp::New),
+                Encoding {
+                    stamp: std::mem::replace(&mut self.stamp, ManifestStamp::New),
+                    replaced: self.replaced(),
+                },
             )
             .await?;
             self.backend.close_journal(&self.stack).await?;
@@ -406,6 +409,14 @@ impl LockedStack {
         self.deployed = true;
         self.base = Arc::new(snapshot);
         Ok(completion)
+    }
+
+    /// The stored checkpoint's size, for the buffer of the next one.
+    fn replaced(&self) -> Option<Replaced> {
+        self.bytes.as_ref().map(|b| Replaced {
+            bytes: b.len(),
+            resources: self.base.resources.len(),
+        })
     }
 
     async fn add_history(
@@ -489,7 +500,16 @@ impl LockedStack {
                     source: Box::new(source),
                 },
             )?;
-            recovery::encode_snapshot(to, config, &mut snapshot, &self.secrets, ManifestStamp::New)?
+            recovery::encode_snapshot(
+                to,
+                config,
+                &mut snapshot,
+                &self.secrets,
+                Encoding {
+                    stamp: ManifestStamp::New,
+                    replaced: self.replaced(),
+                },
+            )?
         } else {
             let cp = StackCheckpoint {
                 stack: to.to_string(),

@@ -216,6 +216,18 @@ pub fn write_checkpoint(
     cp: &StackCheckpoint,
     mode: SecretsMode<'_>,
 ) -> Result<Vec<u8>, CheckpointError> {
+    write_checkpoint_sized(cp, mode, 0)
+}
+
+/// [`write_checkpoint`] into a buffer of `size_hint` bytes to begin with,
+/// e.g. about the size of the checkpoint it replaces: at 100,000
+/// resources, a buffer grown by doubling touched 200 MB of fresh memory
+/// for 80 MB of text, most of the write's time.
+pub fn write_checkpoint_sized(
+    cp: &StackCheckpoint,
+    mode: SecretsMode<'_>,
+    size_hint: usize,
+) -> Result<Vec<u8>, CheckpointError> {
     let (version, features) = version_for(cp.latest.as_ref());
     let failure = WriteFailure::default();
     let writer = PropsWriter {
@@ -236,7 +248,7 @@ pub fn write_checkpoint(
             latest,
         }),
     };
-    to_bytes(&file, &failure)
+    to_bytes(&file, &failure, size_hint)
 }
 
 /// Reads a `stack export` file.
@@ -277,7 +289,7 @@ pub fn write_deployment(
         features,
         deployment: Some(resource::snapshot_to_dto(snapshot, writer)?),
     };
-    to_bytes(&file, &failure)
+    to_bytes(&file, &failure, 0)
 }
 
 /// Checks the version and features before anything else is read.
@@ -332,6 +344,10 @@ fn version_for(snapshot: Option<&Snapshot>) -> (i64, Vec<String>) {
 
 /// The file's text; a value that could not be written is reported as
 /// `failure` recorded it.
-fn to_bytes(file: &impl Serialize, failure: &WriteFailure) -> Result<Vec<u8>, CheckpointError> {
-    json_text::to_pretty_bytes(file, 0).map_err(|error| failure.to_error(error, "the state"))
+fn to_bytes(
+    file: &impl Serialize,
+    failure: &WriteFailure,
+    capacity: usize,
+) -> Result<Vec<u8>, CheckpointError> {
+    json_text::to_pretty_bytes(file, capacity).map_err(|error| failure.to_error(error, "the state"))
 }

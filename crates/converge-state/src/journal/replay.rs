@@ -326,15 +326,24 @@ impl Replayer {
     /// copied (none when the base is no longer shared).
     pub fn into_snapshot(mut self) -> Snapshot {
         let mut replaced = std::mem::take(&mut self.replaced_old);
-        let new_resources = std::mem::take(&mut self.new_resources);
-        let mut resources = Vec::with_capacity(new_resources.len() + self.base.resources.len());
-        let mut removed_new = Vec::new();
-        for (i, r) in new_resources.into_iter().enumerate() {
-            match self.removed_new.contains(&i) {
-                true => removed_new.push(r),
-                false => resources.push(r),
-            }
-        }
+        // The result is the new resources' own vector (reserved for the
+        // base's size when the replay began), the kept base resources
+        // appended: a second vector was 56 MB of fresh memory at 100,000.
+        let mut resources = std::mem::take(&mut self.new_resources);
+        let mut index = 0;
+        let removed_new: Vec<ResourceState> = resources
+            .extract_if(.., |_| {
+                let removed = self.removed_new.contains(&index);
+                index += 1;
+                removed
+            })
+            .collect();
+        resources.reserve(
+            self.base
+                .resources
+                .len()
+                .saturating_sub(self.removed_old.len()),
+        );
         for i in 0..self.base.resources.len() {
             let kept = self.kept_old(i, || match replaced.remove(&i) {
                 Some(r) => r,
