@@ -154,6 +154,13 @@ impl World {
             .map_or(0, |b| b.len())
     }
 
+    /// A row's `bytes` written beside the stored checkpoint's size.
+    async fn written_against_snapshot(&self, bytes: usize) -> serde_json::Value {
+        let snapshot_bytes = self.snapshot_bytes().await;
+        serde_json::json!({"bytes_written": bytes, "snapshot_bytes": snapshot_bytes,
+            "bytes_per_snapshot_byte": bytes as f64 / snapshot_bytes as f64})
+    }
+
     /// Runs an operation as the CLI does, through the stack's owner (lock,
     /// recovery, journal, compaction); returns the result and the bytes
     /// written (journal entries + checkpoint).
@@ -230,13 +237,7 @@ async fn zero_latency_once(n: usize) -> ZeroLatencyRun {
     let mut rows = Vec::new();
     let mut w = World::new(Duration::ZERO).await;
     let (_, bytes, ms) = w.run("update", Some(&flat(n, None)), 16).await;
-    let snapshot_bytes = w.snapshot_bytes().await;
-    rows.push((
-        "up_create",
-        ms,
-        serde_json::json!({"bytes_written": bytes, "snapshot_bytes": snapshot_bytes,
-        "bytes_per_snapshot_byte": bytes as f64 / snapshot_bytes as f64}),
-    ));
+    rows.push(("up_create", ms, w.written_against_snapshot(bytes).await));
     let (r, bytes, ms) = w.run("preview", Some(&flat(n, None)), 16).await;
     let changes = r
         .plan
@@ -250,13 +251,7 @@ async fn zero_latency_once(n: usize) -> ZeroLatencyRun {
         serde_json::json!({"bytes_written": bytes, "changes": changes}),
     ));
     let (_, bytes, ms) = w.run("update", Some(&flat(n, Some(100))), 16).await;
-    let snapshot_bytes = w.snapshot_bytes().await;
-    rows.push((
-        "up_1pct",
-        ms,
-        serde_json::json!({"bytes_written": bytes, "snapshot_bytes": snapshot_bytes,
-        "bytes_per_snapshot_byte": bytes as f64 / snapshot_bytes as f64}),
-    ));
+    rows.push(("up_1pct", ms, w.written_against_snapshot(bytes).await));
     let (_, bytes, ms) = w.run("destroy", None, 16).await;
     rows.push(("destroy", ms, serde_json::json!({"bytes_written": bytes})));
     ZeroLatencyRun { rows }

@@ -57,52 +57,44 @@ async fn a_registration_in_flight_holds_about_a_kilobyte() {
         journal,
         EventSink::discard(),
     ));
-    let register = super::register(&d, ResourceGoal::default());
-    assert!(
-        std::mem::size_of_val(&register) <= REGISTER_BOUND,
-        "step_generator::register: {} bytes",
-        std::mem::size_of_val(&register)
+    bounded(
+        "step_generator::register",
+        &super::register(&d, ResourceGoal::default()),
+        REGISTER_BOUND,
     );
-    drop(register);
-    let prepare = super::prepare(&d, ResourceGoal::default());
-    assert!(
-        std::mem::size_of_val(&prepare) <= PREPARE_BOUND,
-        "step_generator::prepare: {} bytes",
-        std::mem::size_of_val(&prepare)
+    bounded(
+        "step_generator::prepare",
+        &super::prepare(&d, ResourceGoal::default()),
+        PREPARE_BOUND,
     );
-    drop(prepare);
-    let create = super::create_new(
-        &d,
-        converge_model::ResourceState::new(
-            converge_model::Urn::new("dev", "p", None, "pkg:index:T", "c").expect("a URN"),
-            true,
-        ),
+    bounded(
+        "steps::create::run",
+        &super::create_new(&d, state("c")),
+        CREATE_BOUND,
     );
-    assert!(
-        std::mem::size_of_val(&create) <= CREATE_BOUND,
-        "steps::create::run: {} bytes",
-        std::mem::size_of_val(&create)
+    bounded(
+        "steps::same::run",
+        &crate::steps::same::run(&d, 0, state("r")),
+        SAME_BOUND,
     );
-    drop(create);
-    let same = crate::steps::same::run(
-        &d,
-        0,
-        converge_model::ResourceState::new(
-            converge_model::Urn::new("dev", "p", None, "pkg:index:T", "r").expect("a URN"),
-            true,
-        ),
-    );
-    assert!(
-        std::mem::size_of_val(&same) <= SAME_BOUND,
-        "steps::same::run: {} bytes",
-        std::mem::size_of_val(&same)
-    );
-    drop(same);
     let monitor = Monitor::new(Arc::clone(&d));
-    let call = monitor.register_resource(ResourceGoal::default());
-    assert!(
-        std::mem::size_of_val(&call) <= REGISTER_BOUND,
-        "Monitor::register_resource: {} bytes",
-        std::mem::size_of_val(&call)
+    bounded(
+        "Monitor::register_resource",
+        &monitor.register_resource(ResourceGoal::default()),
+        REGISTER_BOUND,
     );
+}
+
+/// Fails if the future `what` holds more than `bound` bytes.
+fn bounded<F>(what: &str, future: &F, bound: usize) {
+    let size = std::mem::size_of_val(future);
+    assert!(size <= bound, "{what}: {size} bytes, more than {bound}");
+}
+
+/// A custom resource's state named `name`.
+fn state(name: &str) -> converge_model::ResourceState {
+    converge_model::ResourceState::new(
+        converge_model::Urn::new("dev", "p", None, "pkg:index:T", name).expect("a URN"),
+        true,
+    )
 }

@@ -255,12 +255,9 @@ fn version_4_export_with_refresh_before_update() {
     assert!(v.get("features").is_none());
 }
 
-#[test]
-fn a_snapshot_built_in_code_writes_like_pulumi() {
-    let stack = urn("urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev");
-    let mut res = ResourceState::new(stack, false);
-    res.outputs.insert("n".into(), PropertyValue::Number(2.0));
-    let snapshot = Snapshot {
+/// A snapshot of `resources` with a fixed manifest.
+fn snapshot_of(resources: Vec<ResourceState>) -> Snapshot {
+    Snapshot {
         manifest: Manifest {
             time: "2025-01-01T00:00:00Z".into(),
             magic: "m".into(),
@@ -268,10 +265,18 @@ fn a_snapshot_built_in_code_writes_like_pulumi() {
             plugins: None,
         },
         secrets_providers: None,
-        resources: vec![res],
+        resources,
         pending_operations: Vec::new(),
         metadata: None,
-    };
+    }
+}
+
+#[test]
+fn a_snapshot_built_in_code_writes_like_pulumi() {
+    let stack = urn("urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev");
+    let mut res = ResourceState::new(stack, false);
+    res.outputs.insert("n".into(), PropertyValue::Number(2.0));
+    let snapshot = snapshot_of(vec![res]);
     let text =
         String::from_utf8(write_deployment(&snapshot, SecretsMode::Opaque).unwrap()).unwrap();
     let expected = r#"{
@@ -601,21 +606,9 @@ fn values_that_cannot_be_written_name_the_resource_and_property() {
         "tags".into(),
         PropertyValue::Array(vec![PropertyValue::Null, PropertyValue::Object(tags)]),
     );
-    let snapshot = |resources: Vec<ResourceState>| Snapshot {
-        manifest: Manifest {
-            time: "2025-01-01T00:00:00Z".into(),
-            magic: "m".into(),
-            version: "converge-test".into(),
-            plugins: None,
-        },
-        secrets_providers: None,
-        resources,
-        pending_operations: Vec::new(),
-        metadata: None,
-    };
     let expected = "resource urn:pulumi:dev::p::pkg:index:Thing::bad: outputs.tags[1].weight: inf cannot be written as JSON (not a finite number)";
 
-    let with_bad = snapshot(vec![fine.clone(), bad.clone()]);
+    let with_bad = snapshot_of(vec![fine.clone(), bad.clone()]);
     let err = write_deployment(&with_bad, SecretsMode::Opaque).unwrap_err();
     assert_eq!(err.to_string(), expected);
     let checkpoint = StackCheckpoint {
@@ -635,7 +628,7 @@ fn values_that_cannot_be_written_name_the_resource_and_property() {
         "password".into(),
         PropertyValue::Secret(Box::new(PropertyValue::Bool(true))),
     );
-    let err = write_deployment(&snapshot(vec![opaque]), SecretsMode::Opaque)
+    let err = write_deployment(&snapshot_of(vec![opaque]), SecretsMode::Opaque)
         .unwrap_err()
         .to_string();
     assert!(
@@ -649,7 +642,7 @@ fn values_that_cannot_be_written_name_the_resource_and_property() {
         create: Some("soon".into()),
         ..CustomTimeouts::default()
     });
-    let err = write_deployment(&snapshot(vec![slow]), SecretsMode::Opaque)
+    let err = write_deployment(&snapshot_of(vec![slow]), SecretsMode::Opaque)
         .unwrap_err()
         .to_string();
     assert_eq!(
