@@ -118,8 +118,22 @@ fn yaml_template_deploys_at_once_and_about_describes_it() {
     );
     assert!(!pulumi_yaml.contains("template:"), "{pulumi_yaml}");
     assert!(w.run(&project, &["stack", "ls"]).contains("dev*"));
+    // Pulumi's `stack ls --json`: a stack never deployed has neither a
+    // `lastUpdate` nor a `resourceCount` key (left out, not null).
+    let listed = || -> serde_json::Value {
+        serde_json::from_str(&w.run(&project, &["stack", "ls", "--json"])).unwrap()
+    };
+    assert_eq!(
+        listed(),
+        serde_json::json!([{"name": "dev", "current": true, "updateInProgress": false}])
+    );
     let outputs = w.deploy_twice(&project);
     assert!(is_pet_name(&outputs["petName"]), "{outputs}");
+    let deployed = listed();
+    assert!(
+        deployed[0]["lastUpdate"].is_string() && deployed[0]["resourceCount"].as_u64() > Some(1),
+        "{deployed}"
+    );
 
     // Pulumi's `about --json` keys.
     let about = w.about(&project);

@@ -63,13 +63,21 @@ pub(super) async fn run(ctx: &Context, all: bool, json: bool) -> Result<()> {
         let list: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {
-                serde_json::json!({
+                // As Pulumi writes it: no `lastUpdate` for a stack never
+                // deployed or being updated, no `resourceCount` without a
+                // snapshot (the keys are left out, not null).
+                let mut entry = serde_json::json!({
                     "name": r.name,
                     "current": r.current,
-                    "lastUpdate": r.updated,
-                    "updateInProgress": r.in_progress,
-                    "resourceCount": r.count,
-                })
+                });
+                if let Some(updated) = r.updated.as_ref().filter(|_| !r.in_progress) {
+                    entry["lastUpdate"] = updated.as_str().into();
+                }
+                entry["updateInProgress"] = r.in_progress.into();
+                if let Some(count) = r.count {
+                    entry["resourceCount"] = count.into();
+                }
+                entry
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
