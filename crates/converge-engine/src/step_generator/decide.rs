@@ -363,11 +363,10 @@ async fn replace(d: &Deployment, r: Replacement) -> Result<ResourceState, Engine
     // A replacement is a new object: check again without old inputs
     // so no generated default of the old one is reused.
     new.inputs = check(d, &new, Default::default()).await?;
-    let dbr = delete_before_replace;
     let gone = old.pending_replacement || d.progress().object_gone(old_index);
     let (remove_old, delete_old) = if gone {
         (Some(old_index), None)
-    } else if dbr {
+    } else if delete_before_replace {
         delete_for_replacement(d, old_index).await?;
         (Some(old_index), None)
     } else {

@@ -16,13 +16,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
+use converge_model::ResourceState;
 use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-
-use converge_model::ResourceState;
-use serde::ser::SerializeSeq;
 
 use super::props_out::{LiveProps, PropsWriter};
 use super::resource::resource_to_dto;

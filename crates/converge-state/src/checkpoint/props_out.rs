@@ -250,16 +250,29 @@ mod tests {
         map
     }
 
-    #[test]
-    fn live_props_are_the_codecs_text() {
-        let map = sample();
-        let urn = Urn::parse("urn:pulumi:dev::p::pkg:index:Thing::a").unwrap();
+    const URN: &str = "urn:pulumi:dev::p::pkg:index:Thing::a";
+
+    /// `map` as the `field` of the resource [`URN`], written with secrets
+    /// kept as ciphertext, and the failure it recorded if any.
+    fn write_opaque(
+        map: &PropertyMap,
+        field: &'static str,
+    ) -> (serde_json::Result<Vec<u8>>, WriteFailure) {
+        let urn = Urn::parse(URN).unwrap();
         let failure = WriteFailure::default();
         let writer = PropsWriter {
             mode: SecretsMode::Opaque,
             failure: &failure,
         };
-        let live = to_pretty_bytes(&writer.props(&map, &urn, "inputs"), 0).unwrap();
+        let written = to_pretty_bytes(&writer.props(map, &urn, field), 0);
+        (written, failure)
+    }
+
+    #[test]
+    fn live_props_are_the_codecs_text() {
+        let map = sample();
+        let (live, _) = write_opaque(&map, "inputs");
+        let live = live.unwrap();
         let json = property_map_to_json(&map, SecretsMode::Opaque).unwrap();
         assert_eq!(
             String::from_utf8(live).unwrap(),
@@ -282,20 +295,14 @@ mod tests {
             "x".to_owned(),
             PropertyValue::Secret(Box::new(PropertyValue::Number(1.0))),
         );
-        let urn = Urn::parse("urn:pulumi:dev::p::pkg:index:Thing::a").unwrap();
-        let failure = WriteFailure::default();
-        let writer = PropsWriter {
-            mode: SecretsMode::Opaque,
-            failure: &failure,
-        };
-        let error = to_pretty_bytes(&writer.props(&map, &urn, "outputs"), 0).unwrap_err();
-        match failure.to_error(error, "the state") {
+        let (written, failure) = write_opaque(&map, "outputs");
+        match failure.to_error(written.unwrap_err(), "the state") {
             CheckpointError::Property {
                 urn: at,
                 property,
                 source: PropertyValueErrorKind::NonFinite(_),
             } => {
-                assert_eq!(at, urn.to_string());
+                assert_eq!(at, URN);
                 assert_eq!(property, "outputs.tags[0].bad");
             }
             other => panic!("unexpected error: {other:?}"),
