@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 
 use crate::error::Result;
 use crate::journal_store::JournalStore;
@@ -147,11 +148,12 @@ pub trait StackStore: Send + Sync + fmt::Debug {
 
     /// Replaces the checkpoint, atomically: a reader sees the old bytes or
     /// the new ones, never a mix. Fails with `StackNotFound` if the stack
-    /// does not exist.
+    /// does not exist. The bytes are shared, not copied: a checkpoint of
+    /// 100,000 resources is 80 MB.
     async fn save_checkpoint(
         &self,
         stack: &StackRef,
-        checkpoint: &[u8],
+        checkpoint: Bytes,
         options: &SaveOptions,
     ) -> Result<()>;
 

@@ -28,6 +28,8 @@ pub use journal::{
 };
 pub use stack_meta::{rename_moves_checkpoint_history_and_tags, tags_round_trip};
 
+use bytes::Bytes;
+
 use crate::capabilities::{
     Backend, ListHistoryOptions, ListStacksOptions, RemoveOptions, SaveOptions, UpdateKind,
 };
@@ -214,7 +216,7 @@ pub async fn checkpoint_round_trip(backend: &dyn Backend) {
     let mut big: Vec<u8> = (0..(1 << 20)).map(|i: u32| (i % 251) as u8).collect();
     big.extend_from_slice(&[0xff, 0xfe, 0x00, b'\n']);
     backend
-        .save_checkpoint(&s, &big, &SaveOptions::default())
+        .save_checkpoint(&s, Bytes::from(big.clone()), &SaveOptions::default())
         .await
         .unwrap();
     let loaded = backend
@@ -228,7 +230,7 @@ pub async fn checkpoint_round_trip(backend: &dyn Backend) {
     );
 
     backend
-        .save_checkpoint(&s, b"", &SaveOptions::default())
+        .save_checkpoint(&s, Bytes::from_static(b""), &SaveOptions::default())
         .await
         .unwrap();
     assert_eq!(
@@ -238,7 +240,7 @@ pub async fn checkpoint_round_trip(backend: &dyn Backend) {
 
     for err in [
         backend
-            .save_checkpoint(&missing, b"x", &SaveOptions::default())
+            .save_checkpoint(&missing, Bytes::from_static(b"x"), &SaveOptions::default())
             .await
             .unwrap_err(),
         backend.load_checkpoint(&missing).await.unwrap_err(),
@@ -270,19 +272,19 @@ pub async fn previous_checkpoint_kept(backend: &dyn Backend) {
     );
 
     backend
-        .save_checkpoint(&s, b"v2", &SaveOptions::default())
+        .save_checkpoint(&s, Bytes::from_static(b"v2"), &SaveOptions::default())
         .await
         .unwrap();
     assert_eq!(previous().await.as_deref(), Some(&b"v1"[..]));
     backend
-        .save_checkpoint(&s, b"v3", &SaveOptions::default())
+        .save_checkpoint(&s, Bytes::from_static(b"v3"), &SaveOptions::default())
         .await
         .unwrap();
     assert_eq!(previous().await.as_deref(), Some(&b"v2"[..]));
 
     let no_backup = SaveOptions { keep_backup: false };
     backend
-        .save_checkpoint(&s, b"v4", &no_backup)
+        .save_checkpoint(&s, Bytes::from_static(b"v4"), &no_backup)
         .await
         .unwrap();
     assert_eq!(
@@ -487,7 +489,7 @@ pub async fn invalid_names_rejected(backend: &dyn Backend) {
             (
                 "save_checkpoint",
                 backend
-                    .save_checkpoint(r, b"{}", &SaveOptions::default())
+                    .save_checkpoint(r, Bytes::from_static(b"{}"), &SaveOptions::default())
                     .await
                     .err(),
             ),

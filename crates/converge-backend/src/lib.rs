@@ -41,6 +41,9 @@ mod name;
 pub mod object;
 mod tags_file;
 
+/// The checkpoint bytes [`StackStore::save_checkpoint`] takes, shared rather
+/// than copied.
+pub use bytes::Bytes;
 pub use capabilities::{
     Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
     SaveOptions, StackLocker, StackStore, StackSummary, StackTags, TagStore, UpdateKind,

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use bytes::Bytes;
 
 use crate::capabilities::{
     Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
@@ -223,11 +224,11 @@ impl StackStore for FileBackend {
     async fn save_checkpoint(
         &self,
         stack: &StackRef,
-        checkpoint: &[u8],
+        checkpoint: Bytes,
         options: &SaveOptions,
     ) -> Result<()> {
-        let (stack, bytes, options) = (stack.clone(), checkpoint.to_vec(), options.clone());
-        self.run(move |s| s.save_checkpoint(&stack, &bytes, &options))
+        let (stack, options) = (stack.clone(), options.clone());
+        self.run(move |s| s.save_checkpoint(&stack, &checkpoint, &options))
             .await
     }
 

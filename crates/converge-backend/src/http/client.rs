@@ -46,7 +46,7 @@ pub(super) enum Idempotence {
 pub(super) enum Body {
     Empty,
     Json(serde_json::Value),
-    Bytes(Vec<u8>),
+    Bytes(bytes::Bytes),
 }
 
 /// The lease a write presents (`x-converge-update-id`, `x-converge-lease-token`).
@@ -83,8 +83,9 @@ impl Request {
         self
     }
 
-    pub fn bytes(mut self, bytes: Vec<u8>) -> Request {
-        self.body = Body::Bytes(bytes);
+    /// A body of bytes, shared by every attempt, never copied.
+    pub fn bytes(mut self, bytes: impl Into<bytes::Bytes>) -> Request {
+        self.body = Body::Bytes(bytes.into());
         self
     }
 

@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine as _;
+use bytes::Bytes;
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
@@ -360,7 +361,7 @@ impl StackStore for HttpBackend {
     async fn save_checkpoint(
         &self,
         stack: &StackRef,
-        checkpoint: &[u8],
+        checkpoint: Bytes,
         options: &SaveOptions,
     ) -> Result<()> {
         stack.validate()?;
@@ -370,7 +371,7 @@ impl StackStore for HttpBackend {
         let request = inner
             .stack_request(Method::PUT, stack, "/checkpoint", Idempotence::Idempotent)
             .query("keepBackup", options.keep_backup.to_string())
-            .bytes(checkpoint.to_vec());
+            .bytes(checkpoint);
         let reply = inner.send(request).await?;
         inner.error_unless_ok(stack, &reply)
     }

@@ -192,8 +192,13 @@ impl Inner {
     }
 
     pub async fn put(&self, key: &Path, bytes: &[u8]) -> Result<()> {
+        self.put_shared(key, Bytes::copy_from_slice(bytes)).await
+    }
+
+    /// [`ObjectStore::put`] of bytes the caller shares: not copied.
+    pub async fn put_shared(&self, key: &Path, bytes: Bytes) -> Result<()> {
         self.store
-            .put(key, PutPayload::from(bytes.to_vec()))
+            .put(key, PutPayload::from(bytes))
             .await
             .map(|_| ())
             .map_err(|e| self.storage_error("write", key, e))
@@ -298,7 +303,7 @@ impl StackStore for ObjectBackend {
     async fn save_checkpoint(
         &self,
         stack: &StackRef,
-        checkpoint: &[u8],
+        checkpoint: Bytes,
         options: &SaveOptions,
     ) -> Result<()> {
         self.inner.save_checkpoint(stack, checkpoint, options).await

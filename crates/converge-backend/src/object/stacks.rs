@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use bytes::Bytes;
+
 use crate::capabilities::{
     HistoryEntry, ListHistoryOptions, ListStacksOptions, RemoveOptions, SaveOptions, StackSummary,
     UpdateKind,
@@ -127,7 +129,7 @@ impl Inner {
     pub async fn save_checkpoint(
         &self,
         stack: &StackRef,
-        checkpoint: &[u8],
+        checkpoint: Bytes,
         options: &SaveOptions,
     ) -> Result<()> {
         let keys = self.keys.stack(stack)?;
@@ -140,11 +142,12 @@ impl Inner {
         if !exists {
             return Err(self.not_found(stack));
         }
-        self.put(&keys.checkpoint, checkpoint).await?;
+        self.put_shared(&keys.checkpoint, checkpoint.clone())
+            .await?;
         if self.options.diy.retain_checkpoints {
             let retained =
                 keys.checkpoint.clone().to_string() + &format!(".{}", unique_unix_nanos());
-            self.put(&retained.into(), checkpoint).await?;
+            self.put_shared(&retained.into(), checkpoint).await?;
         }
         Ok(())
     }

@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use converge_backend::{
-    BackendError, FileBackend, ListStacksOptions, SaveOptions, StackRef, StackStore,
+    BackendError, Bytes, FileBackend, ListStacksOptions, SaveOptions, StackRef, StackStore,
 };
 
 fn dev() -> StackRef {
@@ -68,7 +68,7 @@ async fn unwritable_directory() {
     chmod(&project_dir, 0o555);
     let privileged = fs::write(project_dir.join("probe"), b"").is_ok();
     let result = b
-        .save_checkpoint(&dev(), b"v2", &SaveOptions::default())
+        .save_checkpoint(&dev(), Bytes::from_static(b"v2"), &SaveOptions::default())
         .await;
     chmod(&project_dir, 0o755);
     if privileged {
@@ -123,7 +123,7 @@ async fn a_file_where_a_project_directory_should_be() {
     let err = b.create_stack(&dev(), b"{}").await.unwrap_err();
     assert_io(&err, &project.join("dev.json"), "Not a directory");
     let err = b
-        .save_checkpoint(&dev(), b"{}", &SaveOptions::default())
+        .save_checkpoint(&dev(), Bytes::from_static(b"{}"), &SaveOptions::default())
         .await
         .unwrap_err();
     assert_io(&err, &project.join("dev.json"), "Not a directory");

@@ -4,9 +4,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use converge_backend::{
-    BackendError, FileBackend, FileBackendOptions, HistoryStore, LayoutVersion, ListHistoryOptions,
-    ListStacksOptions, LockInfo, RemoveOptions, SaveOptions, StackLocker, StackRef, StackStore,
-    UpdateKind,
+    BackendError, Bytes, FileBackend, FileBackendOptions, HistoryStore, LayoutVersion,
+    ListHistoryOptions, ListStacksOptions, LockInfo, RemoveOptions, SaveOptions, StackLocker,
+    StackRef, StackStore, UpdateKind,
 };
 
 fn dev() -> StackRef {
@@ -96,7 +96,7 @@ async fn writes_pulumis_project_scoped_layout() {
         b"v1"
     );
 
-    b.save_checkpoint(&dev(), b"v2", &SaveOptions::default())
+    b.save_checkpoint(&dev(), Bytes::from_static(b"v2"), &SaveOptions::default())
         .await
         .unwrap();
     assert_eq!(
@@ -160,7 +160,7 @@ async fn writes_pulumis_project_scoped_layout() {
         let ino = |p: &std::path::Path| fs::metadata(p).unwrap().ino();
         assert_eq!(ino(&copy), ino(&stack_file));
         assert_eq!(ino(&backup), ino(&stack_file));
-        b.save_checkpoint(&dev(), b"v3", &SaveOptions::default())
+        b.save_checkpoint(&dev(), Bytes::from_static(b"v3"), &SaveOptions::default())
             .await
             .unwrap();
         assert_eq!(fs::read(&stack_file).unwrap(), b"v3");
@@ -204,10 +204,10 @@ async fn retained_checkpoints_and_disabled_backups() {
     };
     let b = FileBackend::with_options(dir.path(), "", options);
     b.create_stack(&dev(), b"v1").await.unwrap();
-    b.save_checkpoint(&dev(), b"v2", &SaveOptions::default())
+    b.save_checkpoint(&dev(), Bytes::from_static(b"v2"), &SaveOptions::default())
         .await
         .unwrap();
-    b.save_checkpoint(&dev(), b"v3", &SaveOptions::default())
+    b.save_checkpoint(&dev(), Bytes::from_static(b"v3"), &SaveOptions::default())
         .await
         .unwrap();
     b.add_history(&dev(), UpdateKind::Update, b"{}")
@@ -341,7 +341,7 @@ async fn remove_backups_removes_every_copy() {
     let dir = tempfile::tempdir().unwrap();
     let b = FileBackend::new(dir.path(), "");
     b.create_stack(&dev(), b"v1").await.unwrap();
-    b.save_checkpoint(&dev(), b"v2", &SaveOptions::default())
+    b.save_checkpoint(&dev(), Bytes::from_static(b"v2"), &SaveOptions::default())
         .await
         .unwrap();
     b.add_history(&dev(), UpdateKind::Update, b"{}")
@@ -388,7 +388,7 @@ async fn legacy_layout_is_read_and_written_in_place() {
         b.load_checkpoint(&all[0].stack_ref).await.unwrap().unwrap(),
         b"legacy"
     );
-    b.save_checkpoint(&dev(), b"new", &SaveOptions::default())
+    b.save_checkpoint(&dev(), Bytes::from_static(b"new"), &SaveOptions::default())
         .await
         .unwrap();
     b.add_history(&dev(), UpdateKind::Update, b"{}")
@@ -455,7 +455,7 @@ async fn many_saves_leave_no_temp_files_and_failures_keep_the_old_checkpoint() {
     b.create_stack(&dev(), b"v0").await.unwrap();
     for i in 1..=50 {
         let body = format!("checkpoint {i}").repeat(100);
-        b.save_checkpoint(&dev(), body.as_bytes(), &SaveOptions::default())
+        b.save_checkpoint(&dev(), Bytes::from(body), &SaveOptions::default())
             .await
             .unwrap();
     }
@@ -473,7 +473,7 @@ async fn many_saves_leave_no_temp_files_and_failures_keep_the_old_checkpoint() {
     fs::remove_file(&bak).unwrap();
     fs::create_dir_all(bak.join("blocker")).unwrap();
     let err = b
-        .save_checkpoint(&dev(), b"new", &SaveOptions::default())
+        .save_checkpoint(&dev(), Bytes::from_static(b"new"), &SaveOptions::default())
         .await
         .unwrap_err();
     assert!(matches!(err, BackendError::Io { .. }), "{err}");

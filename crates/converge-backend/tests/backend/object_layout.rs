@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use converge_backend::{
-    BackendError, LockInfo, ObjectBackend, ObjectBackendOptions, StackLocker, StackRef, StackStore,
+    BackendError, Bytes, LockInfo, ObjectBackend, ObjectBackendOptions, StackLocker, StackRef,
+    StackStore,
 };
 use object_store::memory::InMemory;
 use object_store::path::Path;
@@ -69,9 +70,13 @@ async fn a_bucket_pulumi_wrote_opens_and_ours_is_where_pulumi_looks() {
     );
 
     b.create_stack(&dev(), b"{\"v\":1}").await.unwrap();
-    b.save_checkpoint(&dev(), b"{\"v\":2}", &Default::default())
-        .await
-        .unwrap();
+    b.save_checkpoint(
+        &dev(),
+        Bytes::from_static(b"{\"v\":2}"),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         get(&store, "team/.pulumi/stacks/app/dev.json")
             .await

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use converge_backend::{
-    Backend, BackendError, ListHistoryOptions, LockGuard, StackRef, UpdateKind,
+    Backend, BackendError, Bytes, ListHistoryOptions, LockGuard, StackRef, UpdateKind,
 };
 use converge_state::checkpoint::StackCheckpoint;
 use converge_state::integrity;
@@ -36,7 +36,7 @@ pub struct LockedStack {
     stack: StackRef,
     guard: Option<LockGuard>,
     /// The checkpoint as stored now: the base of the next journal.
-    bytes: Option<Vec<u8>>,
+    bytes: Option<Bytes>,
     /// Whether the stored checkpoint has a snapshot (a new stack has none).
     deployed: bool,
     /// The stored checkpoint, read with `secrets`, without its snapshot
@@ -120,8 +120,8 @@ impl LockedStack {
     async fn load(
         backend: &Arc<dyn Backend>,
         stack: &StackRef,
-    ) -> Result<(Option<Vec<u8>>, Recovery), StackStateError> {
-        let bytes = backend.load_checkpoint(stack).await?;
+    ) -> Result<(Option<Bytes>, Recovery), StackStateError> {
+        let bytes = backend.load_checkpoint(stack).await?.map(Bytes::from);
         match backend.load_journal(stack).await? {
             None => Ok((bytes, Recovery::Clean)),
             Some(journal) => {
@@ -383,7 +383,8 @@ impl LockedStack {
             && self.backend.compacts_journals()
             && self.backend.commit_journal(&self.stack).await.is_ok()
         {
-            self.bytes = self.backend.load_checkpoint(&self.stack).await?;
+            let stored = self.backend.load_checkpoint(&self.stack).await?;
+            self.bytes = stored.map(Bytes::from);
             Completion::CompactedByStore
         } else {
             // The store declined or failed: its journal is still open (or

@@ -1,7 +1,7 @@
 //! Reading a stored checkpoint, replaying a stored journal onto it, and
 //! compacting: the rules every reader and writer of a stack share.
 
-use converge_backend::{Backend, SaveOptions, StackRef, StoredJournal};
+use converge_backend::{Backend, Bytes, SaveOptions, StackRef, StoredJournal};
 use converge_state::checkpoint::{self, StackCheckpoint};
 use converge_state::journal::{base_digest, journal_from_json, replay};
 use converge_state::secrets::SecretsMode;
@@ -122,7 +122,8 @@ impl Encoding {
     }
 }
 
-/// Writes `snapshot` as the stack's checkpoint; returns the bytes written.
+/// Writes `snapshot` as the stack's checkpoint; returns the bytes written
+/// (the same bytes the backend was given, not a copy).
 pub(super) async fn save_snapshot(
     backend: &dyn Backend,
     stack: &StackRef,
@@ -130,10 +131,10 @@ pub(super) async fn save_snapshot(
     snapshot: &mut Snapshot,
     secrets: &Secrets,
     encoding: Encoding,
-) -> Result<Vec<u8>, StackStateError> {
-    let bytes = encode_snapshot(stack, config, snapshot, secrets, encoding)?;
+) -> Result<Bytes, StackStateError> {
+    let bytes = Bytes::from(encode_snapshot(stack, config, snapshot, secrets, encoding)?);
     backend
-        .save_checkpoint(stack, &bytes, &SaveOptions::default())
+        .save_checkpoint(stack, bytes.clone(), &SaveOptions::default())
         .await?;
     Ok(bytes)
 }
@@ -182,9 +183,9 @@ pub(super) fn encode_snapshot(
 pub(super) async fn recover(
     backend: &dyn Backend,
     stack: &StackRef,
-    bytes: Option<Vec<u8>>,
+    bytes: Option<Bytes>,
     journal: StoredJournal,
-) -> Result<(Recovery, Option<Vec<u8>>), StackStateError> {
+) -> Result<(Recovery, Option<Bytes>), StackStateError> {
     let Some((cp, entries)) =
         replay_stored(stack, bytes.as_deref(), &journal, SecretsMode::Opaque)?
     else {
@@ -195,7 +196,8 @@ pub(super) async fn recover(
     let recovery = Recovery::Replayed { entries, pending };
     // A store that compacts journals itself does it without an upload.
     if backend.compacts_journals() && backend.commit_journal(stack).await.is_ok() {
-        return Ok((recovery, backend.load_checkpoint(stack).await?));
+        let stored = backend.load_checkpoint(stack).await?;
+        return Ok((recovery, stored.map(Bytes::from)));
     }
     let mut snapshot = cp.latest.unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
     // About as many resources as the base held.

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use common::Storage;
 use converge_backend::conformance::test_digest;
-use converge_backend::{BackendError, JournalStore, LockInfo, StackLocker, StackRef, StackStore};
+use converge_backend::{
+    BackendError, Bytes, JournalStore, LockInfo, StackLocker, StackRef, StackStore,
+};
 use converge_model::{PropertyValue, ResourceState, Urn};
 use converge_state::checkpoint::{read_checkpoint, write_checkpoint, StackCheckpoint};
 use converge_state::journal::{entry_to_json, JournalEntry};
@@ -85,7 +87,7 @@ async fn only_the_lease_holder_writes() {
 
     let options = converge_backend::SaveOptions::default();
     let err = other
-        .save_checkpoint(&stack, b"intruder", &options)
+        .save_checkpoint(&stack, Bytes::from_static(b"intruder"), &options)
         .await
         .unwrap_err();
     assert!(err.is_locked(), "{err}");
@@ -100,13 +102,13 @@ async fn only_the_lease_holder_writes() {
         .unwrap_err();
     assert!(err.is_locked(), "{err}");
     holder_backend
-        .save_checkpoint(&stack, b"v2", &options)
+        .save_checkpoint(&stack, Bytes::from_static(b"v2"), &options)
         .await
         .unwrap();
     guard.release().await.unwrap();
 
     other
-        .save_checkpoint(&stack, b"v3", &options)
+        .save_checkpoint(&stack, Bytes::from_static(b"v3"), &options)
         .await
         .unwrap();
     assert_eq!(
@@ -278,7 +280,11 @@ async fn an_expired_lease_is_taken_over_and_its_holder_can_no_longer_write() {
         "the interrupted create is kept"
     );
     let err = stale
-        .save_checkpoint(&stack, b"late", &converge_backend::SaveOptions::default())
+        .save_checkpoint(
+            &stack,
+            Bytes::from_static(b"late"),
+            &converge_backend::SaveOptions::default(),
+        )
         .await
         .unwrap_err();
     assert!(err.is_locked(), "the old holder is refused: {err}");
