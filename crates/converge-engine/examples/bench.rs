@@ -16,6 +16,12 @@
 //!   `CONVERGE_BENCH_S3_URL` names one, a `converge serve` state service
 //!   when `CONVERGE_BENCH_HTTP_URL` (and `_TOKEN`) name one (scripts/bench
 //!   starts both on 127.0.0.1): wall time and bytes sent.
+//!
+//! To profile one zero-latency row alone, start the bench under
+//! `perf record -D -1 --control fifo:CTL,ACK` with `BENCH_PERF_CTL=CTL`,
+//! `BENCH_PERF_ACK=ACK` and `BENCH_PERF_ROW=up_1pct` (say): sampling is
+//! enabled for that row's runs only, from the operation's start to its
+//! compaction.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -108,7 +114,51 @@ struct World {
     _dir: tempfile::TempDir,
     state: StackState,
     loader: Arc<MockLoader>,
+    /// Sample the next operation (see the module's doc).
+    profile: bool,
 }
+
+/// `perf record --control`'s command and acknowledgement fifos, and the
+/// row to sample.
+struct Profiler {
+    ctl: std::path::PathBuf,
+    ack: std::path::PathBuf,
+    row: String,
+}
+
+impl Profiler {
+    fn from_env() -> Option<Profiler> {
+        Some(Profiler {
+            ctl: std::env::var_os("BENCH_PERF_CTL")?.into(),
+            ack: std::env::var_os("BENCH_PERF_ACK")?.into(),
+            row: std::env::var("BENCH_PERF_ROW").ok()?,
+        })
+    }
+
+    /// Whether `row` is the one sampled.
+    fn wants(row: &str) -> bool {
+        PROFILER.as_ref().is_some_and(|p| p.row == row)
+    }
+
+    /// Sends `enable` or `disable` and waits for perf's acknowledgement.
+    fn send(command: &str) {
+        use std::io::{BufRead, Write};
+        let Some(p) = PROFILER.as_ref() else { return };
+        let mut ctl = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p.ctl)
+            .expect("perf control fifo");
+        writeln!(ctl, "{command}").expect("write to perf");
+        let ack = std::fs::File::open(&p.ack).expect("perf ack fifo");
+        let mut line = String::new();
+        std::io::BufReader::new(ack)
+            .read_line(&mut line)
+            .expect("read perf's ack");
+    }
+}
+
+static PROFILER: std::sync::LazyLock<Option<Profiler>> =
+    std::sync::LazyLock::new(Profiler::from_env);
 
 impl World {
     async fn new(latency: Duration) -> World {
@@ -130,6 +180,7 @@ impl World {
             _dir: dir,
             state: StackState::new(backend, stack),
             loader: Arc::new(MockLoader::single(provider)),
+            profile: false,
         }
     }
 
@@ -162,14 +213,8 @@ impl World {
     }
 
     /// Runs an operation as the CLI does, through the stack's owner (lock,
-    /// recovery, journal, compaction); returns the result and the bytes
-    /// written (journal entries + checkpoint).
-    async fn run(
-        &mut self,
-        op: &str,
-        program: Option<&dyn Program>,
-        parallel: usize,
-    ) -> (OperationResult, usize, u128) {
+    /// recovery, journal, compaction).
+    async fn run(&mut self, op: &str, program: Option<&dyn Program>, parallel: usize) -> Run {
         let mut locked = self
             .state
             .lock(LockInfo::current())
@@ -193,7 +238,12 @@ impl World {
         };
         // Timed from the operation's start to its compaction, as before the
         // owner type existed, so the figures stay comparable.
+        let profile = std::mem::take(&mut self.profile);
+        if profile {
+            Profiler::send("enable");
+        }
         let start = Instant::now();
+        let cpu_start = cpu_time();
         let result = match (op, program) {
             ("preview", Some(p)) => converge_engine::preview(ctx, p).await,
             ("destroy", _) => converge_engine::destroy(ctx).await,
@@ -215,12 +265,48 @@ impl World {
             };
         }
         let ms = start.elapsed().as_millis();
+        let cpu_ms = cpu_time()
+            .zip(cpu_start)
+            .map(|(end, start)| end.saturating_sub(start).as_millis());
+        if profile {
+            Profiler::send("disable");
+        }
         locked.release().await.expect("release");
         if let Some(e) = &result.error {
             panic!("{op} failed: {e}");
         }
-        (result, written, ms)
+        Run {
+            result,
+            written,
+            wall_ms: ms,
+            cpu_ms,
+        }
     }
+}
+
+/// One timed operation.
+struct Run {
+    result: OperationResult,
+    /// Bytes written: journal entries and checkpoint.
+    written: usize,
+    wall_ms: u128,
+    /// CPU time of every thread of the process over the same span (`None`
+    /// where `/proc/self/stat` is not readable): next to the wall time, it
+    /// says how much of the span both cores were busy.
+    cpu_ms: Option<u128>,
+}
+
+/// The process's user and system CPU time so far, from `/proc/self/stat`
+/// (fields 14 and 15, in clock ticks of 10 ms on Linux).
+fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces; fields after it follow
+    // its closing parenthesis.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ').skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis((user + system) * 10))
 }
 
 fn line(fields: serde_json::Value) {
@@ -229,31 +315,54 @@ fn line(fields: serde_json::Value) {
 
 /// One run of the four zero-latency rows on a fresh stack of `n`.
 struct ZeroLatencyRun {
-    /// Per row: its name, wall time and the rest of its line.
-    rows: Vec<(&'static str, u128, serde_json::Value)>,
+    rows: Vec<Row>,
+}
+
+/// A row of one run: its name, times and the rest of its line.
+struct Row {
+    name: &'static str,
+    wall_ms: u128,
+    cpu_ms: Option<u128>,
+    rest: serde_json::Value,
+}
+
+impl Row {
+    fn new(name: &'static str, run: &Run, rest: serde_json::Value) -> Row {
+        Row {
+            name,
+            wall_ms: run.wall_ms,
+            cpu_ms: run.cpu_ms,
+            rest,
+        }
+    }
 }
 
 async fn zero_latency_once(n: usize) -> ZeroLatencyRun {
     let mut rows = Vec::new();
     let mut w = World::new(Duration::ZERO).await;
-    let (_, bytes, ms) = w.run("update", Some(&flat(n, None)), 16).await;
-    rows.push(("up_create", ms, w.written_against_snapshot(bytes).await));
-    let (r, bytes, ms) = w.run("preview", Some(&flat(n, None)), 16).await;
-    let changes = r
+    w.profile = Profiler::wants("up_create");
+    let run = w.run("update", Some(&flat(n, None)), 16).await;
+    let rest = w.written_against_snapshot(run.written).await;
+    rows.push(Row::new("up_create", &run, rest));
+    w.profile = Profiler::wants("preview_nochange");
+    let run = w.run("preview", Some(&flat(n, None)), 16).await;
+    let changes = run
+        .result
         .plan
         .steps
         .iter()
         .filter(|s| s.op != converge_engine::StepOp::Same)
         .count();
-    rows.push((
-        "preview_nochange",
-        ms,
-        serde_json::json!({"bytes_written": bytes, "changes": changes}),
-    ));
-    let (_, bytes, ms) = w.run("update", Some(&flat(n, Some(100))), 16).await;
-    rows.push(("up_1pct", ms, w.written_against_snapshot(bytes).await));
-    let (_, bytes, ms) = w.run("destroy", None, 16).await;
-    rows.push(("destroy", ms, serde_json::json!({"bytes_written": bytes})));
+    let rest = serde_json::json!({"bytes_written": run.written, "changes": changes});
+    rows.push(Row::new("preview_nochange", &run, rest));
+    w.profile = Profiler::wants("up_1pct");
+    let run = w.run("update", Some(&flat(n, Some(100))), 16).await;
+    let rest = w.written_against_snapshot(run.written).await;
+    rows.push(Row::new("up_1pct", &run, rest));
+    w.profile = Profiler::wants("destroy");
+    let run = w.run("destroy", None, 16).await;
+    let rest = serde_json::json!({"bytes_written": run.written});
+    rows.push(Row::new("destroy", &run, rest));
     ZeroLatencyRun { rows }
 }
 
@@ -273,16 +382,17 @@ async fn zero_latency(n: usize, runs: usize) -> Vec<(&'static str, u128)> {
     }
     let first = &all[0];
     let mut medians = Vec::new();
-    for (i, (name, _, rest)) in first.rows.iter().enumerate() {
-        let times: Vec<u128> = all.iter().map(|run| run.rows[i].1).collect();
+    for (i, row) in first.rows.iter().enumerate() {
+        let times: Vec<u128> = all.iter().map(|run| run.rows[i].wall_ms).collect();
+        let cpu: Vec<Option<u128>> = all.iter().map(|run| run.rows[i].cpu_ms).collect();
         let wall_ms = median(&times);
-        let mut fields = serde_json::json!({"bench": name, "n": n, "wall_ms": wall_ms,
-            "runs_ms": times});
-        if let (Some(out), Some(rest)) = (fields.as_object_mut(), rest.as_object()) {
+        let mut fields = serde_json::json!({"bench": row.name, "n": n, "wall_ms": wall_ms,
+            "runs_ms": times, "cpu_runs_ms": cpu});
+        if let (Some(out), Some(rest)) = (fields.as_object_mut(), row.rest.as_object()) {
             out.extend(rest.clone());
         }
         line(fields);
-        medians.push((*name, wall_ms));
+        medians.push((row.name, wall_ms));
     }
     medians
 }
@@ -291,7 +401,11 @@ async fn latency(chains: usize, length: usize, parallel: usize) {
     let latency_ms = 50u128;
     let mut w = World::new(Duration::from_millis(latency_ms as u64)).await;
     let n = chains * length;
-    let (_, bytes, ms) = w.run("update", Some(&dag(chains, length)), parallel).await;
+    let Run {
+        written: bytes,
+        wall_ms: ms,
+        ..
+    } = w.run("update", Some(&dag(chains, length)), parallel).await;
     // Each create makes two provider calls (Check, Create), each 50 ms;
     // only Create takes a pool slot. The default provider adds CheckConfig
     // and Configure before anything else.
@@ -329,15 +443,15 @@ async fn backends(n: usize) {
     for (name, backend) in available {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut w = World::on(backend, dir, Duration::ZERO).await;
-        let (_, bytes, ms) = w.run("update", Some(&flat(n, None)), 16).await;
+        let run = w.run("update", Some(&flat(n, None)), 16).await;
         line(
             serde_json::json!({"bench": "backend_up", "op": "create", "backend": name, "n": n,
-            "wall_ms": ms, "bytes_sent": bytes, "snapshot_bytes": w.snapshot_bytes().await}),
+            "wall_ms": run.wall_ms, "bytes_sent": run.written, "snapshot_bytes": w.snapshot_bytes().await}),
         );
-        let (_, bytes, ms) = w.run("update", Some(&flat(n, Some(100))), 16).await;
+        let run = w.run("update", Some(&flat(n, Some(100))), 16).await;
         line(
             serde_json::json!({"bench": "backend_up", "op": "update_1pct", "backend": name, "n": n,
-            "wall_ms": ms, "bytes_sent": bytes, "snapshot_bytes": w.snapshot_bytes().await}),
+            "wall_ms": run.wall_ms, "bytes_sent": run.written, "snapshot_bytes": w.snapshot_bytes().await}),
         );
     }
 }
