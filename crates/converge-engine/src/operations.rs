@@ -33,8 +33,10 @@ pub struct OperationContext {
 #[derive(Debug)]
 pub struct OperationResult {
     /// The base with every persisted journal entry replayed: what the
-    /// backend holds now (for a preview: the planned state).
-    pub snapshot: Snapshot,
+    /// backend holds now (for a preview: the planned state). Shared, not
+    /// copied, with whoever keeps it next (the stack's owner makes it the
+    /// new base).
+    pub snapshot: Arc<Snapshot>,
     /// Every persisted journal entry, in sequence order (empty unless
     /// `DeploymentOptions::keep_journal`).
     pub journal: Vec<JournalEntry>,
@@ -135,14 +137,14 @@ fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
     });
     match outcome.snapshot {
         Ok(snapshot) => OperationResult {
-            snapshot,
+            snapshot: Arc::new(snapshot),
             journal,
             plan,
             error,
             resource_plans,
         },
         Err(e) => OperationResult {
-            snapshot: (*d.base).clone(),
+            snapshot: Arc::clone(&d.base),
             journal,
             plan,
             error: Some(error.unwrap_or(EngineError::Replay(Box::new(e)))),

@@ -212,11 +212,11 @@ impl Lifecycle {
         check_journal(&self.snapshot, &persisted);
         let replayed = replay(&self.snapshot, &persisted).expect("the journal replays");
         assert_eq!(
-            replayed, result.snapshot,
+            replayed, *result.snapshot,
             "the result is not the persisted journal replayed"
         );
         check_cloud_tracked(&self.cloud, &result.snapshot, &self.outside);
-        self.snapshot = result.snapshot.clone();
+        self.snapshot = Snapshot::clone(&result.snapshot);
         result
     }
 

@@ -462,7 +462,7 @@ impl RefreshFirst<'_> {
             .await;
         print_lines(&refreshed.summary);
         self.check(refreshed.result.error)?;
-        Ok(refreshed.result.snapshot)
+        Ok(Arc::unwrap_or_clone(refreshed.result.snapshot))
     }
 
     /// Reads every resource into the stack's state, as its own journaled

@@ -299,7 +299,7 @@ async fn alias_specs_and_inherited_parent_aliases_keep_resources() {
     .await;
     assert_eq!(first.error, None);
     let second = up(
-        first.snapshot,
+        Snapshot::clone(&first.snapshot),
         MockProvider::new("pkg"),
         &program("my:index:New", "c2", Some(old)),
     )

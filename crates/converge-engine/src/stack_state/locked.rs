@@ -346,7 +346,7 @@ impl LockedStack {
         result: &OperationResult,
         record: Option<UpdateRecord>,
     ) -> Result<Finished, StackStateError> {
-        let completion = self.compact(journal, result.snapshot.clone()).await?;
+        let completion = self.compact(journal, Arc::clone(&result.snapshot)).await?;
         let history_error = match record {
             Some(r) => self.add_history(&r, result).await.err(),
             None => None,
@@ -364,15 +364,16 @@ impl LockedStack {
             return Ok(());
         }
         let journal = self.start().await?;
-        let base = Snapshot::clone(&self.base);
-        self.compact(journal, base).await?;
+        self.compact(journal, Arc::clone(&self.base)).await?;
         Ok(())
     }
 
+    /// Stores `snapshot` (the journal's result, shared with whoever holds
+    /// it, not copied) as the checkpoint and makes it the base.
     async fn compact(
         &mut self,
         journal: Arc<UpdateJournal>,
-        mut snapshot: Snapshot,
+        snapshot: Arc<Snapshot>,
     ) -> Result<Completion, StackStateError> {
         drop(journal);
         // The stored journal replayed onto the stored base is `snapshot` by
@@ -393,8 +394,8 @@ impl LockedStack {
             let written = recovery::save_snapshot(
                 self.backend.as_ref(),
                 &self.stack,
-                self.checkpoint.config.clone(),
-                &mut snapshot,
+                self.checkpoint.config.as_deref(),
+                &snapshot,
                 &self.secrets,
                 Encoding {
                     stamp: std::mem::replace(&mut self.stamp, ManifestStamp::New),
@@ -408,7 +409,7 @@ impl LockedStack {
             Completion::Uploaded { bytes }
         };
         self.deployed = true;
-        self.base = Arc::new(snapshot);
+        self.base = snapshot;
         Ok(completion)
     }
 
@@ -503,8 +504,8 @@ impl LockedStack {
             )?;
             recovery::encode_snapshot(
                 to,
-                config,
-                &mut snapshot,
+                config.as_deref(),
+                &snapshot,
                 &self.secrets,
                 Encoding {
                     stamp: ManifestStamp::New,

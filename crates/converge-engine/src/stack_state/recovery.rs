@@ -127,8 +127,8 @@ impl Encoding {
 pub(super) async fn save_snapshot(
     backend: &dyn Backend,
     stack: &StackRef,
-    config: Option<String>,
-    snapshot: &mut Snapshot,
+    config: Option<&str>,
+    snapshot: &Snapshot,
     secrets: &Secrets,
     encoding: Encoding,
 ) -> Result<Bytes, StackStateError> {
@@ -140,38 +140,33 @@ pub(super) async fn save_snapshot(
 }
 
 /// The checkpoint bytes of `snapshot` for `stack`, as
-/// [`save_snapshot`] stores them.
+/// [`save_snapshot`] stores them. The snapshot is written as it is held,
+/// not copied; a new manifest is written in place of its own.
 pub(super) fn encode_snapshot(
     stack: &StackRef,
-    config: Option<String>,
-    snapshot: &mut Snapshot,
+    config: Option<&str>,
+    snapshot: &Snapshot,
     secrets: &Secrets,
     encoding: Encoding,
 ) -> Result<Vec<u8>, StackStateError> {
-    let (stamp, size_hint) = (encoding.stamp, encoding.size_hint(snapshot.resources.len()));
-    // The snapshot is lent to the checkpoint while it is written, not
-    // copied; it comes back as it was, but for a new manifest.
-    let mut written = std::mem::replace(snapshot, Snapshot::empty(String::new()));
-    let kept_manifest = written.manifest.clone();
-    if stamp == ManifestStamp::New {
-        // The manifest says who wrote the checkpoint, and when.
-        let plugins = written.manifest.plugins.take();
-        written.manifest = Manifest::converge(now_rfc3339());
-        written.manifest.plugins = plugins;
-    }
-    let mut cp = StackCheckpoint {
-        stack: stack.to_string(),
+    // The manifest says who wrote the checkpoint, and when.
+    let stamped = (encoding.stamp == ManifestStamp::New).then(|| Manifest {
+        plugins: snapshot.manifest.plugins.clone(),
+        ..Manifest::converge(now_rfc3339())
+    });
+    let stack_name = stack.to_string();
+    let view = checkpoint::CheckpointView {
+        stack: &stack_name,
         config,
-        latest: Some(written),
+        latest: Some(snapshot),
+        manifest: stamped.as_ref(),
     };
-    let encoded = checkpoint::write_checkpoint_sized(&cp, secrets.mode(), size_hint);
-    if let Some(mut back) = cp.latest.take() {
-        back.manifest = kept_manifest;
-        *snapshot = back;
-    }
-    encoded.map_err(|source| StackStateError::Checkpoint {
-        stack: stack.to_string(),
-        source: Box::new(source),
+    let buffer = Vec::with_capacity(encoding.size_hint(snapshot.resources.len()));
+    checkpoint::write_checkpoint_into(view, secrets.mode(), buffer).map_err(|source| {
+        StackStateError::Checkpoint {
+            stack: stack_name.clone(),
+            source: Box::new(source),
+        }
     })
 }
 
@@ -199,14 +194,14 @@ pub(super) async fn recover(
         let stored = backend.load_checkpoint(stack).await?;
         return Ok((recovery, stored.map(Bytes::from)));
     }
-    let mut snapshot = cp.latest.unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
+    let snapshot = cp.latest.unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
     // About as many resources as the base held.
     let replayed = snapshot.resources.len();
     let written = save_snapshot(
         backend,
         stack,
-        cp.config,
-        &mut snapshot,
+        cp.config.as_deref(),
+        &snapshot,
         &Secrets::Opaque,
         Encoding {
             stamp: ManifestStamp::New,

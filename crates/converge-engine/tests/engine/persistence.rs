@@ -136,7 +136,10 @@ async fn an_update_journals_then_compacts() {
     let snapshot = w.stored().await.unwrap();
     assert_eq!(snapshot.resources.len(), 22);
     integrity::verify(&snapshot).unwrap();
-    assert_eq!(locked.base().resources.len(), 22);
+    // The operation's result is the new base, shared rather than copied,
+    // and it is what was stored.
+    assert!(Arc::ptr_eq(&locked.shared_base(), &result.snapshot));
+    assert_eq!(snapshot.resources, result.snapshot.resources);
     locked.release().await.unwrap();
     let again = w.state.lock(me()).await.unwrap();
     assert_eq!(again.recovery(), &Recovery::Clean);

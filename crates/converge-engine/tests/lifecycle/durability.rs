@@ -100,7 +100,7 @@ async fn components_and_outputs_get_their_answers_before_their_entries_are_durab
     check_journal(&base, &entries);
     assert_eq!(
         converge_state::journal::replay(&base, &entries).unwrap(),
-        r.snapshot
+        *r.snapshot
     );
     // Begins only for what has effects outside Converge: the provider and
     // the custom resource; none for the stack and the component.

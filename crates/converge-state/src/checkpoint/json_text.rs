@@ -12,15 +12,17 @@ const INDENT: &str = "    ";
 /// Pretty JSON text (4-space indentation, like `json.MarshalIndent`), with a
 /// trailing newline.
 pub fn to_pretty_json(value: &Value) -> String {
-    let bytes = to_pretty_bytes(value, 0).expect("a JSON value always serializes");
+    let bytes = to_pretty_bytes(value, Vec::new()).expect("a JSON value always serializes");
     String::from_utf8(bytes).expect("serde_json writes UTF-8")
 }
 
 /// [`to_pretty_json`] of `value`'s JSON form, written straight from it: no
 /// `Value` tree of the whole checkpoint in between (at 10k resources that
 /// tree and the text growing by doubling were 50 MB at the end of an up).
-pub fn to_pretty_bytes(value: &impl Serialize, capacity: usize) -> serde_json::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(capacity);
+/// The text goes into `buffer`, cleared first, whose capacity is kept.
+pub fn to_pretty_bytes(value: &impl Serialize, buffer: Vec<u8>) -> serde_json::Result<Vec<u8>> {
+    let mut out = buffer;
+    out.clear();
     let pretty = PrettyFormatter::with_indent(INDENT.as_bytes());
     value.serialize(&mut serde_json::Serializer::with_formatter(
         &mut out,
@@ -143,8 +145,8 @@ mod tests {
             "e": {}
         });
         let text = to_pretty_json(&v);
-        assert_eq!(to_pretty_bytes(&v, 0).unwrap(), text.as_bytes());
-        assert_eq!(to_pretty_bytes(&json!([]), 0).unwrap(), b"[]\n");
+        assert_eq!(to_pretty_bytes(&v, Vec::new()).unwrap(), text.as_bytes());
+        assert_eq!(to_pretty_bytes(&json!([]), Vec::new()).unwrap(), b"[]\n");
         #[derive(serde::Serialize)]
         struct Row {
             name: &'static str,
@@ -157,13 +159,26 @@ mod tests {
             tags: vec![],
         };
         assert_eq!(
-            to_pretty_bytes(&row, 0).unwrap(),
+            to_pretty_bytes(&row, Vec::new()).unwrap(),
             to_pretty_json(&serde_json::to_value(&row).unwrap()).as_bytes()
         );
         assert_eq!(
             to_pretty_json(&serde_json::to_value(&row).unwrap()),
             "{\n    \"name\": \"r\",\n    \"ratio\": 1e+21,\n    \"tags\": []\n}\n"
         );
+    }
+
+    /// A used buffer is written over, not appended to, and keeps its
+    /// allocation when the text fits.
+    #[test]
+    fn pretty_bytes_reuse_the_buffer_given() {
+        let mut used = Vec::with_capacity(4096);
+        used.extend_from_slice(b"{\"the previous checkpoint\": true}");
+        let at = used.as_ptr();
+        let written = to_pretty_bytes(&json!({"a": 1}), used).unwrap();
+        assert_eq!(written, b"{\n    \"a\": 1\n}\n");
+        assert_eq!(written.as_ptr(), at);
+        assert_eq!(written.capacity(), 4096);
     }
 
     #[test]

@@ -33,7 +33,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::secrets::SecretsMode;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Manifest, Snapshot};
 
 pub use decrypt::decrypt_snapshot;
 pub use json_text::to_pretty_json;
@@ -216,39 +216,64 @@ pub fn write_checkpoint(
     cp: &StackCheckpoint,
     mode: SecretsMode<'_>,
 ) -> Result<Vec<u8>, CheckpointError> {
-    write_checkpoint_sized(cp, mode, 0)
+    write_checkpoint_into(cp.view(), mode, Vec::new())
 }
 
-/// [`write_checkpoint`] into a buffer of `size_hint` bytes to begin with,
-/// e.g. about the size of the checkpoint it replaces: at 100,000
-/// resources, a buffer grown by doubling touched 200 MB of fresh memory
-/// for 80 MB of text, most of the write's time.
-pub fn write_checkpoint_sized(
-    cp: &StackCheckpoint,
+/// A checkpoint to write, borrowed: [`write_checkpoint_into`] copies none
+/// of it, so the snapshot an operation produced is written as it is held.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckpointView<'a> {
+    pub stack: &'a str,
+    /// Raw JSON text of the `config` object.
+    pub config: Option<&'a str>,
+    pub latest: Option<&'a Snapshot>,
+    /// Written instead of `latest`'s own manifest (the one a new writer
+    /// stamps); `None` writes the snapshot's.
+    pub manifest: Option<&'a Manifest>,
+}
+
+impl StackCheckpoint {
+    /// This checkpoint, borrowed, with the snapshot's own manifest.
+    pub fn view(&self) -> CheckpointView<'_> {
+        CheckpointView {
+            stack: &self.stack,
+            config: self.config.as_deref(),
+            latest: self.latest.as_ref(),
+            manifest: None,
+        }
+    }
+}
+
+/// [`write_checkpoint`] of `view` into `buffer`, whose bytes are
+/// discarded and whose capacity is kept: a buffer about the size of the
+/// checkpoint being replaced (or that checkpoint's own, once it is no
+/// longer needed) keeps the text from growing by doubling into fresh
+/// memory, which at 100,000 resources was most of the write's time.
+pub fn write_checkpoint_into(
+    view: CheckpointView<'_>,
     mode: SecretsMode<'_>,
-    size_hint: usize,
+    buffer: Vec<u8>,
 ) -> Result<Vec<u8>, CheckpointError> {
-    let (version, features) = version_for(cp.latest.as_ref());
+    let (version, features) = version_for(view.latest);
     let failure = WriteFailure::default();
     let writer = PropsWriter {
         mode,
         failure: &failure,
     };
-    let latest = cp
+    let latest = view
         .latest
-        .as_ref()
-        .map(|s| resource::snapshot_to_dto(s, writer))
+        .map(|s| resource::snapshot_to_dto(s, view.manifest.unwrap_or(&s.manifest), writer))
         .transpose()?;
     let file = dto::CheckpointFile {
         version,
         features,
         checkpoint: Some(dto::Checkpoint {
-            stack: Some(cp.stack.clone()),
-            config: resource::parse_raw(cp.config.as_deref(), "config")?,
+            stack: Some(view.stack.to_owned()),
+            config: resource::parse_raw(view.config, "config")?,
             latest,
         }),
     };
-    to_bytes(&file, &failure, size_hint)
+    to_bytes(&file, &failure, buffer)
 }
 
 /// Reads a `stack export` file.
@@ -287,9 +312,13 @@ pub fn write_deployment(
     let file = dto::DeploymentFile {
         version,
         features,
-        deployment: Some(resource::snapshot_to_dto(snapshot, writer)?),
+        deployment: Some(resource::snapshot_to_dto(
+            snapshot,
+            &snapshot.manifest,
+            writer,
+        )?),
     };
-    to_bytes(&file, &failure, 0)
+    to_bytes(&file, &failure, Vec::new())
 }
 
 /// Checks the version and features before anything else is read.
@@ -342,12 +371,12 @@ fn version_for(snapshot: Option<&Snapshot>) -> (i64, Vec<String>) {
     }
 }
 
-/// The file's text; a value that could not be written is reported as
-/// `failure` recorded it.
+/// The file's text, in `buffer` (cleared first); a value that could not be
+/// written is reported as `failure` recorded it.
 fn to_bytes(
     file: &impl Serialize,
     failure: &WriteFailure,
-    capacity: usize,
+    buffer: Vec<u8>,
 ) -> Result<Vec<u8>, CheckpointError> {
-    json_text::to_pretty_bytes(file, capacity).map_err(|error| failure.to_error(error, "the state"))
+    json_text::to_pretty_bytes(file, buffer).map_err(|error| failure.to_error(error, "the state"))
 }

@@ -264,7 +264,7 @@ mod tests {
             mode: SecretsMode::Opaque,
             failure: &failure,
         };
-        let written = to_pretty_bytes(&writer.props(map, &urn, field), 0);
+        let written = to_pretty_bytes(&writer.props(map, &urn, field), Vec::new());
         (written, failure)
     }
 
@@ -276,7 +276,7 @@ mod tests {
         let json = property_map_to_json(&map, SecretsMode::Opaque).unwrap();
         assert_eq!(
             String::from_utf8(live).unwrap(),
-            String::from_utf8(to_pretty_bytes(&json, 0).unwrap()).unwrap()
+            String::from_utf8(to_pretty_bytes(&json, Vec::new()).unwrap()).unwrap()
         );
     }
 

@@ -264,8 +264,10 @@ fn non_empty(s: Option<String>) -> Option<String> {
 
 // ---- writing ----
 
+/// `snapshot` as written, with `manifest` (its own, or a new writer's).
 pub(crate) fn snapshot_to_dto<'a>(
     snapshot: &'a Snapshot,
+    manifest: &Manifest,
     writer: PropsWriter<'a>,
 ) -> Result<dto::Deployment<'a>, CheckpointError> {
     let pending_operations = snapshot
@@ -285,7 +287,6 @@ pub(crate) fn snapshot_to_dto<'a>(
             state: parse_raw(sp.state.as_deref(), "secrets_providers.state")?,
         }),
     };
-    let manifest = &snapshot.manifest;
     Ok(dto::Deployment {
         manifest: Some(dto::Manifest {
             time: manifest.time.clone(),

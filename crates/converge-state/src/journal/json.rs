@@ -266,7 +266,7 @@ pub(super) fn entry_line(
         new_snapshot: entry
             .new_snapshot
             .as_deref()
-            .map(|s| snapshot_to_dto(s, writer))
+            .map(|s| snapshot_to_dto(s, &s.manifest, writer))
             .transpose()?,
         elide_write: entry.elide_write,
         same_old: match run {
