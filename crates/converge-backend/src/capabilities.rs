@@ -12,7 +12,8 @@ use std::fmt;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use crate::error::Result;
+use crate::checkpoint_text::CheckpointText;
+use crate::error::{BackendError, Result};
 use crate::journal_store::JournalStore;
 use crate::lock::{HeldLock, LockGuard, LockInfo};
 use crate::name::StackRef;
@@ -156,6 +157,29 @@ pub trait StackStore: Send + Sync + fmt::Debug {
         checkpoint: Bytes,
         options: &SaveOptions,
     ) -> Result<()>;
+
+    /// [`StackStore::save_checkpoint`] of a text still being written (see
+    /// [`crate::checkpoint_text`]): as atomic, and a text that ends
+    /// unfinished stores nothing ([`BackendError::IncompleteCheckpoint`]).
+    /// Returns the text's length. A store that can write the pieces as
+    /// they come does (the file backend); this default collects them
+    /// first.
+    async fn save_checkpoint_text(
+        &self,
+        stack: &StackRef,
+        text: CheckpointText,
+        options: &SaveOptions,
+    ) -> Result<u64> {
+        let bytes =
+            text.collect_joined()
+                .await
+                .map_err(|_| BackendError::IncompleteCheckpoint {
+                    stack: stack.to_string(),
+                })?;
+        let len = bytes.len() as u64;
+        self.save_checkpoint(stack, bytes, options).await?;
+        Ok(len)
+    }
 
     /// Renames `from` to `to` (same organization, possibly another
     /// project): `checkpoint` becomes the renamed stack's checkpoint (the

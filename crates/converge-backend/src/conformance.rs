@@ -28,11 +28,14 @@ pub use journal::{
 };
 pub use stack_meta::{rename_moves_checkpoint_history_and_tags, tags_round_trip};
 
+use std::io::Write;
+
 use bytes::Bytes;
 
 use crate::capabilities::{
     Backend, ListHistoryOptions, ListStacksOptions, RemoveOptions, SaveOptions, UpdateKind,
 };
+use crate::checkpoint_text::{checkpoint_text, PIECE_BYTES};
 use crate::error::BackendError;
 use crate::lock::LockInfo;
 use crate::name::StackRef;
@@ -42,6 +45,7 @@ pub async fn run_all(backend: &dyn Backend) {
     stack_lifecycle(backend).await;
     checkpoint_round_trip(backend).await;
     previous_checkpoint_kept(backend).await;
+    checkpoint_text_saved_as_it_arrives(backend).await;
     lock_excludes_second_holder(backend).await;
     lock_release_allows_relock(backend).await;
     history_round_trip(backend).await;
@@ -257,6 +261,86 @@ pub async fn checkpoint_round_trip(backend: &dyn Backend) {
     assert!(
         !backend.stack_exists(&missing).await.unwrap(),
         "save must not create a stack"
+    );
+}
+
+/// A checkpoint whose text arrives in pieces is stored whole, as
+/// `save_checkpoint` stores bytes; a text that ends unfinished stores
+/// nothing, the checkpoint and the previous one unchanged.
+pub async fn checkpoint_text_saved_as_it_arrives(backend: &dyn Backend) {
+    let s = stack_in(backend, &fresh_project(), "dev");
+    backend.create_stack(&s, b"v1").await.unwrap();
+    // Three pieces and a bit, in odd-sized writes as a serializer makes.
+    let text: Vec<u8> = (0..3 * PIECE_BYTES + 4_321)
+        .map(|i| (i % 241) as u8)
+        .collect();
+    let (mut writer, pieces) = checkpoint_text();
+    let sent = text.clone();
+    let serializer = tokio::task::spawn_blocking(move || {
+        for chunk in sent.chunks(10_007) {
+            writer.write_all(chunk)?;
+        }
+        writer.finish()
+    });
+    let length = backend
+        .save_checkpoint_text(&s, pieces, &SaveOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(serializer.await.unwrap().unwrap(), text.len() as u64);
+    assert_eq!(length, text.len() as u64, "the length stored");
+    assert!(
+        backend.load_checkpoint(&s).await.unwrap().as_deref() == Some(&text[..]),
+        "the checkpoint is the text, whole and in order"
+    );
+    assert_eq!(
+        backend
+            .load_previous_checkpoint(&s)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(&b"v1"[..]),
+        "the checkpoint it replaced is kept"
+    );
+
+    let (mut writer, pieces) = checkpoint_text();
+    let serializer = tokio::task::spawn_blocking(move || {
+        writer.write_all(&[b'x'; 2 * PIECE_BYTES + 1]).unwrap();
+        // The serializer fails here, and drops its writer unfinished.
+    });
+    let err = backend
+        .save_checkpoint_text(&s, pieces, &SaveOptions::default())
+        .await
+        .unwrap_err();
+    serializer.await.unwrap();
+    assert!(
+        matches!(err, BackendError::IncompleteCheckpoint { .. }),
+        "an unfinished text: want IncompleteCheckpoint, got {err}"
+    );
+    assert!(
+        backend.load_checkpoint(&s).await.unwrap().as_deref() == Some(&text[..]),
+        "an unfinished text changes the checkpoint"
+    );
+    assert_eq!(
+        backend
+            .load_previous_checkpoint(&s)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(&b"v1"[..]),
+        "an unfinished text changes the previous checkpoint"
+    );
+
+    let missing = stack_in(backend, &fresh_project(), "missing");
+    let (writer, pieces) = checkpoint_text();
+    let serializer = tokio::task::spawn_blocking(move || writer.finish());
+    let err = backend
+        .save_checkpoint_text(&missing, pieces, &SaveOptions::default())
+        .await
+        .unwrap_err();
+    let _ = serializer.await.unwrap();
+    assert!(
+        err.is_not_found(),
+        "a missing stack: want StackNotFound, got {err}"
     );
 }
 

@@ -159,6 +159,11 @@ pub enum BackendError {
         message: String,
     },
 
+    /// The checkpoint's text ended before its writer finished it (its
+    /// serializer failed, and says why): nothing was stored.
+    #[error("the checkpoint of stack {stack} was not stored: its text is incomplete")]
+    IncompleteCheckpoint { stack: String },
+
     /// A background task running the operation was cancelled (runtime shutting down).
     #[error("backend operation was cancelled: {0}")]
     Cancelled(#[source] tokio::task::JoinError),

@@ -11,6 +11,8 @@
 //!   `gs://`, `azblob://`), with leases for locks.
 //! - [`http::HttpBackend`]: stacks on a Converge state service
 //!   (`converge serve`); locks are update leases.
+//! - [`checkpoint_text`]: a checkpoint's text handed to a store while it
+//!   is being written, so that serializing and storing overlap.
 //! - [`journal_store`]: the update journal (O(1) bytes per step), its
 //!   protocol and the recovery rule after a crash.
 //! - `conformance` (feature `conformance`, for tests): the checks every
@@ -28,6 +30,7 @@
 //!   durable before it returns; a line torn by a crash is dropped on load.
 
 pub mod capabilities;
+pub mod checkpoint_text;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod error;
@@ -48,6 +51,7 @@ pub use capabilities::{
     Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
     SaveOptions, StackLocker, StackStore, StackSummary, StackTags, TagStore, UpdateKind,
 };
+pub use checkpoint_text::{checkpoint_text, CheckpointText, CheckpointWriter};
 pub use error::{BackendError, NameKind, Result};
 pub use file::{FileBackend, FileBackendOptions, LayoutVersion, StackPaths};
 pub use file_url::{parse_file_url, parse_file_url_with_home};

@@ -15,14 +15,50 @@ use crate::error::{BackendError, Result};
 
 /// Replaces `path` with `bytes`, atomically and durably.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    stage(path, |f| f.write_all(bytes))?.commit()
+}
+
+/// A file written in full beside the one it will replace, durably, and
+/// not yet in place: [`Staged::commit`] renames it over its target; dropped
+/// uncommitted, it is removed.
+#[derive(Debug)]
+pub(crate) struct Staged {
+    tmp: Option<PathBuf>,
+    target: PathBuf,
+}
+
+/// Writes what `fill` writes to a new temporary file beside `path`, and
+/// makes it durable; nothing is in place until [`Staged::commit`].
+pub(crate) fn stage(path: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> Result<Staged> {
     let dir = parent(path);
     ensure_dir(dir)?;
-    let tmp = write_temp(dir, path, bytes)?;
-    if let Err(e) = fs::rename(&tmp, path) {
-        let _ = fs::remove_file(&tmp);
-        return Err(BackendError::io("write", path, e));
+    let tmp = write_temp(dir, path, fill)?;
+    Ok(Staged {
+        tmp: Some(tmp),
+        target: path.to_owned(),
+    })
+}
+
+impl Staged {
+    /// Renames the file over its target and makes the rename durable.
+    pub(crate) fn commit(mut self) -> Result<()> {
+        let Some(tmp) = self.tmp.take() else {
+            return Ok(());
+        };
+        if let Err(e) = fs::rename(&tmp, &self.target) {
+            let _ = fs::remove_file(&tmp);
+            return Err(BackendError::io("write", &self.target, e));
+        }
+        sync_dir(parent(&self.target))
     }
-    sync_dir(dir)
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            let _ = fs::remove_file(tmp);
+        }
+    }
 }
 
 /// Makes `to` hold what the file `from` holds now, atomically and durably,
@@ -64,7 +100,7 @@ pub(crate) fn link_or_copy(from: &Path, to: &Path) -> Result<bool> {
 pub(crate) fn create_atomic(path: &Path, bytes: &[u8]) -> Result<bool> {
     let dir = parent(path);
     ensure_dir(dir)?;
-    let tmp = write_temp(dir, path, bytes)?;
+    let tmp = write_temp(dir, path, |f| f.write_all(bytes))?;
     let linked = fs::hard_link(&tmp, path);
     let _ = fs::remove_file(&tmp);
     match linked {
@@ -86,7 +122,11 @@ fn parent(path: &Path) -> &Path {
     path.parent().unwrap_or(Path::new("."))
 }
 
-fn write_temp(dir: &Path, target: &Path, bytes: &[u8]) -> Result<PathBuf> {
+fn write_temp(
+    dir: &Path,
+    target: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<PathBuf> {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -94,7 +134,7 @@ fn write_temp(dir: &Path, target: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
     let result = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         f.sync_all()
     })();
     match result {

@@ -25,6 +25,7 @@ use crate::capabilities::{
     Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
     SaveOptions, StackLocker, StackStore, StackSummary, StackTags, TagStore, UpdateKind,
 };
+use crate::checkpoint_text::CheckpointText;
 use crate::error::{BackendError, Result};
 use crate::file_url::parse_file_url;
 use crate::lock::{HeldLock, LockGuard, LockInfo};
@@ -229,6 +230,19 @@ impl StackStore for FileBackend {
     ) -> Result<()> {
         let (stack, options) = (stack.clone(), options.clone());
         self.run(move |s| s.save_checkpoint(&stack, &checkpoint, &options))
+            .await
+    }
+
+    /// Each piece is written to the new file as it arrives, on the
+    /// blocking thread, while the text's writer serializes the next.
+    async fn save_checkpoint_text(
+        &self,
+        stack: &StackRef,
+        text: CheckpointText,
+        options: &SaveOptions,
+    ) -> Result<u64> {
+        let (stack, options) = (stack.clone(), options.clone());
+        self.run(move |s| s.save_checkpoint_text(&stack, text, &options))
             .await
     }
 

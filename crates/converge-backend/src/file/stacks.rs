@@ -3,8 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::{self, Write};
 
 use crate::capabilities::{ListStacksOptions, RemoveOptions, SaveOptions, StackSummary};
+use crate::checkpoint_text::{CheckpointText, TextAborted};
 use crate::error::{BackendError, Result};
 use crate::file::atomic;
 use crate::file::layout::{
@@ -169,17 +171,62 @@ impl FileStore {
         checkpoint: &[u8],
         options: &SaveOptions,
     ) -> Result<()> {
+        self.save_checkpoint_with(stack, options, |f| f.write_all(checkpoint))
+    }
+
+    /// Saves the checkpoint `text` writes as its pieces arrive; returns its
+    /// length. A text that ends unfinished stores nothing.
+    pub(crate) fn save_checkpoint_text(
+        &self,
+        stack: &StackRef,
+        mut text: CheckpointText,
+        options: &SaveOptions,
+    ) -> Result<u64> {
+        let mut length = 0u64;
+        let mut aborted = false;
+        let saved = self.save_checkpoint_with(stack, options, |f| loop {
+            match text.blocking_next() {
+                Ok(Some(piece)) => {
+                    f.write_all(&piece)?;
+                    length += piece.len() as u64;
+                }
+                Ok(None) => return Ok(()),
+                Err(TextAborted) => {
+                    aborted = true;
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, TextAborted));
+                }
+            }
+        });
+        match saved {
+            Err(_) if aborted => Err(BackendError::IncompleteCheckpoint {
+                stack: stack.to_string(),
+            }),
+            other => other.map(|()| length),
+        }
+    }
+
+    /// Replaces the checkpoint with what `fill` writes: the new file is
+    /// complete and durable before anything moves, then the current one
+    /// becomes the `.bak` (a link, not a copy) and the new one replaces it
+    /// by rename, so a failed write changes nothing.
+    fn save_checkpoint_with(
+        &self,
+        stack: &StackRef,
+        options: &SaveOptions,
+        fill: impl FnOnce(&mut fs::File) -> io::Result<()>,
+    ) -> Result<()> {
         let paths = self.existing(stack)?;
+        let staged = atomic::stage(&paths.checkpoint, fill)?;
         if options.keep_backup {
-            // The current file becomes the `.bak` by a link, not a copy:
-            // the new checkpoint then replaces the stack file by rename, so
-            // once this returns the `.bak` is the only name of the old bytes.
+            // Once the new checkpoint is renamed in, the `.bak` is the only
+            // name of the old bytes.
             atomic::link_or_copy(&paths.checkpoint, &paths.previous)?;
         }
-        atomic::write_atomic(&paths.checkpoint, checkpoint)?;
+        staged.commit()?;
         if self.options.retain_checkpoints {
+            // A link too: every writer replaces the checkpoint by rename.
             let retained = with_suffix(&paths.checkpoint, &format!(".{}", unique_unix_nanos()));
-            atomic::write_atomic(&retained, checkpoint)?;
+            atomic::link_or_copy(&paths.checkpoint, &retained)?;
         }
         Ok(())
     }

@@ -30,6 +30,7 @@ use crate::capabilities::{
     Backend, HistoryEntry, HistoryStore, ListHistoryOptions, ListStacksOptions, RemoveOptions,
     SaveOptions, StackLocker, StackStore, StackSummary, StackTags, TagStore, UpdateKind,
 };
+use crate::checkpoint_text::CheckpointText;
 use crate::error::{BackendError, Result};
 use crate::file::FileBackendOptions;
 use crate::lock::{HeldLock, LockGuard, LockInfo};
@@ -192,13 +193,14 @@ impl Inner {
     }
 
     pub async fn put(&self, key: &Path, bytes: &[u8]) -> Result<()> {
-        self.put_shared(key, Bytes::copy_from_slice(bytes)).await
+        self.put_shared(key, PutPayload::from(Bytes::copy_from_slice(bytes)))
+            .await
     }
 
-    /// [`ObjectStore::put`] of bytes the caller shares: not copied.
-    pub async fn put_shared(&self, key: &Path, bytes: Bytes) -> Result<()> {
+    /// [`ObjectStore::put`] of a payload the caller shares: not copied.
+    pub async fn put_shared(&self, key: &Path, payload: PutPayload) -> Result<()> {
         self.store
-            .put(key, PutPayload::from(bytes))
+            .put(key, payload)
             .await
             .map(|_| ())
             .map_err(|e| self.storage_error("write", key, e))
@@ -306,7 +308,28 @@ impl StackStore for ObjectBackend {
         checkpoint: Bytes,
         options: &SaveOptions,
     ) -> Result<()> {
-        self.inner.save_checkpoint(stack, checkpoint, options).await
+        self.inner
+            .save_checkpoint(stack, PutPayload::from(checkpoint), options)
+            .await
+    }
+
+    /// The pieces are uploaded as they arrived, in one PUT, not joined.
+    async fn save_checkpoint_text(
+        &self,
+        stack: &StackRef,
+        text: CheckpointText,
+        options: &SaveOptions,
+    ) -> Result<u64> {
+        let pieces = text
+            .collect()
+            .await
+            .map_err(|_| BackendError::IncompleteCheckpoint {
+                stack: stack.to_string(),
+            })?;
+        let length = pieces.iter().map(|p| p.len() as u64).sum();
+        let payload: PutPayload = pieces.into_iter().collect();
+        self.inner.save_checkpoint(stack, payload, options).await?;
+        Ok(length)
     }
 
     async fn rename_stack(&self, from: &StackRef, to: &StackRef, checkpoint: &[u8]) -> Result<()> {

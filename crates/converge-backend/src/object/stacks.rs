@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
+use object_store::PutPayload;
 
 use crate::capabilities::{
     HistoryEntry, ListHistoryOptions, ListStacksOptions, RemoveOptions, SaveOptions, StackSummary,
@@ -126,10 +126,12 @@ impl Inner {
         Ok(())
     }
 
+    /// Saves `checkpoint`, a payload of one piece or many (a text that
+    /// arrived in pieces is uploaded as they are, not joined first).
     pub async fn save_checkpoint(
         &self,
         stack: &StackRef,
-        checkpoint: Bytes,
+        checkpoint: PutPayload,
         options: &SaveOptions,
     ) -> Result<()> {
         let keys = self.keys.stack(stack)?;

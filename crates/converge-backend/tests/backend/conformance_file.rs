@@ -27,6 +27,12 @@ async fn previous_checkpoint_kept() {
 }
 
 #[tokio::test]
+async fn checkpoint_text_saved_as_it_arrives() {
+    let (_dir, b) = fresh();
+    conformance::checkpoint_text_saved_as_it_arrives(&b).await;
+}
+
+#[tokio::test]
 async fn lock_excludes_second_holder() {
     let (_dir, b) = fresh();
     conformance::lock_excludes_second_holder(&b).await;

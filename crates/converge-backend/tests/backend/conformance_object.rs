@@ -46,6 +46,12 @@ macro_rules! conformance_checks {
         }
 
         #[tokio::test]
+        async fn checkpoint_text_saved_as_it_arrives() {
+            let Some(b) = $make else { return };
+            conformance::checkpoint_text_saved_as_it_arrives(&b).await;
+        }
+
+        #[tokio::test]
         async fn lock_excludes_second_holder() {
             let Some(b) = $make else { return };
             conformance::lock_excludes_second_holder(&b).await;

@@ -135,7 +135,9 @@ async fn run_locked(
 
     // `up --plan FILE`: the plan, checked against the state it was made on.
     let saved = match &args.plan {
-        Some(path) => Some(Arc::new(plan_file::load(path, locked, crypter.as_ref())?)),
+        Some(path) => Some(Arc::new(
+            plan_file::load(path, locked, crypter.as_ref()).await?,
+        )),
         None => None,
     };
     // A refresh-only preview, or the apply of a refresh-only plan, is a
@@ -259,7 +261,7 @@ async fn run_locked(
                     refresh_only: refresh_only_preview,
                     settings: &settings,
                 };
-                plan_file::save(path, locked, crypter.as_ref(), plan)?;
+                plan_file::save(path, locked, crypter.as_ref(), plan).await?;
             }
         }
         // Without a saved plan, the update's results are still checked

@@ -45,7 +45,7 @@ pub(crate) async fn open(
     )
     .await?;
     let crypter: Arc<dyn Crypter> = secrets.crypter;
-    locked.decrypt(crypter.clone())?;
+    locked.decrypt(crypter.clone()).await?;
     locked.verify()?;
     locked.set_secrets_providers(secrets.provider);
     Ok(Opened { settings, crypter })

@@ -25,9 +25,9 @@ pub struct NewPlan<'a> {
 }
 
 /// Writes the plan of a preview made against `locked`'s state.
-pub fn save(
+pub async fn save(
     path: &Path,
-    locked: &LockedStack,
+    locked: &mut LockedStack,
     crypter: &dyn Crypter,
     plan: NewPlan<'_>,
 ) -> Result<()> {
@@ -39,7 +39,7 @@ pub fn save(
         manifest: Manifest::converge(now_rfc3339()),
         config,
         resource_plans: plan.resource_plans,
-        base: Some(locked.plan_base()),
+        base: Some(locked.plan_base().await?),
         refresh_only: plan.refresh_only,
     };
     let bytes = write_plan(&plan, SecretsMode::Crypter(crypter))?;
@@ -54,13 +54,17 @@ pub fn save(
 }
 
 /// Reads a plan file and checks it was made against `locked`'s state.
-pub fn load(path: &Path, locked: &LockedStack, crypter: &dyn Crypter) -> Result<DeploymentPlan> {
+pub async fn load(
+    path: &Path,
+    locked: &mut LockedStack,
+    crypter: &dyn Crypter,
+) -> Result<DeploymentPlan> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("could not read the plan {}", path.display()))?;
     check_stack(path, &bytes, locked.stack())?;
     let plan = read_plan(&bytes, SecretsMode::Crypter(crypter))
         .with_context(|| format!("could not read the plan {}", path.display()))?;
-    match check_fresh(&plan, &locked.plan_base())? {
+    match check_fresh(&plan, &locked.plan_base().await?)? {
         Freshness::Current => {}
         Freshness::Unrecorded => eprintln!(
             "note: the plan {} does not record the state it was made against; \

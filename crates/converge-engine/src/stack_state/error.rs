@@ -69,6 +69,15 @@ pub enum StackStateError {
          finish, then run this one again"
     )]
     ConcurrentUpdate { stack: String, location: String },
+    /// The stored checkpoint, read back, is not the one this process wrote
+    /// while it held the stack's lock.
+    #[error(
+        "the checkpoint of stack {stack} changed while this process held the stack's lock: \
+         another process wrote it (the lock was broken with `converge cancel`, or a lease \
+         expired); this process stops without changing it. Check the stack with `converge \
+         stack export`, then run the command again"
+    )]
+    CheckpointChanged { stack: String },
     /// A base change or the end of an update could not be journaled.
     #[error(transparent)]
     Journal(#[from] JournalError),

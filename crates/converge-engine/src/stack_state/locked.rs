@@ -14,6 +14,7 @@ use converge_state::{PendingOperation, SecretsProviders, Snapshot};
 
 use super::journal::{Completion, UpdateJournal};
 use super::recovery::{self, Encoding, ManifestStamp, Recovery, Replaced};
+use super::stored::StoredText;
 use super::{Secrets, StackStateError};
 use crate::operations::OperationResult;
 use converge_backend::now_rfc3339;
@@ -36,7 +37,7 @@ pub struct LockedStack {
     stack: StackRef,
     guard: Option<LockGuard>,
     /// The checkpoint as stored now: the base of the next journal.
-    bytes: Option<Bytes>,
+    stored: StoredText,
     /// Whether the stored checkpoint has a snapshot (a new stack has none).
     deployed: bool,
     /// The stored checkpoint, read with `secrets`, without its snapshot
@@ -90,7 +91,7 @@ impl LockedStack {
                     backend,
                     stack,
                     guard: Some(guard),
-                    bytes,
+                    stored: StoredText::loaded(bytes),
                     deployed: false,
                     checkpoint: StackCheckpoint {
                         stack: String::new(),
@@ -103,7 +104,7 @@ impl LockedStack {
                     changes: Vec::new(),
                     stamp: ManifestStamp::New,
                 };
-                if let Err(e) = locked.read_base(Secrets::Opaque) {
+                if let Err(e) = locked.read_base(Secrets::Opaque).await {
                     locked.release().await?;
                     return Err(e);
                 }
@@ -132,8 +133,11 @@ impl LockedStack {
         }
     }
 
-    fn read_base(&mut self, secrets: Secrets) -> Result<(), StackStateError> {
-        let mut cp = recovery::parse(&self.stack, self.bytes.as_deref(), secrets.mode())?;
+    /// Reads the stored checkpoint into the base (and `checkpoint`) with
+    /// `secrets`, discarding base changes not yet persisted.
+    async fn read_base(&mut self, secrets: Secrets) -> Result<(), StackStateError> {
+        let text = self.stored.text(self.backend.as_ref(), &self.stack).await?;
+        let mut cp = recovery::parse(&self.stack, text.map(|b| &b[..]), secrets.mode())?;
         let latest = cp.latest.take();
         self.deployed = latest.is_some();
         self.base = Arc::new(latest.unwrap_or_else(|| Snapshot::empty(now_rfc3339())));
@@ -180,11 +184,14 @@ impl LockedStack {
 
     /// The state a saved plan records it was made against: the stored
     /// checkpoint's digest (after recovery, so no journal is open).
-    pub fn plan_base(&self) -> converge_state::plan::PlanBase {
-        converge_state::plan::PlanBase {
-            checkpoint_digest: recovery::digest_of(self.bytes.as_deref()),
+    pub async fn plan_base(&mut self) -> Result<converge_state::plan::PlanBase, StackStateError> {
+        Ok(converge_state::plan::PlanBase {
+            checkpoint_digest: self
+                .stored
+                .digest(self.backend.as_ref(), &self.stack)
+                .await?,
             journal_sequence: 0,
-        }
+        })
     }
 
     /// The stored checkpoint's `config` (raw JSON), kept as it was.
@@ -198,11 +205,11 @@ impl LockedStack {
     /// without a secrets provider, unchanged, held by no one else) is
     /// decrypted in place instead of decoded a second time: the same
     /// values and the same errors.
-    pub fn decrypt(&mut self, crypter: Arc<dyn Crypter>) -> Result<(), StackStateError> {
+    pub async fn decrypt(&mut self, crypter: Arc<dyn Crypter>) -> Result<(), StackStateError> {
         let as_locked = matches!(self.secrets, Secrets::Opaque) && self.changes.is_empty();
         let base = match Arc::get_mut(&mut self.base) {
             Some(base) if as_locked => base,
-            _ => return self.read_base(Secrets::Crypter(crypter)),
+            _ => return self.read_base(Secrets::Crypter(crypter)).await,
         };
         match converge_state::checkpoint::decrypt_snapshot(base, crypter.as_ref()) {
             Ok(()) => {
@@ -211,7 +218,7 @@ impl LockedStack {
             }
             Err(source) => {
                 // Partly decrypted: back to the base as stored.
-                self.read_base(Secrets::Opaque)?;
+                self.read_base(Secrets::Opaque).await?;
                 Err(StackStateError::Checkpoint {
                     stack: self.stack.to_string(),
                     source: Box::new(source),
@@ -245,13 +252,13 @@ impl LockedStack {
     /// then `to` encrypts every entry and checkpoint written, and the change
     /// is a SecretsManager entry naming `providers` followed by a Write
     /// entry of the whole base, so each secret is stored re-encrypted.
-    pub fn change_secrets(
+    pub async fn change_secrets(
         &mut self,
         from: Arc<dyn Crypter>,
         to: Arc<dyn Crypter>,
         providers: SecretsProviders,
     ) -> Result<(), StackStateError> {
-        self.read_base(Secrets::Crypter(from))?;
+        self.read_base(Secrets::Crypter(from)).await?;
         self.secrets = Secrets::Crypter(to);
         self.base_mut().secrets_providers = Some(providers.clone());
         self.changes
@@ -305,11 +312,11 @@ impl LockedStack {
     /// entries. The operation runs on [`LockedStack::base`].
     pub async fn start(&mut self) -> Result<Arc<UpdateJournal>, StackStateError> {
         // Taking the lock found no journal: one now is another writer's.
-        match self
-            .backend
-            .open_journal(&self.stack, &recovery::digest_of(self.bytes.as_deref()))
-            .await
-        {
+        let digest = self
+            .stored
+            .digest(self.backend.as_ref(), &self.stack)
+            .await?;
+        match self.backend.open_journal(&self.stack, &digest).await {
             Ok(()) => {}
             Err(BackendError::JournalExists { location, .. }) => {
                 return Err(StackStateError::ConcurrentUpdate {
@@ -385,28 +392,29 @@ impl LockedStack {
             && self.backend.commit_journal(&self.stack).await.is_ok()
         {
             let stored = self.backend.load_checkpoint(&self.stack).await?;
-            self.bytes = stored.map(Bytes::from);
+            self.stored = StoredText::loaded(stored.map(Bytes::from));
             Completion::CompactedByStore
         } else {
             // The store declined or failed: its journal is still open (or
             // was committed by a request whose answer was lost, which this
             // upload overwrites with the same content).
-            let written = recovery::save_snapshot(
+            let len = recovery::stream_snapshot(
                 self.backend.as_ref(),
                 &self.stack,
-                self.checkpoint.config.as_deref(),
-                &snapshot,
-                &self.secrets,
-                Encoding {
-                    stamp: std::mem::replace(&mut self.stamp, ManifestStamp::New),
-                    replaced: self.replaced(),
-                },
+                self.checkpoint.config.clone(),
+                Arc::clone(&snapshot),
+                self.secrets.clone(),
+                self.stamp,
             )
             .await?;
+            self.stamp = ManifestStamp::New;
+            // Stored: whatever happens next, its text is the base of the
+            // next journal, not the one before.
+            self.stored = StoredText::Written { len };
             self.backend.close_journal(&self.stack).await?;
-            let bytes = written.len();
-            self.bytes = Some(written);
-            Completion::Uploaded { bytes }
+            Completion::Uploaded {
+                bytes: usize::try_from(len).unwrap_or(usize::MAX),
+            }
         };
         self.deployed = true;
         self.base = snapshot;
@@ -415,8 +423,8 @@ impl LockedStack {
 
     /// The stored checkpoint's size, for the buffer of the next one.
     fn replaced(&self) -> Option<Replaced> {
-        self.bytes.as_ref().map(|b| Replaced {
-            bytes: b.len(),
+        self.stored.len().map(|len| Replaced {
+            bytes: usize::try_from(len).unwrap_or(usize::MAX),
             resources: self.base.resources.len(),
         })
     }

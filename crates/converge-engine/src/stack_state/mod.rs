@@ -32,6 +32,7 @@ mod error;
 mod journal;
 mod locked;
 mod recovery;
+mod stored;
 
 use std::sync::Arc;
 

@@ -146,6 +146,77 @@ async fn an_update_journals_then_compacts() {
     again.release().await.unwrap();
 }
 
+/// A compaction streams the checkpoint to the store without keeping its
+/// text: what the owner needs of it later (the base of the next journal, a
+/// plan's base, the base read again with a secrets provider) it reads back,
+/// and a checkpoint changed behind its back stops it with nothing changed.
+#[tokio::test]
+async fn after_a_compaction_the_checkpoint_is_read_back_when_needed() {
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    w.update(&mut locked, 3).await;
+    let stored = w
+        .backend
+        .load_checkpoint(w.state.stack())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        locked.plan_base().await.unwrap().checkpoint_digest,
+        base_digest(&stored)
+    );
+    // Read again with a crypter, then another update on the same lock:
+    // its journal names the stored checkpoint as its base.
+    let crypter: Arc<dyn converge_state::secrets::Crypter> = Arc::new(
+        converge_state::secrets::SymmetricCrypter::from_key(&[7; 32]),
+    );
+    locked.decrypt(crypter).await.unwrap();
+    assert_eq!(locked.base().resources.len(), 5);
+    let journal = locked.start().await.unwrap();
+    let open = w
+        .backend
+        .load_journal(w.state.stack())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(open.base_digest, base_digest(&stored));
+    drop(journal);
+    w.backend.close_journal(w.state.stack()).await.unwrap();
+    w.update(&mut locked, 4).await;
+
+    // Another writer, behind the lock holder's back.
+    let mut intruded = w
+        .backend
+        .load_checkpoint(w.state.stack())
+        .await
+        .unwrap()
+        .unwrap();
+    intruded.extend_from_slice(b"\n");
+    w.backend
+        .save_checkpoint(
+            w.state.stack(),
+            intruded.clone().into(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    let err = locked.start().await.unwrap_err();
+    assert!(
+        matches!(err, StackStateError::CheckpointChanged { .. }),
+        "{err}"
+    );
+    assert!(!w.journal_left().await, "no journal was opened");
+    assert_eq!(
+        w.backend
+            .load_checkpoint(w.state.stack())
+            .await
+            .unwrap()
+            .unwrap(),
+        intruded
+    );
+    locked.release().await.unwrap();
+}
+
 /// The lock is the first guard against two updates; the journal's
 /// create-if-absent is the second. If another writer gets past the lock
 /// (a broken lease, a store whose conditional writes are not atomic), the
@@ -557,7 +628,7 @@ async fn a_secrets_provider_change_reencrypts_every_secret_through_the_journal()
 
     // A deployed stack with a secret output, encrypted by `old`.
     let mut locked = w.state.lock(me()).await.unwrap();
-    locked.decrypt(old.clone()).unwrap();
+    locked.decrypt(old.clone()).await.unwrap();
     w.update(&mut locked, 1).await;
     let mut with_secret = locked.base().clone();
     with_secret.resources[1].outputs.insert(
@@ -583,6 +654,7 @@ async fn a_secrets_provider_change_reencrypts_every_secret_through_the_journal()
     let mut locked = w.state.lock(me()).await.unwrap();
     locked
         .change_secrets(old.clone(), new.clone(), provider("new"))
+        .await
         .unwrap();
     drop(locked.start().await.unwrap());
     let (seen, _) = w.read_only().await;
@@ -597,6 +669,7 @@ async fn a_secrets_provider_change_reencrypts_every_secret_through_the_journal()
     let mut locked = w.state.lock(me()).await.unwrap();
     locked
         .change_secrets(new.clone(), old.clone(), provider("old"))
+        .await
         .unwrap();
     locked.commit_changes().await.unwrap();
     locked.release().await.unwrap();
@@ -612,6 +685,7 @@ async fn a_secrets_provider_change_reencrypts_every_secret_through_the_journal()
     let mut locked = w.state.lock(me()).await.unwrap();
     assert!(locked
         .change_secrets(new.clone(), old.clone(), provider("x"))
+        .await
         .is_err());
     locked.commit_changes().await.unwrap();
     locked.release().await.unwrap();

@@ -83,7 +83,7 @@ impl Stacks {
     async fn deploy_other(&self, outputs: PropertyMap) {
         let state = StackState::new(self.backend.clone(), self.other.clone());
         let mut locked = state.lock(LockInfo::current()).await.unwrap();
-        locked.decrypt(self.crypter.clone()).unwrap();
+        locked.decrypt(self.crypter.clone()).await.unwrap();
         locked.set_secrets_providers(SecretsProviders {
             kind: "passphrase".to_owned(),
             state: Some(self.crypter.provider_state().to_string()),

@@ -23,13 +23,23 @@ pub fn to_pretty_json(value: &Value) -> String {
 pub fn to_pretty_bytes(value: &impl Serialize, buffer: Vec<u8>) -> serde_json::Result<Vec<u8>> {
     let mut out = buffer;
     out.clear();
-    let pretty = PrettyFormatter::with_indent(INDENT.as_bytes());
-    value.serialize(&mut serde_json::Serializer::with_formatter(
-        &mut out,
-        GoFormatter(pretty),
-    ))?;
-    out.push(b'\n');
+    to_pretty_writer(value, &mut out)?;
     Ok(out)
+}
+
+/// [`to_pretty_bytes`] into any writer (a file, a store reading the text
+/// as it comes): the same text, trailing newline included.
+pub fn to_pretty_writer(
+    value: &impl Serialize,
+    out: impl std::io::Write,
+) -> serde_json::Result<()> {
+    let pretty = PrettyFormatter::with_indent(INDENT.as_bytes());
+    let mut serializer = serde_json::Serializer::with_formatter(out, GoFormatter(pretty));
+    value.serialize(&mut serializer)?;
+    serializer
+        .into_inner()
+        .write_all(b"\n")
+        .map_err(serde_json::Error::io)
 }
 
 /// Compact JSON text (like `json.Marshal`), used inside secrets.

@@ -140,6 +140,9 @@ pub enum CheckpointError {
         #[source]
         source: PropertyValueErrorKind,
     },
+    /// Where the text was going failed (a store that stopped reading it).
+    #[error("the state's text could not be written: {0}")]
+    Write(#[source] std::io::Error),
     #[error("{field}: the raw JSON kept for it is invalid: {source}")]
     RawJson {
         field: String,
@@ -246,14 +249,28 @@ impl StackCheckpoint {
 
 /// [`write_checkpoint`] of `view` into `buffer`, whose bytes are
 /// discarded and whose capacity is kept: a buffer about the size of the
-/// checkpoint being replaced (or that checkpoint's own, once it is no
-/// longer needed) keeps the text from growing by doubling into fresh
-/// memory, which at 100,000 resources was most of the write's time.
+/// checkpoint being replaced keeps the text from growing by doubling into
+/// fresh memory, which at 100,000 resources was most of the write's time.
 pub fn write_checkpoint_into(
     view: CheckpointView<'_>,
     mode: SecretsMode<'_>,
     buffer: Vec<u8>,
 ) -> Result<Vec<u8>, CheckpointError> {
+    let mut out = buffer;
+    out.clear();
+    write_checkpoint_to(view, mode, &mut out)?;
+    Ok(out)
+}
+
+/// [`write_checkpoint`] of `view` into `out` as the text is produced (a
+/// store reading it as it comes need not wait for a whole copy). A write
+/// error of `out` is [`CheckpointError::Write`]; whatever was written
+/// before a failure is not a checkpoint.
+pub fn write_checkpoint_to(
+    view: CheckpointView<'_>,
+    mode: SecretsMode<'_>,
+    out: impl std::io::Write,
+) -> Result<(), CheckpointError> {
     let (version, features) = version_for(view.latest);
     let failure = WriteFailure::default();
     let writer = PropsWriter {
@@ -273,7 +290,7 @@ pub fn write_checkpoint_into(
             latest,
         }),
     };
-    to_bytes(&file, &failure, buffer)
+    json_text::to_pretty_writer(&file, out).map_err(|error| write_error(error, &failure))
 }
 
 /// Reads a `stack export` file.
@@ -378,5 +395,14 @@ fn to_bytes(
     failure: &WriteFailure,
     buffer: Vec<u8>,
 ) -> Result<Vec<u8>, CheckpointError> {
-    json_text::to_pretty_bytes(file, buffer).map_err(|error| failure.to_error(error, "the state"))
+    json_text::to_pretty_bytes(file, buffer).map_err(|error| write_error(error, failure))
+}
+
+/// The error of a serializer that stopped with `error`: the writer's own
+/// failure, or a value that could not be written as `failure` recorded it.
+fn write_error(error: serde_json::Error, failure: &WriteFailure) -> CheckpointError {
+    match error.is_io() {
+        true => CheckpointError::Write(std::io::Error::from(error)),
+        false => failure.to_error(error, "the state"),
+    }
 }

@@ -6,8 +6,8 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use converge_model::{PropertyValue, ResourceState, Urn};
 use converge_state::checkpoint::{
-    decrypt_snapshot, read_checkpoint, read_deployment, write_checkpoint, write_deployment,
-    StackCheckpoint,
+    decrypt_snapshot, read_checkpoint, read_deployment, write_checkpoint, write_checkpoint_into,
+    write_checkpoint_to, write_deployment, CheckpointError, CheckpointView, StackCheckpoint,
 };
 use converge_state::secrets::{BlindingCrypter, Crypter, CryptoError, SecretsMode};
 use converge_state::{Manifest, OperationType, Snapshot};
@@ -191,6 +191,62 @@ fn checkpoint_round_trips_semantically_and_byte_stably() {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }
     assert!(!text.contains("\"features\""));
+}
+
+/// The same text whichever way it is written: whole, into a used buffer,
+/// or to a writer as it is produced; a manifest passed beside the
+/// snapshot is written in place of its own, and nothing else changes.
+#[test]
+fn a_checkpoint_is_the_same_text_into_a_buffer_or_a_writer() {
+    let cp = read_checkpoint(&fixture("checkpoint_v3.json"), CRYPTER).unwrap();
+    let whole = write_checkpoint(&cp, CRYPTER).unwrap();
+    let used = b"the previous checkpoint's text, longer than nothing".to_vec();
+    assert_eq!(
+        write_checkpoint_into(cp.view(), CRYPTER, used).unwrap(),
+        whole
+    );
+    let mut streamed = Vec::new();
+    write_checkpoint_to(cp.view(), CRYPTER, &mut streamed).unwrap();
+    assert_eq!(streamed, whole);
+
+    let stamp = Manifest::converge("2030-01-01T00:00:00Z");
+    let view = CheckpointView {
+        manifest: Some(&stamp),
+        ..cp.view()
+    };
+    let stamped = read_checkpoint(
+        &write_checkpoint_into(view, CRYPTER, Vec::new()).unwrap(),
+        CRYPTER,
+    )
+    .unwrap();
+    let mut expected = cp.clone();
+    expected.latest.as_mut().unwrap().manifest = stamp;
+    assert_eq!(stamped, expected);
+}
+
+/// A writer that fails part of the way is a write error, not a value the
+/// state could not hold.
+#[test]
+fn a_failing_writer_is_a_write_error() {
+    struct FailsAfter(usize);
+    impl std::io::Write for FailsAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.0 < buf.len() {
+                return Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone"));
+            }
+            self.0 -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let cp = read_checkpoint(&fixture("checkpoint_v3.json"), CRYPTER).unwrap();
+    let err = write_checkpoint_to(cp.view(), CRYPTER, FailsAfter(100)).unwrap_err();
+    match err {
+        CheckpointError::Write(io) => assert_eq!(io.kind(), std::io::ErrorKind::BrokenPipe),
+        other => panic!("want a write error, got {other}"),
+    }
 }
 
 #[test]

@@ -176,6 +176,7 @@ async fn change_locked(
             new.secrets.crypter.clone(),
             new.secrets.provider.clone(),
         )
+        .await
         .context("cannot decrypt the stack's state with its current secrets provider")?;
     let mut settings = StackSettings::load(path)?;
     new.apply_to(&mut settings);

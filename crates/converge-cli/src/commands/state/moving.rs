@@ -112,8 +112,8 @@ async fn move_locked(
         // own key.
         let src_secrets = crypter(ctx, project, &source, src.base(), false).await?;
         let dst_secrets = crypter(ctx, project, &dest, dst.base(), true).await?;
-        src.decrypt(src_secrets.crypter)?;
-        dst.decrypt(dst_secrets.crypter)?;
+        src.decrypt(src_secrets.crypter).await?;
+        dst.decrypt(dst_secrets.crypter).await?;
         dst.set_secrets_providers(dst_secrets.provider);
         (s, d, report) = attempt(src, dst)?;
     }
