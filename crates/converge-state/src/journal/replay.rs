@@ -129,6 +129,13 @@ pub fn replay(base: &Snapshot, entries: &[JournalEntry]) -> Result<Snapshot, Rep
     Ok(replayer.snapshot())
 }
 
+/// What an entry carries that the replay keeps: moved out of an owned
+/// entry, cloned from a borrowed one.
+struct Moved {
+    state: Option<ResourceState>,
+    operation: Option<Box<PendingOperation>>,
+}
+
 /// An incremental replay: apply entries in increasing sequence order, take a
 /// snapshot at any point. [`replay`] is this plus sorting.
 ///
@@ -147,7 +154,9 @@ pub struct Replayer {
     marked_delete: HashSet<usize>,
     marked_pending_replacement: HashSet<usize>,
     /// Begun, not ended: operation ID → (Begin's sequence ID, operation).
-    incomplete: HashMap<u64, (u64, Option<PendingOperation>)>,
+    /// The operation stays boxed as the entry had it: a destroy may have
+    /// every resource's delete begun at once.
+    incomplete: HashMap<u64, (u64, Option<Box<PendingOperation>>)>,
     has_refresh: bool,
     last_sequence_id: Option<u64>,
     /// Some entry that touches resources has been applied (Write is late).
@@ -184,15 +193,22 @@ impl Replayer {
     /// applied.
     pub fn apply(&mut self, entry: &JournalEntry) -> Result<(), ReplayError> {
         self.check_order(entry)?;
-        self.apply_checked(entry, entry.state.as_deref().cloned())
+        let moved = Moved {
+            state: entry.state.as_deref().cloned(),
+            operation: entry.operation.clone(),
+        };
+        self.apply_checked(entry, moved)
     }
 
-    /// [`Replayer::apply`] of an entry the caller no longer needs: its state
-    /// is moved into the replay, not cloned.
+    /// [`Replayer::apply`] of an entry the caller no longer needs: its
+    /// state and pending operation are moved into the replay, not cloned.
     pub fn apply_owned(&mut self, mut entry: JournalEntry) -> Result<(), ReplayError> {
         self.check_order(&entry)?;
-        let state = entry.state.take().map(|s| *s);
-        self.apply_checked(&entry, state)
+        let moved = Moved {
+            state: entry.state.take().map(|s| *s),
+            operation: entry.operation.take(),
+        };
+        self.apply_checked(&entry, moved)
     }
 
     /// Refuses an entry out of order or with a bad reference; on success
@@ -210,19 +226,16 @@ impl Replayer {
         Ok(())
     }
 
-    /// Applies a checked `entry` whose state is `state` (moved out of it).
-    fn apply_checked(
-        &mut self,
-        entry: &JournalEntry,
-        state: Option<ResourceState>,
-    ) -> Result<(), ReplayError> {
+    /// Applies a checked `entry` whose state and operation were `moved` out
+    /// of it.
+    fn apply_checked(&mut self, entry: &JournalEntry, moved: Moved) -> Result<(), ReplayError> {
+        let Moved { state, operation } = moved;
         let seq = entry.sequence_id;
         let op = entry.operation_id;
         match entry.kind {
             JournalEntryKind::Begin => {
                 self.touched = true;
-                self.incomplete
-                    .insert(op, (seq, entry.operation.as_deref().cloned()));
+                self.incomplete.insert(op, (seq, operation));
             }
             JournalEntryKind::Success => {
                 self.touched = true;
@@ -390,7 +403,7 @@ impl Replayer {
         incomplete.sort_by_key(|(seq, _)| *seq);
         let pending_operations = incomplete
             .into_iter()
-            .filter_map(|(_, op)| op.clone())
+            .filter_map(|(_, op)| op.as_deref().cloned())
             .chain(
                 self.base
                     .pending_operations
