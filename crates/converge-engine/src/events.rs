@@ -74,6 +74,8 @@ pub enum EngineEvent {
     StepFinished {
         op: StepOp,
         urn: Urn,
+        /// The state before the step; `None` for a Same step, whose `new`
+        /// is the old state carried over.
         old: Option<Arc<ResourceState>>,
         new: Option<Arc<ResourceState>>,
         /// Property path → change, for updates and replacements.

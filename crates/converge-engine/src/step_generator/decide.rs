@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use converge_model::{
     diff_objects, DiffKind, PropertyDiff, PropertyMap, PropertyPath, ResourceState,
@@ -271,19 +272,22 @@ pub(crate) fn detailed(
 
 /// A step's future, boxed.
 pub(crate) type StepFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<ResourceState, EngineError>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = Result<Arc<ResourceState>, EngineError>> + Send + 'a>>;
 
 /// Carries out a decision. Each kind of step is a future of its own: a
 /// registration waiting in a Same step holds that step's future alone, not
 /// the space a replacement would need.
+///
+/// The old state is read where the base holds it; only a replacement,
+/// which keeps it until the original is deleted, takes a copy.
 pub(crate) fn execute<'a>(
     d: &'a Deployment,
     old_index: usize,
-    old: ResourceState,
     mut new: ResourceState,
     decision: Decision,
     options: &ResourceOptions,
 ) -> StepFuture<'a> {
+    let old = &d.base.resources[old_index];
     match decision {
         Decision::Same { upgraded } => {
             new.id = old.id.clone();
@@ -304,7 +308,7 @@ pub(crate) fn execute<'a>(
             d,
             Replacement {
                 old_index,
-                old,
+                old: old.clone(),
                 new,
                 delete_before_replace: options
                     .delete_before_replace
@@ -329,7 +333,7 @@ struct Replacement {
 }
 
 /// Replaces `r.old` by `r.new`: create then delete, or delete first.
-async fn replace(d: &Deployment, r: Replacement) -> Result<ResourceState, EngineError> {
+async fn replace(d: &Deployment, r: Replacement) -> Result<Arc<ResourceState>, EngineError> {
     let Replacement {
         old_index,
         old,

@@ -302,7 +302,6 @@ fn prepare(
         Ok(Prepared::Step(decide::execute(
             d,
             old_index,
-            old.clone(),
             state,
             decision,
             &goal.options,
@@ -343,7 +342,7 @@ fn planned_kind(d: &Deployment, urn: &Urn, op: StepOp) -> Result<(), EngineError
 fn create_new(
     d: &Deployment,
     state: ResourceState,
-) -> impl Future<Output = Result<ResourceState, EngineError>> + Send + '_ {
+) -> impl Future<Output = Result<Arc<ResourceState>, EngineError>> + Send + '_ {
     let step = CreateStep {
         op: StepOp::Create,
         state,

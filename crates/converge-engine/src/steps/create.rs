@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 
 use converge_model::{PropertyDiff, ResourceState};
 use converge_plugin::{CreateRequest, ProviderError};
@@ -39,7 +40,7 @@ pub(crate) struct CreateStep {
 pub(crate) fn run(
     d: &Deployment,
     mut step: CreateStep,
-) -> impl Future<Output = Result<ResourceState, EngineError>> + Send + '_ {
+) -> impl Future<Output = Result<Arc<ResourceState>, EngineError>> + Send + '_ {
     async move {
         let (op, remove_old, delete_old) = (step.op, step.remove_old, step.delete_old);
         let state = &mut step.state;
@@ -100,15 +101,14 @@ pub(crate) fn run(
         }
         record(d, takeover, state).await?;
         crate::saved_plan::enforce::apply_result(d, state);
-        finish(
+        Ok(finish(
             d,
             op,
             Some(op_id),
             step.old.as_deref(),
-            &step.state,
+            step.state,
             step.diff,
-        );
-        Ok(step.state)
+        ))
     }
 }
 

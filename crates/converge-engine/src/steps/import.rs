@@ -18,6 +18,7 @@
 //! the program, as a create-before-delete replacement is.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use converge_model::{PropertyDiff, ResourceState};
 use converge_plugin::{CheckRequest, DiffRequest, DiffResponse, ReadRequest, ReadResponse};
@@ -48,7 +49,10 @@ struct Planned {
     update: Option<(ResourceState, BTreeMap<String, PropertyDiff>)>,
 }
 
-pub(crate) async fn run(d: &Deployment, step: ImportStep) -> Result<ResourceState, EngineError> {
+pub(crate) async fn run(
+    d: &Deployment,
+    step: ImportStep,
+) -> Result<Arc<ResourceState>, EngineError> {
     let ImportStep {
         old_index,
         state,
@@ -57,8 +61,8 @@ pub(crate) async fn run(d: &Deployment, step: ImportStep) -> Result<ResourceStat
     } = step;
     let urn = state.urn.clone();
     let op = StepOp::Import;
-    let old = old_index.map(|i| d.base.resources[i].clone());
-    if let Some(old) = old.as_ref().filter(|o| o.protect && !o.external) {
+    let old = old_index.map(|i| &d.base.resources[i]);
+    if let Some(old) = old.filter(|o| o.protect && !o.external) {
         let err = EngineError::Protected {
             urn: old.urn.clone(),
             action: "replaced",
@@ -83,12 +87,12 @@ pub(crate) async fn run(d: &Deployment, step: ImportStep) -> Result<ResourceStat
     let mut entry = JournalEntry::success(0, op_id).with_state(imported.clone());
     // An external old state is forgotten; a managed one is deleted after
     // the program (its object is not the one imported).
-    match &old {
+    match old {
         Some(o) if !o.external => entry.delete_old = old_index,
         _ => entry.remove_old = old_index,
     }
     d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
-    if let (Some(i), Some(o)) = (old_index, &old) {
+    if let (Some(i), Some(o)) = (old_index, old) {
         if o.external {
             claim(d, op, i, &urn)?;
         } else {
@@ -96,7 +100,7 @@ pub(crate) async fn run(d: &Deployment, step: ImportStep) -> Result<ResourceStat
             replaced.map_err(|e| failed(d, op, &urn, e))?;
         }
     }
-    finish(d, op, Some(op_id), old.as_ref(), &imported, BTreeMap::new());
+    let imported = finish(d, op, Some(op_id), old, imported, BTreeMap::new());
     match planned.update {
         None => Ok(imported),
         Some((desired, diff)) => update_imported(d, op_id, &imported, desired, diff).await,
@@ -306,7 +310,7 @@ async fn update_imported(
     imported: &ResourceState,
     mut new: ResourceState,
     diff: BTreeMap<String, PropertyDiff>,
-) -> Result<ResourceState, EngineError> {
+) -> Result<Arc<ResourceState>, EngineError> {
     let urn = new.urn.clone();
     let op = StepOp::Update;
     d.started(op, &urn);
@@ -327,6 +331,5 @@ async fn update_imported(
         .with_state(new.clone())
         .with_remove_new(import_op);
     d.end(entry).await.map_err(|e| failed(d, op, &urn, e))?;
-    finish(d, op, Some(op_id), Some(imported), &new, diff);
-    Ok(new)
+    Ok(finish(d, op, Some(op_id), Some(imported), new, diff))
 }

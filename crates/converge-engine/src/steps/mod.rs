@@ -134,19 +134,21 @@ pub(crate) fn finish(
     op: StepOp,
     op_id: Option<u64>,
     old: Option<&ResourceState>,
-    new: &ResourceState,
+    new: ResourceState,
     diff: BTreeMap<String, PropertyDiff>,
-) {
-    // One copy, held by the ledger and the finish event.
-    let shared = Arc::new(new.clone());
+) -> Arc<ResourceState> {
+    // The step's state itself, shared by the ledger, the finish event and
+    // the registration's answer: not copied.
+    let shared = Arc::new(new);
     d.progress().record(
-        new.urn.clone(),
+        shared.urn.clone(),
         Registered {
             op: op_id,
             state: Arc::clone(&shared),
         },
     );
-    report_shared(d, op, old, Some(shared), diff);
+    report_shared(d, op, old, Some(Arc::clone(&shared)), diff);
+    shared
 }
 
 /// A step whose provider call left a real object but failed (a partial
@@ -217,10 +219,16 @@ fn report_shared(
         },
     });
     let urn = subject.urn.clone();
+    // A Same step's new state is its old one carried over: its event does
+    // not copy the old state beside it (100,000 copies in a no-op update).
+    let old = match op {
+        StepOp::Same => None,
+        _ => old.map(|o| Arc::new(o.clone())),
+    };
     d.events.send(EngineEvent::StepFinished {
         op,
         urn,
-        old: old.map(|o| Arc::new(o.clone())),
+        old,
         new,
         diff,
         error: None,

@@ -1,6 +1,8 @@
 //! Read: an external object the program reads by ID (`ReadResource`); its
 //! state is recorded as external and never managed.
 
+use std::sync::Arc;
+
 use converge_model::ResourceState;
 use converge_plugin::{ProviderError, ReadRequest};
 use converge_state::journal::JournalEntry;
@@ -15,7 +17,7 @@ pub(crate) async fn run(
     d: &Deployment,
     old_index: Option<usize>,
     mut state: ResourceState,
-) -> Result<ResourceState, EngineError> {
+) -> Result<Arc<ResourceState>, EngineError> {
     let urn = state.urn.clone();
     let op = StepOp::Read;
     d.started(op, &urn);
@@ -65,7 +67,6 @@ pub(crate) async fn run(
     if let Some(i) = old_index {
         claim(d, op, i, &urn)?;
     }
-    let old = old_index.map(|i| d.base.resources[i].clone());
-    finish(d, op, Some(op_id), old.as_ref(), &state, Default::default());
-    Ok(state)
+    let old = old_index.map(|i| &d.base.resources[i]);
+    Ok(finish(d, op, Some(op_id), old, state, Default::default()))
 }

@@ -4,6 +4,7 @@
 //! changed, the journal records only the base index (a compact entry).
 
 use std::future::Future;
+use std::sync::Arc;
 
 use converge_model::ResourceState;
 use converge_state::journal::JournalEntry;
@@ -23,7 +24,7 @@ pub(crate) fn run(
     d: &Deployment,
     old_index: usize,
     new: ResourceState,
-) -> impl Future<Output = Result<ResourceState, EngineError>> + Send + '_ {
+) -> impl Future<Output = Result<Arc<ResourceState>, EngineError>> + Send + '_ {
     async move {
         let urn = new.urn.clone();
         let op_id = d.next_operation();
@@ -52,14 +53,13 @@ pub(crate) fn run(
         super::rename::finish(d, old_index, &new)
             .await
             .map_err(|e| failed(d, StepOp::Same, &urn, e))?;
-        finish(
+        Ok(finish(
             d,
             StepOp::Same,
             Some(op_id),
             Some(&d.base.resources[old_index]),
-            &new,
+            new,
             Default::default(),
-        );
-        Ok(new)
+        ))
     }
 }

@@ -1,6 +1,7 @@
 //! Update: change an object in place.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use converge_model::{PropertyDiff, ResourceState};
 use converge_plugin::{ProviderError, UpdateRequest};
@@ -17,8 +18,8 @@ pub(crate) async fn run(
     old_index: usize,
     mut new: ResourceState,
     diff: BTreeMap<String, PropertyDiff>,
-) -> Result<ResourceState, EngineError> {
-    let old = d.base.resources[old_index].clone();
+) -> Result<Arc<ResourceState>, EngineError> {
+    let old = &d.base.resources[old_index];
     let urn = new.urn.clone();
     d.started(StepOp::Update, &urn);
     let op_id = d.next_operation();
@@ -31,7 +32,7 @@ pub(crate) async fn run(
     }
     let outcome = {
         let _permit = d.pool.acquire().await;
-        perform(d, &old, &mut new).await
+        perform(d, old, &mut new).await
     };
     // An update that changed the object but did not finish (a partial
     // failure) records what the provider returned, then fails the step:
@@ -86,8 +87,7 @@ pub(crate) async fn run(
         return Err(failed(d, StepOp::Update, &urn, err));
     }
     crate::saved_plan::enforce::apply_result(d, &new);
-    finish(d, StepOp::Update, Some(op_id), Some(&old), &new, diff);
-    Ok(new)
+    Ok(finish(d, StepOp::Update, Some(op_id), Some(old), new, diff))
 }
 
 /// The provider call of an update from `old` to `new` (`new.outputs` is

@@ -17,6 +17,47 @@ fn one(v: &'static str) -> converge_testkit::TestProgram {
     })
 }
 
+/// Each step's finish event: an update carries the state before and
+/// after; a Same step only the state carried over, not a copy of it as
+/// its old state too.
+#[tokio::test]
+async fn finish_events_carry_old_states_for_changes_only() {
+    let (mut w, _cloud) = world(provider());
+    expect_ok(&w.up(&one("1")).await);
+    let (events, mut rx) = converge_engine::EventSink::channel();
+    w.events = events;
+    expect_ok(&w.up(&one("2")).await);
+    let (events, mut same_rx) = converge_engine::EventSink::channel();
+    w.events = events;
+    expect_ok(&w.up(&one("2")).await);
+    let finished = |rx: &mut tokio::sync::mpsc::UnboundedReceiver<converge_engine::EngineEvent>| {
+        let mut out = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let converge_engine::EngineEvent::StepFinished {
+                op, urn, old, new, ..
+            } = event
+            {
+                if urn.name() == "a" {
+                    out.push((op, old, new));
+                }
+            }
+        }
+        out
+    };
+    let updated = finished(&mut rx);
+    assert_eq!(updated.len(), 1);
+    let (op, old, new) = &updated[0];
+    assert_eq!(*op, StepOp::Update);
+    assert_eq!(old.as_ref().unwrap().inputs.get("v"), Some(&s("1")));
+    assert_eq!(new.as_ref().unwrap().inputs.get("v"), Some(&s("2")));
+    let same = finished(&mut same_rx);
+    assert_eq!(same.len(), 1);
+    let (op, old, new) = &same[0];
+    assert_eq!(*op, StepOp::Same);
+    assert!(old.is_none(), "a Same step's event copies the old state");
+    assert_eq!(new.as_ref().unwrap().inputs.get("v"), Some(&s("2")));
+}
+
 #[tokio::test]
 async fn create_then_same_then_update() {
     let (mut w, cloud) = world(provider());
