@@ -169,13 +169,14 @@ impl Deployment {
         journal: Journaler,
         events: EventSink,
     ) -> Self {
-        let olds = base
-            .resources
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| !r.delete)
-            .map(|(i, r)| (r.urn.clone(), i))
-            .collect();
+        let mut olds = HashMap::with_capacity(base.resources.len());
+        olds.extend(
+            base.resources
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| !r.delete)
+                .map(|(i, r)| (r.urn.clone(), i)),
+        );
         let pool = Semaphore::new(opts.parallel.max(1));
         let progress = Progress {
             ledger: Ledger::new(Arc::clone(&base)),
@@ -201,6 +202,27 @@ impl Deployment {
             renames: tokio::sync::Mutex::new(()),
             root: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Ends a deployment whose operation is over. Its bookkeeping (the
+    /// ledger's entry and the plan record of every resource, the base
+    /// URNs) is freed on a blocking thread, so the operation's answer does
+    /// not wait for 100,000 frees; its providers are released here, as
+    /// before.
+    pub fn retire(d: Arc<Deployment>) {
+        let Ok(d) = Arc::try_unwrap(d) else {
+            // Something still holds it: freed with its last holder.
+            return;
+        };
+        let Deployment {
+            registry,
+            progress,
+            olds,
+            base,
+            ..
+        } = d;
+        drop(registry);
+        tokio::task::spawn_blocking(move || drop((progress, olds, base)));
     }
 
     pub fn progress(&self) -> MutexGuard<'_, Progress> {

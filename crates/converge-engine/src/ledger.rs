@@ -1,9 +1,10 @@
 //! The ledger: who holds what in one deployment.
 //!
-//! Two maps, kept under the deployment's one lock:
+//! Two tables, kept under the deployment's one lock:
 //!
-//! - each old (base) resource that something happened to, by base index, to
-//!   its one [`Disposition`]: reached by a registration, taken over,
+//! - a slot per old (base) resource, by base index (an update reaches most
+//!   of them), holding what happened to it, its one [`Disposition`]:
+//!   reached by a registration, taken over,
 //!   replaced create-before-delete, or its object deleted by a
 //!   delete-before-replace;
 //! - each registration, by URN: reserved when the registration starts, its
@@ -89,6 +90,15 @@ pub(crate) struct Registered {
 pub(crate) struct Registrations(HashMap<Urn, Option<Registered>>);
 
 impl Registrations {
+    /// Room for about `n` registrations (a program registers about as
+    /// many resources as its base holds), so the map does not grow by
+    /// rehashing into fresh memory.
+    fn with_capacity(n: usize) -> Self {
+        Registrations(HashMap::with_capacity(n))
+    }
+}
+
+impl Registrations {
     /// The recorded registration of `urn`.
     pub fn get(&self, urn: &Urn) -> Option<&Registered> {
         self.0.get(urn).and_then(Option::as_ref)
@@ -114,17 +124,27 @@ impl Registrations {
 #[derive(Debug)]
 pub(crate) struct Ledger {
     base: Arc<Snapshot>,
-    olds: HashMap<usize, Disposition>,
+    /// By base index: most base resources are reached in an update.
+    olds: Vec<Option<Disposition>>,
     pub registered: Registrations,
 }
 
 impl Ledger {
     pub fn new(base: Arc<Snapshot>) -> Self {
+        let n = base.resources.len();
         Ledger {
             base,
-            olds: HashMap::new(),
-            registered: Registrations::default(),
+            olds: vec![None; n],
+            registered: Registrations::with_capacity(n),
         }
+    }
+
+    fn old(&self, i: usize) -> Option<&Disposition> {
+        self.olds.get(i).and_then(Option::as_ref)
+    }
+
+    fn set_old(&mut self, i: usize, disposition: Disposition) {
+        self.olds[i] = Some(disposition);
     }
 
     /// Starts the registration of `urn`, which reached the old resource
@@ -136,7 +156,7 @@ impl Ledger {
             return Err(EngineError::DuplicateUrn(urn.clone()));
         }
         if let Some(i) = old {
-            let next = match self.olds.get(&i).map(Disposition::holder) {
+            let next = match self.old(i).map(Disposition::holder) {
                 None => Disposition::Seen(urn.clone()),
                 Some(Some(holder)) => return Err(self.taken(i, urn, holder)),
                 // Deleted before any registration reached it.
@@ -144,7 +164,7 @@ impl Ledger {
                     by: Some(urn.clone()),
                 },
             };
-            self.olds.insert(i, next);
+            self.set_old(i, next);
         }
         self.registered.0.insert(urn.clone(), None);
         Ok(())
@@ -154,7 +174,7 @@ impl Ledger {
     /// another registration holds it.
     pub fn claim(&mut self, i: usize, urn: &Urn) -> Result<(), EngineError> {
         self.check_holder(i, urn)?;
-        self.olds.insert(i, Disposition::Claimed(urn.clone()));
+        self.set_old(i, Disposition::Claimed(urn.clone()));
         Ok(())
     }
 
@@ -162,12 +182,12 @@ impl Ledger {
     /// create-before-delete. Refused if another registration holds it.
     pub fn replace(&mut self, i: usize, urn: &Urn) -> Result<(), EngineError> {
         self.check_holder(i, urn)?;
-        let object_gone = self.olds.get(&i).is_some_and(Disposition::object_gone);
+        let object_gone = self.old(i).is_some_and(Disposition::object_gone);
         let next = Disposition::Replaced {
             by: urn.clone(),
             object_gone,
         };
-        self.olds.insert(i, next);
+        self.set_old(i, next);
         Ok(())
     }
 
@@ -175,7 +195,7 @@ impl Ledger {
     /// resource already taken over is never deleted so (its object is the
     /// registration's), and stays taken over.
     pub fn object_deleted(&mut self, i: usize) {
-        let next = match self.olds.remove(&i) {
+        let next = match self.olds[i].take() {
             None => Disposition::Deleted { by: None },
             Some(Disposition::Seen(by)) => Disposition::Deleted { by: Some(by) },
             Some(Disposition::Replaced { by, .. }) => Disposition::Replaced {
@@ -184,7 +204,7 @@ impl Ledger {
             },
             Some(d @ (Disposition::Deleted { .. } | Disposition::Claimed(_))) => d,
         };
-        self.olds.insert(i, next);
+        self.set_old(i, next);
     }
 
     /// Records the state of the registration of `urn` (done with its step).
@@ -194,24 +214,24 @@ impl Ledger {
 
     /// What happened to old resource `i`; `None` if nothing did.
     pub fn disposition(&self, i: usize) -> Option<&Disposition> {
-        self.olds.get(&i)
+        self.old(i)
     }
 
     /// True if a registration took over old resource `i`.
     pub fn is_claimed(&self, i: usize) -> bool {
-        matches!(self.olds.get(&i), Some(Disposition::Claimed(_)))
+        matches!(self.old(i), Some(Disposition::Claimed(_)))
     }
 
     /// True if the object of old resource `i` was deleted in this
     /// deployment.
     pub fn object_gone(&self, i: usize) -> bool {
-        self.olds.get(&i).is_some_and(Disposition::object_gone)
+        self.old(i).is_some_and(Disposition::object_gone)
     }
 
     /// The URN old resource `i` lives on under, if a registration of
     /// another URN took it over (an alias).
     pub fn renamed_to(&self, i: usize) -> Option<&Urn> {
-        match self.olds.get(&i) {
+        match self.old(i) {
             Some(Disposition::Claimed(by)) if *by != self.base.resources[i].urn => Some(by),
             _ => None,
         }
@@ -219,9 +239,8 @@ impl Ledger {
 
     /// Every rename so far: old URN, new URN.
     pub fn renames(&self) -> Vec<(Urn, Urn)> {
-        self.olds
-            .keys()
-            .filter_map(|&i| {
+        (0..self.olds.len())
+            .filter_map(|i| {
                 let to = self.renamed_to(i)?;
                 Some((self.base.resources[i].urn.clone(), to.clone()))
             })
@@ -230,7 +249,7 @@ impl Ledger {
 
     /// Refuses a takeover of `i` by `urn` if another registration holds it.
     fn check_holder(&self, i: usize, urn: &Urn) -> Result<(), EngineError> {
-        match self.olds.get(&i).and_then(Disposition::holder) {
+        match self.old(i).and_then(Disposition::holder) {
             Some(holder) if holder != urn => Err(self.taken(i, urn, holder)),
             _ => Ok(()),
         }

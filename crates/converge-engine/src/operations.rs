@@ -123,7 +123,9 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     if let Err(e) = d.journal.flush().await {
         error.get_or_insert(e.into());
     }
-    finish(&d, error)
+    let result = finish(&d, error);
+    Deployment::retire(d);
+    result
 }
 
 fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {

@@ -73,6 +73,11 @@ impl Selection {
     /// Records how `r` is reached through what it depends on (replacing
     /// what an earlier state of it recorded).
     fn reach(&self, r: &ResourceState) {
+        // Without `--target-dependents` or `--exclude-dependents`, nothing
+        // is reached through a dependency and the map stays empty.
+        if !self.opts.target_dependents && !self.opts.exclude_dependents {
+            return;
+        }
         let dependent_of =
             |selected: &dyn Fn(&Urn) -> bool| r.all_dependencies().any(|(_, dep)| selected(dep));
         let reach = Reach {

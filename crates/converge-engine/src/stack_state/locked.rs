@@ -417,7 +417,12 @@ impl LockedStack {
             }
         };
         self.deployed = true;
-        self.base = snapshot;
+        let replaced = std::mem::replace(&mut self.base, snapshot);
+        // The base the operation started from is freed on a blocking thread
+        // when this was its last holder: 100,000 resources take a while.
+        if Arc::strong_count(&replaced) == 1 {
+            tokio::task::spawn_blocking(move || drop(replaced));
+        }
         Ok(completion)
     }
 

@@ -171,13 +171,15 @@ impl Replayer {
 
     /// A replay onto a base held elsewhere too.
     pub fn shared(base: Arc<Snapshot>) -> Self {
+        // Most operations carry most of the base over: each a new
+        // resource, produced by an operation, taking a base resource's place.
+        let n = base.resources.len();
         Replayer {
-            // Most operations carry most of the base over.
-            new_resources: Vec::with_capacity(base.resources.len()),
+            new_resources: Vec::with_capacity(n),
             base,
             removed_new: HashSet::new(),
-            new_index_of_operation: HashMap::new(),
-            removed_old: HashSet::new(),
+            new_index_of_operation: HashMap::with_capacity(n),
+            removed_old: HashSet::with_capacity(n),
             replaced_old: HashMap::new(),
             marked_delete: HashSet::new(),
             marked_pending_replacement: HashSet::new(),
