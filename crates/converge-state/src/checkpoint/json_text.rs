@@ -42,16 +42,21 @@ pub fn to_pretty_writer(
         .map_err(serde_json::Error::io)
 }
 
+/// Compact JSON text (like `json.Marshal`) of `value`'s JSON form, written
+/// straight from it (a journal entry: one line, no tree of its state).
+pub(crate) fn to_compact_bytes(value: &impl Serialize) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut out,
+        GoFormatter(CompactFormatter),
+    ))?;
+    Ok(out)
+}
+
 /// Compact JSON text (like `json.Marshal`), used inside secrets.
 pub(crate) fn to_compact_json(value: &Value) -> String {
-    let mut out = Vec::new();
-    value
-        .serialize(&mut serde_json::Serializer::with_formatter(
-            &mut out,
-            GoFormatter(CompactFormatter),
-        ))
-        .expect("a JSON value always serializes");
-    String::from_utf8(out).expect("serde_json writes UTF-8")
+    let bytes = to_compact_bytes(value).expect("a JSON value always serializes");
+    String::from_utf8(bytes).expect("serde_json writes UTF-8")
 }
 
 /// serde_json's formatter `F` (pretty or compact), with doubles written as

@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{JournalEntry, JournalEntryKind};
-use crate::checkpoint::json_text::to_compact_json;
+use crate::checkpoint::json_text::to_compact_bytes;
 use crate::checkpoint::props_out::{PropsWriter, WriteFailure};
 use crate::checkpoint::resource::{
     parse_raw, resource_from_dto, resource_to_dto, snapshot_from_dto, snapshot_to_dto,
@@ -120,10 +120,12 @@ struct EntryOut<'a> {
     sequence_id: u64,
     #[serde(rename = "operationID")]
     operation_id: u64,
-    #[serde(rename = "removeOld")]
-    remove_old: Option<u64>,
-    #[serde(rename = "removeNew")]
-    remove_new: Option<u64>,
+    /// `None`: left out (a compact Same entry needs no `null`
+    /// references); `Some(None)`: `null`, as Go writes an absent one.
+    #[serde(rename = "removeOld", skip_serializing_if = "Option::is_none")]
+    remove_old: Option<Option<u64>>,
+    #[serde(rename = "removeNew", skip_serializing_if = "Option::is_none")]
+    remove_new: Option<Option<u64>>,
     #[serde(
         rename = "pendingReplacementOld",
         skip_serializing_if = "Option::is_none"
@@ -240,6 +242,14 @@ pub(super) fn entry_line(
             })
         })
         .transpose()?;
+    // A compact Same entry is as short as it can be (it is most of a
+    // small update's journal): a version-2 reader needs no `null`
+    // references, and `sameOld` implies `elideWrite`.
+    let compact = entry.same_old.is_some();
+    let reference = |r: Option<u64>| match (compact, r) {
+        (true, None) => None,
+        (_, r) => Some(r),
+    };
     let out = EntryOut {
         version: match (entry.same_old, run) {
             (Some(_), Some(_)) => JOURNAL_ENTRY_VERSION,
@@ -249,8 +259,8 @@ pub(super) fn entry_line(
         kind: entry.kind.wire_number(),
         sequence_id: entry.sequence_id,
         operation_id: entry.operation_id,
-        remove_old: index(entry.remove_old),
-        remove_new: entry.remove_new,
+        remove_old: reference(index(entry.remove_old)),
+        remove_new: reference(entry.remove_new),
         pending_replacement_old: index(entry.pending_replacement_old),
         pending_replacement_new: entry.pending_replacement_new,
         delete_old: index(entry.delete_old),
@@ -268,26 +278,15 @@ pub(super) fn entry_line(
             .as_deref()
             .map(|s| snapshot_to_dto(s, &s.manifest, writer))
             .transpose()?,
-        elide_write: entry.elide_write,
+        elide_write: entry.elide_write && !compact,
         same_old: match run {
             Some(_) => None,
             None => index(entry.same_old),
         },
         same_olds: run.map(|olds| olds.iter().map(|&i| i as u64).collect()),
     };
-    let mut value =
-        serde_json::to_value(&out).map_err(|error| failure.to_error(error, "the journal entry"))?;
-    // A compact Same entry is as short as it can be (it is most of a
-    // small update's journal): a version-2 reader needs no `null`
-    // references, and `sameOld` implies `elideWrite`.
-    if let (Some(_), Some(map)) = (entry.same_old, value.as_object_mut()) {
-        map.retain(|k, v| match k.as_str() {
-            "removeOld" | "removeNew" => !v.is_null(),
-            "elideWrite" => !entry.elide_write,
-            _ => true,
-        });
-    }
-    Ok(to_compact_json(&value).into_bytes())
+    // Written straight from the entry: no `Value` tree of its state.
+    to_compact_bytes(&out).map_err(|error| failure.to_error(error, "the journal entry"))
 }
 
 /// Reads one entry (surrounding whitespace, including a trailing newline, is
