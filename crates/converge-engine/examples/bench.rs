@@ -9,6 +9,10 @@
 //!   10k row varies by a factor of two from one run to the next), with
 //!   every run's time in `runs_ms`. A `growth` line per row then gives the
 //!   ratio of each size's median to the previous size's.
+//!   Between operations the bench pauses, untimed, for a quarter of the
+//!   last one's time: an operation frees its bookkeeping on a blocking
+//!   thread after it answers, and the next row is the user's next command,
+//!   which does not share a process with it.
 //! - `dag_latency`: a DAG of chains with a 50 ms provider, against the
 //!   lower bound max(critical path × latency, N × latency / parallel).
 //! - `backend_up`: a 1,000-resource create, then an update of 1 % of it, on
@@ -272,6 +276,11 @@ impl World {
             Profiler::send("disable");
         }
         locked.release().await.expect("release");
+        // Untimed: the operation frees its bookkeeping and the base it
+        // replaced on a blocking thread after it answers; a user's next
+        // command is another process, so the next row does not start
+        // while that runs.
+        tokio::time::sleep(Duration::from_millis((ms as u64 / 4).max(20))).await;
         if let Some(e) = &result.error {
             panic!("{op} failed: {e}");
         }

@@ -273,6 +273,17 @@ impl Deployment {
         self.end(JournalEntry::begin(0, op_id, operation))
     }
 
+    /// Journals the Begin of the delete of base resource `old_index`: what
+    /// is pending is the base resource itself, so the entry names it by
+    /// index instead of copying its state (a destroy begins every delete).
+    pub fn begin_deleting(
+        &self,
+        op_id: u64,
+        old_index: usize,
+    ) -> impl Future<Output = Result<(), EngineError>> + Send + 'static {
+        self.end(JournalEntry::begin_deleting(0, op_id, old_index))
+    }
+
     /// Journals a step's end entry; the future waits until it is durable
     /// (the entry is handed over at the call, as for [`Deployment::begin`]).
     pub fn end(

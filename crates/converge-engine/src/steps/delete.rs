@@ -4,7 +4,6 @@
 use converge_model::ResourceState;
 use converge_plugin::DeleteRequest;
 use converge_state::journal::JournalEntry;
-use converge_state::OperationType;
 
 use super::{failed, provider_of, report, timeout};
 use crate::deployment::Deployment;
@@ -38,17 +37,18 @@ pub(crate) async fn run(
     mode: DeleteMode,
     action: ObjectAction,
 ) -> Result<(), EngineError> {
-    let old = d.base.resources[old_index].clone();
+    let old = &d.base.resources[old_index];
     let urn = old.urn.clone();
     d.started(op, &urn);
     let op_id = d.next_operation();
-    let pending = (action == ObjectAction::Delete).then(|| (OperationType::Deleting, old.clone()));
-    d.begin(op_id, pending)
-        .await
-        .map_err(|e| failed(d, op, &urn, e))?;
+    let begun = match action {
+        ObjectAction::Delete => d.begin_deleting(op_id, old_index).await,
+        ObjectAction::Forget => d.begin(op_id, None).await,
+    };
+    begun.map_err(|e| failed(d, op, &urn, e))?;
     if action == ObjectAction::Delete && !d.opts.preview {
         let _permit = d.pool.acquire().await;
-        if let Err(e) = perform(d, &old).await {
+        if let Err(e) = perform(d, old).await {
             d.end_failed(op_id).await;
             return Err(failed(d, op, &urn, e));
         }
@@ -63,7 +63,7 @@ pub(crate) async fn run(
     if mode == DeleteMode::PendingReplacement {
         d.progress().object_deleted(old_index);
     }
-    report(d, op, Some(&old), None, Default::default());
+    report(d, op, Some(old), None, Default::default());
     Ok(())
 }
 

@@ -60,6 +60,40 @@ async fn deletions_run_in_reverse_dependency_order() {
     assert_eq!(ops_of(&r, "default"), vec![StepOp::Delete]);
 }
 
+/// A delete's Begin names the base resource it deletes instead of copying
+/// its state; stopped after the Begins, the journal still records every
+/// object being deleted, whole, as pending deletion.
+#[tokio::test]
+async fn a_deletes_begin_names_its_base_resource() {
+    let (mut w, _cloud) = world(provider());
+    expect_ok(&w.up(&chain()).await);
+    let base = w.snapshot.clone();
+    let r = w.destroy().await;
+    expect_ok(&r);
+    let begins: Vec<&converge_state::journal::JournalEntry> = r
+        .journal
+        .iter()
+        .filter(|e| e.kind == converge_state::journal::JournalEntryKind::Begin)
+        .collect();
+    let deleting: Vec<usize> = begins.iter().filter_map(|e| e.deleting_old).collect();
+    // a, b, c, x and the provider call Delete; the stack is only forgotten.
+    assert_eq!(deleting.len(), 5, "{begins:?}");
+    assert!(begins.iter().all(|e| e.operation.is_none()));
+    let only_begins: Vec<converge_state::journal::JournalEntry> =
+        begins.iter().map(|e| (*e).clone()).collect();
+    let stopped = converge_state::journal::replay(&base, &only_begins).unwrap();
+    let pending: Vec<(&str, converge_state::OperationType)> = stopped
+        .pending_operations
+        .iter()
+        .map(|p| (p.resource.urn.name(), p.kind))
+        .collect();
+    assert_eq!(pending.len(), 5, "{pending:?}");
+    for (i, p) in deleting.iter().zip(&stopped.pending_operations) {
+        assert_eq!(p.kind, converge_state::OperationType::Deleting);
+        assert_eq!(p.resource, base.resources[*i], "the base resource, whole");
+    }
+}
+
 #[tokio::test]
 async fn protected_resources_are_not_deleted() {
     let (mut w, cloud) = world(provider());

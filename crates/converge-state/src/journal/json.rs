@@ -26,6 +26,7 @@
 //! | `elideWrite`            | bool               | when true — Converge's own field |
 //! | `sameOld`               | integer            | when set — Converge's own field, version 2; such an entry omits null references and `elideWrite` (implied) |
 //! | `sameOlds`              | array of integers  | instead of `sameOld` — Converge's own field, version 3: the line is a run of compact Same entries (see [`super::runs`]) |
+//! | `deletingOld`           | integer            | when set, instead of `operation` — Converge's own field, version 4: a Begin of the delete of that base resource |
 //!
 //! Choices where Pulumi gives no answer:
 //!
@@ -65,16 +66,24 @@ use crate::snapshot::{OperationType, PendingOperation, SecretsProviders};
 
 /// The newest journal-entry format version Converge reads. Entries are
 /// written as version 1 unless they use `sameOld` (a compact Same step),
-/// which needs version 2, or `sameOlds` (a run of them), which needs
-/// version 3: an older reader would ignore the key and lose resources'
-/// places in the snapshot, so it must refuse the entry.
-pub const JOURNAL_ENTRY_VERSION: i64 = 3;
+/// which needs version 2, `sameOlds` (a run of them), which needs version
+/// 3, or `deletingOld` (a compact Begin of a delete), which needs version
+/// 4: an older reader would ignore the key and lose resources' places in
+/// the snapshot, or the record of an object being deleted, so it must
+/// refuse the entry.
+pub const JOURNAL_ENTRY_VERSION: i64 = DELETING_ENTRY_VERSION;
 
 /// The version of entries that need nothing newer than Pulumi's fields.
 const BASE_ENTRY_VERSION: i64 = 1;
 
 /// The version of a single compact Same entry.
 const SAME_ENTRY_VERSION: i64 = 2;
+
+/// The version of a line that is a run of compact Same entries.
+pub(super) const RUN_ENTRY_VERSION: i64 = 3;
+
+/// The version of a compact Begin of a delete.
+const DELETING_ENTRY_VERSION: i64 = 4;
 
 /// Why a journal entry could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -156,6 +165,8 @@ struct EntryOut<'a> {
     same_old: Option<u64>,
     #[serde(rename = "sameOlds", skip_serializing_if = "Option::is_none")]
     same_olds: Option<Vec<u64>>,
+    #[serde(rename = "deletingOld", skip_serializing_if = "Option::is_none")]
+    deleting_old: Option<u64>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -198,6 +209,8 @@ struct EntryIn {
     same_old: Option<Value>,
     #[serde(rename = "sameOlds")]
     same_olds: Option<Value>,
+    #[serde(rename = "deletingOld")]
+    deleting_old: Option<Value>,
 }
 
 /// Writes one entry as a single line of compact JSON (no trailing newline).
@@ -251,10 +264,11 @@ pub(super) fn entry_line(
         (_, r) => Some(r),
     };
     let out = EntryOut {
-        version: match (entry.same_old, run) {
-            (Some(_), Some(_)) => JOURNAL_ENTRY_VERSION,
-            (Some(_), None) => SAME_ENTRY_VERSION,
-            (None, _) => BASE_ENTRY_VERSION,
+        version: match (entry.same_old, run, entry.deleting_old) {
+            (_, _, Some(_)) => DELETING_ENTRY_VERSION,
+            (Some(_), Some(_), None) => RUN_ENTRY_VERSION,
+            (Some(_), None, None) => SAME_ENTRY_VERSION,
+            (None, _, None) => BASE_ENTRY_VERSION,
         },
         kind: entry.kind.wire_number(),
         sequence_id: entry.sequence_id,
@@ -284,6 +298,7 @@ pub(super) fn entry_line(
             None => index(entry.same_old),
         },
         same_olds: run.map(|olds| olds.iter().map(|&i| i as u64).collect()),
+        deleting_old: index(entry.deleting_old),
     };
     // Written straight from the entry: no `Value` tree of its state.
     to_compact_bytes(&out).map_err(|error| failure.to_error(error, "the journal entry"))
@@ -383,6 +398,7 @@ pub(super) fn entry_and_run(
             .transpose()?,
         operation,
         same_old,
+        deleting_old: index("deletingOld", raw.deleting_old)?,
         elide_write: raw.elide_write.unwrap_or(same_old.is_some()),
         is_refresh: raw.is_refresh.unwrap_or(false),
         new_snapshot: raw
@@ -461,13 +477,27 @@ mod tests {
         assert!(String::from_utf8(plain)
             .unwrap()
             .starts_with(r#"{"version":1,"#));
-        let newer = r#"{"version":4,"kind":1,"sequenceID":4,"operationID":3}"#;
+        let newer = r#"{"version":5,"kind":1,"sequenceID":4,"operationID":3}"#;
         let msg = entry_from_json(newer.as_bytes(), SecretsMode::Opaque)
             .unwrap_err()
             .to_string();
         assert!(
-            msg.contains("version 4") && msg.contains("upgrade"),
+            msg.contains("version 5") && msg.contains("upgrade"),
             "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_compact_begin_of_a_delete_is_version_4() {
+        let entry = JournalEntry::begin_deleting(6, 5, 2);
+        let text = String::from_utf8(entry_to_json(&entry, SecretsMode::Opaque).unwrap()).unwrap();
+        assert_eq!(
+            text,
+            r#"{"version":4,"kind":0,"sequenceID":6,"operationID":5,"removeOld":null,"removeNew":null,"deletingOld":2}"#
+        );
+        assert_eq!(
+            entry_from_json(text.as_bytes(), SecretsMode::Opaque).unwrap(),
+            entry
         );
     }
 

@@ -142,6 +142,12 @@ pub struct JournalEntry {
     pub same_old: Option<usize>,
     /// For Begin: the operation that is pending until the step ends.
     pub operation: Option<Box<PendingOperation>>,
+    /// For Begin, instead of `operation`: the index of the base resource
+    /// the step deletes; the pending operation is `deleting` that resource
+    /// as the base holds it. The compact form of `operation: {deleting,
+    /// <base[i]>}`, so that a destroy does not journal every resource's
+    /// whole state. Converge's own field.
+    pub deleting_old: Option<usize>,
     /// The entry need not trigger a snapshot write (it must still be
     /// persisted in the journal).
     pub elide_write: bool,
@@ -169,6 +175,7 @@ impl JournalEntry {
             state: None,
             same_old: None,
             operation: None,
+            deleting_old: None,
             elide_write: false,
             is_refresh: false,
             new_snapshot: None,
@@ -181,6 +188,15 @@ impl JournalEntry {
     pub fn begin(sequence_id: u64, operation_id: u64, operation: Option<PendingOperation>) -> Self {
         JournalEntry {
             operation: operation.map(Box::new),
+            ..Self::new(sequence_id, JournalEntryKind::Begin, operation_id)
+        }
+    }
+
+    /// A Begin of the delete of base resource `index` (see
+    /// [`JournalEntry::deleting_old`]).
+    pub fn begin_deleting(sequence_id: u64, operation_id: u64, index: usize) -> Self {
+        JournalEntry {
+            deleting_old: Some(index),
             ..Self::new(sequence_id, JournalEntryKind::Begin, operation_id)
         }
     }
@@ -275,6 +291,7 @@ impl fmt::Display for JournalEntry {
             ("removeOld", self.remove_old.map(|i| i as u64)),
             ("removeNew", self.remove_new),
             ("sameOld", self.same_old.map(|i| i as u64)),
+            ("deletingOld", self.deleting_old.map(|i| i as u64)),
             (
                 "pendingReplacementOld",
                 self.pending_replacement_old.map(|i| i as u64),

@@ -96,6 +96,11 @@ pub enum ReplayError {
     CarriedRemoved { sequence_id: u64, index: usize },
     #[error("journal entry {sequence_id}: an entry has both a state and sameOld")]
     SameWithState { sequence_id: u64 },
+    #[error(
+        "journal entry {sequence_id}: deletingOld belongs on a Begin without an operation of \
+         its own"
+    )]
+    MisplacedDeleting { sequence_id: u64 },
     #[error("journal entry {sequence_id}: Write entry without a snapshot")]
     WriteWithoutSnapshot { sequence_id: u64 },
     #[error("journal entries with sequence ID {sequence_id} differ")]
@@ -136,6 +141,15 @@ struct Moved {
     operation: Option<Box<PendingOperation>>,
 }
 
+/// An operation begun and not ended.
+#[derive(Debug, Clone)]
+enum Pending {
+    /// As its Begin recorded it.
+    Operation(Box<PendingOperation>),
+    /// The delete of this base resource (a compact Begin, `deletingOld`).
+    DeletingOld(usize),
+}
+
 /// An incremental replay: apply entries in increasing sequence order, take a
 /// snapshot at any point. [`replay`] is this plus sorting.
 ///
@@ -154,9 +168,9 @@ pub struct Replayer {
     marked_delete: HashSet<usize>,
     marked_pending_replacement: HashSet<usize>,
     /// Begun, not ended: operation ID → (Begin's sequence ID, operation).
-    /// The operation stays boxed as the entry had it: a destroy may have
-    /// every resource's delete begun at once.
-    incomplete: HashMap<u64, (u64, Option<Box<PendingOperation>>)>,
+    /// A destroy may have every resource's delete begun at once: each is
+    /// the base index it deletes, or the entry's boxed operation.
+    incomplete: HashMap<u64, (u64, Option<Pending>)>,
     has_refresh: bool,
     last_sequence_id: Option<u64>,
     /// Some entry that touches resources has been applied (Write is late).
@@ -237,7 +251,12 @@ impl Replayer {
         match entry.kind {
             JournalEntryKind::Begin => {
                 self.touched = true;
-                self.incomplete.insert(op, (seq, operation));
+                let pending = match (operation, entry.deleting_old) {
+                    (Some(operation), _) => Some(Pending::Operation(operation)),
+                    (None, Some(i)) => Some(Pending::DeletingOld(i)),
+                    (None, None) => None,
+                };
+                self.incomplete.insert(op, (seq, pending));
             }
             JournalEntryKind::Success => {
                 self.touched = true;
@@ -405,7 +424,7 @@ impl Replayer {
         incomplete.sort_by_key(|(seq, _)| *seq);
         let pending_operations = incomplete
             .into_iter()
-            .filter_map(|(_, op)| op.as_deref().cloned())
+            .filter_map(|(_, pending)| pending.as_ref().map(|p| self.operation_of(p)))
             .chain(
                 self.base
                     .pending_operations
@@ -424,10 +443,36 @@ impl Replayer {
         }
     }
 
+    /// The pending operation `pending` stands for.
+    fn operation_of(&self, pending: &Pending) -> PendingOperation {
+        match pending {
+            Pending::Operation(operation) => (**operation).clone(),
+            Pending::DeletingOld(i) => PendingOperation {
+                resource: self.base.resources[*i].clone(),
+                kind: OperationType::Deleting,
+            },
+        }
+    }
+
     /// Checks every index and operation reference of `entry` before anything
     /// is applied, so that a failed `apply` changes nothing.
     fn validate(&self, entry: &JournalEntry) -> Result<(), ReplayError> {
         let len = self.base.resources.len();
+        if let Some(index) = entry.deleting_old {
+            if entry.kind != JournalEntryKind::Begin || entry.operation.is_some() {
+                return Err(ReplayError::MisplacedDeleting {
+                    sequence_id: entry.sequence_id,
+                });
+            }
+            if index >= len {
+                return Err(ReplayError::IndexOutOfRange {
+                    sequence_id: entry.sequence_id,
+                    field: "deletingOld",
+                    index,
+                    len,
+                });
+            }
+        }
         let olds = [
             ("removeOld", entry.remove_old),
             ("sameOld", entry.same_old),
@@ -551,6 +596,22 @@ impl Replayer {
 
     /// RebuiltBaseState: the snapshot so far becomes the base.
     fn rebase(&mut self) {
+        // Operations still pending name base indices of the base being
+        // replaced: they keep the state they name.
+        let pending: Vec<(u64, usize)> = self
+            .incomplete
+            .iter()
+            .filter_map(|(&op, (_, p))| match p {
+                Some(Pending::DeletingOld(i)) => Some((op, *i)),
+                _ => None,
+            })
+            .collect();
+        for (op, i) in pending {
+            let operation = self.operation_of(&Pending::DeletingOld(i));
+            if let Some((_, slot)) = self.incomplete.get_mut(&op) {
+                *slot = Some(Pending::Operation(Box::new(operation)));
+            }
+        }
         let mut base = self.snapshot();
         // Incomplete operations stay in `incomplete`; the new base keeps only
         // the `creating` operations the old base carried forward.

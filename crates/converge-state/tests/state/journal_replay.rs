@@ -503,6 +503,78 @@ fn incomplete_begins_are_pending_operations() {
     );
 }
 
+/// A delete's compact Begin (`deletingOld`) is the full one's pending
+/// operation, the base resource as the base holds it; it stays so across a
+/// rebuilt base, and ends like any other.
+#[test]
+fn a_compact_begin_of_a_delete_is_its_base_resource_pending_deletion() {
+    let b = base(vec![
+        stack(),
+        provider(),
+        custom("a", "a1"),
+        custom("b", "b1"),
+    ]);
+    let compact = vec![
+        JournalEntry::begin_deleting(1, 1, 2),
+        JournalEntry::begin_deleting(2, 2, 3),
+    ];
+    let full = vec![
+        JournalEntry::begin(1, 1, op(&b.resources[2], OperationType::Deleting)),
+        JournalEntry::begin(2, 2, op(&b.resources[3], OperationType::Deleting)),
+    ];
+    let s = replay_valid(&b, &compact);
+    assert_eq!(s, replay_valid(&b, &full));
+    assert_eq!(
+        s.pending_operations,
+        vec![
+            op(&b.resources[2], OperationType::Deleting).unwrap(),
+            op(&b.resources[3], OperationType::Deleting).unwrap(),
+        ]
+    );
+
+    // Across a rebuilt base (which drops `a`), `b`'s delete still names
+    // `b`; once ended, nothing is pending.
+    let mut j = vec![
+        JournalEntry::begin_deleting(1, 1, 3),
+        JournalEntry::begin(2, 2, None),
+        JournalEntry::refresh_success(3, 2).with_remove_old(2),
+        JournalEntry::rebuilt_base_state(4),
+    ];
+    let s = replay_valid(&b, &j);
+    assert_eq!(names(&s), ["proj-dev", "default", "b"]);
+    assert_eq!(
+        s.pending_operations,
+        vec![op(&b.resources[3], OperationType::Deleting).unwrap()]
+    );
+    // Index 2 of the rebuilt base is `b`.
+    j.push(JournalEntry::success(5, 1).with_remove_old(2));
+    let s = replay_valid(&b, &j);
+    assert_eq!(names(&s), ["proj-dev", "default"]);
+    assert!(s.pending_operations.is_empty());
+
+    let out_of_range = JournalEntry::begin_deleting(1, 1, 4);
+    assert_eq!(
+        replay(&b, &[out_of_range]),
+        Err(ReplayError::IndexOutOfRange {
+            sequence_id: 1,
+            field: "deletingOld",
+            index: 4,
+            len: 4
+        })
+    );
+    let mut with_operation =
+        JournalEntry::begin(1, 1, op(&b.resources[2], OperationType::Deleting));
+    with_operation.deleting_old = Some(2);
+    let mut on_success = JournalEntry::success(1, 1);
+    on_success.deleting_old = Some(2);
+    for misplaced in [with_operation, on_success] {
+        assert_eq!(
+            replay(&b, &[misplaced]),
+            Err(ReplayError::MisplacedDeleting { sequence_id: 1 })
+        );
+    }
+}
+
 #[test]
 fn write_replaces_the_base_only_at_the_start() {
     let b = base(vec![stack(), provider()]);

@@ -299,7 +299,18 @@ impl Engine {
             | StepKind::PersistedRefresh { .. }
             | StepKind::RemovePendingReplace { .. } => None,
         };
-        let begin = self.emit(JournalEntry::begin(0, op, operation), causes);
+        // A delete's Begin names the base resource instead, as the engine
+        // writes it (the base here is the replay's: refreshes are rebased
+        // before anything is deleted).
+        let deleting = match &kind {
+            StepKind::Delete { old } | StepKind::DeleteBeforeReplace { old, .. } => Some(*old),
+            _ => None,
+        };
+        let entry = match deleting {
+            Some(old) if self.tape.chance(50) => JournalEntry::begin_deleting(0, op, old),
+            _ => JournalEntry::begin(0, op, operation),
+        };
+        let begin = self.emit(entry, causes);
         if let Some(state) = kind.new_state() {
             let registration = Registration {
                 state: state.clone(),
