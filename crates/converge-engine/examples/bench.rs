@@ -4,8 +4,8 @@
 //! - `up_create`, `preview_nochange`, `up_1pct`, `destroy` for N resources
 //!   with a zero-latency in-process provider and journaled persistence on a
 //!   file backend: wall time and bytes written (journal + checkpoint). Each
-//!   row is the median of `BENCH_RUNS` runs on a fresh stack (5 up to 10k
-//!   resources and 3 above by default; on a small shared machine the same
+//!   row is the median of `BENCH_RUNS` runs on a fresh stack (9 up to 10k
+//!   resources and 5 above by default; on a small shared machine the same
 //!   10k row varies by a factor of two from one run to the next), with
 //!   every run's time in `runs_ms`. A `growth` line per row then gives the
 //!   ratio of each size's median to the previous size's.
@@ -479,7 +479,7 @@ fn main() {
             .ok()
             .and_then(|r| r.trim().parse().ok())
             .filter(|&r| r > 0)
-            .unwrap_or(if n <= 10_000 { 5 } else { 3 })
+            .unwrap_or(if n <= 10_000 { 9 } else { 5 })
     };
     runtime.block_on(async {
         let mut previous: Option<(usize, Vec<(&str, u128)>)> = None;
