@@ -40,7 +40,7 @@ pub fn checkpoint_text() -> (CheckpointWriter, CheckpointText) {
     (
         CheckpointWriter {
             tx,
-            piece: BytesMut::new(),
+            piece: Vec::new(),
             written: 0,
         },
         CheckpointText { rx, ended: false },
@@ -64,7 +64,8 @@ pub struct StoreStopped;
 #[derive(Debug)]
 pub struct CheckpointWriter {
     tx: mpsc::Sender<Piece>,
-    piece: BytesMut,
+    /// The piece being filled: at most [`PIECE_BYTES`], allocated whole.
+    piece: Vec<u8>,
     written: u64,
 }
 
@@ -89,10 +90,27 @@ impl CheckpointWriter {
         if self.piece.is_empty() {
             return Ok(());
         }
-        let piece = self.piece.split().freeze();
+        // A new allocation per piece: each is handed over and freed by
+        // the store once stored.
+        let piece = Bytes::from(std::mem::take(&mut self.piece));
         self.tx
             .blocking_send(Piece::Text(piece))
             .map_err(|_| stopped())
+    }
+
+    /// Copies as much of `buf` as the piece has room for (starting a new
+    /// piece if needed), handing the piece over once full.
+    fn fill(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.piece.capacity() == 0 {
+            self.piece.reserve_exact(PIECE_BYTES);
+        }
+        let n = buf.len().min(PIECE_BYTES - self.piece.len());
+        self.piece.extend_from_slice(&buf[..n]);
+        self.written += n as u64;
+        if self.piece.len() == PIECE_BYTES {
+            self.hand_over()?;
+        }
+        Ok(n)
     }
 }
 
@@ -100,21 +118,27 @@ fn stopped() -> io::Error {
     io::Error::new(io::ErrorKind::BrokenPipe, StoreStopped)
 }
 
+/// A serializer writes a few bytes at a time (a key, a quote, a comma):
+/// the common case, room in the piece, is one copy.
 impl io::Write for CheckpointWriter {
+    #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.piece.capacity() == 0 {
-            // A new allocation per piece: each is handed over, frozen, and
-            // freed by the store once stored.
-            self.piece.reserve(PIECE_BYTES);
+        // Strictly less: a write that fills the piece hands it over.
+        if buf.len() < PIECE_BYTES - self.piece.len() && self.piece.capacity() != 0 {
+            self.piece.extend_from_slice(buf);
+            self.written += buf.len() as u64;
+            return Ok(buf.len());
         }
-        let room = PIECE_BYTES.saturating_sub(self.piece.len()).max(1);
-        let n = buf.len().min(room);
-        self.piece.extend_from_slice(&buf[..n]);
-        self.written += n as u64;
-        if self.piece.len() >= PIECE_BYTES {
-            self.hand_over()?;
+        self.fill(buf)
+    }
+
+    #[inline]
+    fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            let n = self.write(buf)?;
+            buf = &buf[n..];
         }
-        Ok(n)
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {

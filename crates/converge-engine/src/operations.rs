@@ -158,6 +158,9 @@ fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
 /// Every `--target`, `--exclude` and `--replace` pattern names a resource
 /// of the base or a registration.
 fn check_patterns(d: &Deployment) -> Result<(), EngineError> {
+    if !d.selection.has_patterns() {
+        return Ok(());
+    }
     let p = d.progress();
     let registered: Vec<&converge_model::Urn> = p.registered.iter().map(|(u, _)| u).collect();
     let urns = d.base.resources.iter().map(|r| &r.urn);

@@ -134,6 +134,15 @@ impl Selection {
     }
 
     /// The first pattern that matches none of `urns`, as an error.
+    /// Whether any `--target`, `--exclude` or `--replace` pattern was given
+    /// (without one there is nothing for [`Selection::check_matched`] to
+    /// check).
+    pub fn has_patterns(&self) -> bool {
+        self.opts.targets.is_some()
+            || !self.opts.excludes.is_empty()
+            || !self.opts.replace.is_empty()
+    }
+
     pub fn check_matched<'a>(
         &self,
         urns: impl Iterator<Item = &'a Urn> + Clone,
