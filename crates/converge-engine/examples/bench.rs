@@ -21,7 +21,8 @@
 //!   when `CONVERGE_BENCH_HTTP_URL` (and `_TOKEN`) name one (scripts/bench
 //!   starts both on 127.0.0.1): wall time and bytes sent.
 //!
-//! To profile one zero-latency row alone, start the bench under
+//! `BENCH_ZERO_LATENCY_ONLY=1` runs the zero-latency rows and nothing
+//! else. To profile one zero-latency row alone, start the bench under
 //! `perf record -D -1 --control fifo:CTL,ACK` with `BENCH_PERF_CTL=CTL`,
 //! `BENCH_PERF_ACK=ACK` and `BENCH_PERF_ROW=up_1pct` (say): sampling is
 //! enabled for that row's runs only, from the operation's start to its
@@ -494,6 +495,11 @@ fn main() {
                 }
             }
             previous = Some((n, medians));
+        }
+        // `BENCH_ZERO_LATENCY_ONLY=1`: only the rows above (to count a
+        // size's instructions alone, say under callgrind).
+        if std::env::var_os("BENCH_ZERO_LATENCY_ONLY").is_some() {
+            return;
         }
         latency(20, 10, 16).await;
         latency(100, 5, 16).await;
