@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 use crate::checkpoint_text::CheckpointText;
-use crate::error::{BackendError, Result};
+use crate::error::Result;
 use crate::journal_store::JournalStore;
 use crate::lock::{HeldLock, LockGuard, LockInfo};
 use crate::name::StackRef;
@@ -160,7 +160,7 @@ pub trait StackStore: Send + Sync + fmt::Debug {
 
     /// [`StackStore::save_checkpoint`] of a text still being written (see
     /// [`crate::checkpoint_text`]): as atomic, and a text that ends
-    /// unfinished stores nothing ([`BackendError::IncompleteCheckpoint`]).
+    /// unfinished stores nothing ([`crate::BackendError::IncompleteCheckpoint`]).
     /// Returns the text's length. A store that can write the pieces as
     /// they come does (the file backend); this default collects them
     /// first.
@@ -170,12 +170,7 @@ pub trait StackStore: Send + Sync + fmt::Debug {
         text: CheckpointText,
         options: &SaveOptions,
     ) -> Result<u64> {
-        let bytes =
-            text.collect_joined()
-                .await
-                .map_err(|_| BackendError::IncompleteCheckpoint {
-                    stack: stack.to_string(),
-                })?;
+        let bytes = text.collect_joined(stack).await?;
         let len = bytes.len() as u64;
         self.save_checkpoint(stack, bytes, options).await?;
         Ok(len)

@@ -21,6 +21,9 @@ use std::io;
 use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 
+use crate::error::BackendError;
+use crate::name::StackRef;
+
 /// The size of a piece of text handed over (the last one may be shorter).
 pub const PIECE_BYTES: usize = 1 << 20;
 
@@ -166,19 +169,27 @@ impl CheckpointText {
         self.take(piece)
     }
 
-    /// Every piece of the complete text, for a store that needs all of it
-    /// before it stores any.
-    pub async fn collect(mut self) -> Result<Vec<Bytes>, TextAborted> {
+    /// Every piece of the complete text of `stack`'s checkpoint, for a
+    /// store that needs all of it before it stores any; an unfinished
+    /// text is [`BackendError::IncompleteCheckpoint`].
+    pub async fn collect(mut self, stack: &StackRef) -> Result<Vec<Bytes>, BackendError> {
         let mut pieces = Vec::new();
-        while let Some(piece) = self.next().await? {
-            pieces.push(piece);
+        loop {
+            match self.next().await {
+                Ok(Some(piece)) => pieces.push(piece),
+                Ok(None) => return Ok(pieces),
+                Err(TextAborted) => {
+                    return Err(BackendError::IncompleteCheckpoint {
+                        stack: stack.to_string(),
+                    })
+                }
+            }
         }
-        Ok(pieces)
     }
 
     /// The complete text in one buffer.
-    pub async fn collect_joined(self) -> Result<Bytes, TextAborted> {
-        let pieces = self.collect().await?;
+    pub async fn collect_joined(self, stack: &StackRef) -> Result<Bytes, BackendError> {
+        let pieces = self.collect(stack).await?;
         if let [one] = pieces.as_slice() {
             return Ok(one.clone());
         }
@@ -211,6 +222,10 @@ mod tests {
 
     use super::*;
 
+    fn dev() -> StackRef {
+        StackRef::new("proj", "dev").unwrap()
+    }
+
     fn text_of(n: usize) -> Vec<u8> {
         (0..n).map(|i| (i % 251) as u8).collect()
     }
@@ -227,7 +242,7 @@ mod tests {
             }
             writer.finish()
         });
-        let pieces = text.collect().await.unwrap();
+        let pieces = text.collect(&dev()).await.unwrap();
         assert_eq!(serializer.await.unwrap().unwrap(), expected.len() as u64);
         assert_eq!(pieces.len(), 4);
         assert!(pieces[..3].iter().all(|p| p.len() == PIECE_BYTES));
@@ -241,7 +256,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(text.collect_joined().await.unwrap(), Bytes::new());
+        assert_eq!(text.collect_joined(&dev()).await.unwrap(), Bytes::new());
     }
 
     #[tokio::test]
@@ -251,7 +266,11 @@ mod tests {
             writer.write_all(&text_of(2 * PIECE_BYTES)).unwrap();
             // The serializer fails here: no finish.
         });
-        assert_eq!(text.collect().await.unwrap_err(), TextAborted);
+        let err = text.collect(&dev()).await.unwrap_err();
+        assert!(
+            matches!(err, BackendError::IncompleteCheckpoint { .. }),
+            "{err}"
+        );
     }
 
     #[tokio::test]

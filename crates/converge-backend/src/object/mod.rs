@@ -320,12 +320,7 @@ impl StackStore for ObjectBackend {
         text: CheckpointText,
         options: &SaveOptions,
     ) -> Result<u64> {
-        let pieces = text
-            .collect()
-            .await
-            .map_err(|_| BackendError::IncompleteCheckpoint {
-                stack: stack.to_string(),
-            })?;
+        let pieces = text.collect(stack).await?;
         let length = pieces.iter().map(|p| p.len() as u64).sum();
         let payload: PutPayload = pieces.into_iter().collect();
         self.inner.save_checkpoint(stack, payload, options).await?;

@@ -445,31 +445,30 @@ fn index(field: &'static str, value: Option<Value>) -> Result<Option<usize>, Jou
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_begin_entry_is_written_like_pulumi() {
-        let entry = JournalEntry::begin(3, 2, None).with_delete_old(1);
-        let text = String::from_utf8(entry_to_json(&entry, SecretsMode::Opaque).unwrap()).unwrap();
+    /// `entry` is written as `text`, which reads back as `entry`.
+    #[track_caller]
+    fn written_as(entry: &JournalEntry, text: &str) {
+        let written = String::from_utf8(entry_to_json(entry, SecretsMode::Opaque).unwrap());
+        assert_eq!(written.unwrap(), text);
         assert_eq!(
-            text,
-            r#"{"version":1,"kind":0,"sequenceID":3,"operationID":2,"removeOld":null,"removeNew":null,"deleteOld":1}"#
-        );
-        assert_eq!(
-            entry_from_json(text.as_bytes(), SecretsMode::Opaque).unwrap(),
+            &entry_from_json(text.as_bytes(), SecretsMode::Opaque).unwrap(),
             entry
         );
     }
 
     #[test]
-    fn a_compact_same_entry_is_version_2_and_refused_by_version_1_readers() {
-        let entry = JournalEntry::same(4, 3, 7);
-        let text = String::from_utf8(entry_to_json(&entry, SecretsMode::Opaque).unwrap()).unwrap();
-        assert_eq!(
-            text,
-            r#"{"version":2,"kind":1,"sequenceID":4,"operationID":3,"sameOld":7}"#
+    fn a_begin_entry_is_written_like_pulumi() {
+        written_as(
+            &JournalEntry::begin(3, 2, None).with_delete_old(1),
+            r#"{"version":1,"kind":0,"sequenceID":3,"operationID":2,"removeOld":null,"removeNew":null,"deleteOld":1}"#,
         );
-        assert_eq!(
-            entry_from_json(text.as_bytes(), SecretsMode::Opaque).unwrap(),
-            entry
+    }
+
+    #[test]
+    fn a_compact_same_entry_is_version_2_and_refused_by_version_1_readers() {
+        written_as(
+            &JournalEntry::same(4, 3, 7),
+            r#"{"version":2,"kind":1,"sequenceID":4,"operationID":3,"sameOld":7}"#,
         );
         // Every other entry stays version 1, which Converge before compact
         // entries and Pulumi's decoder read.
@@ -489,15 +488,9 @@ mod tests {
 
     #[test]
     fn a_compact_begin_of_a_delete_is_version_4() {
-        let entry = JournalEntry::begin_deleting(6, 5, 2);
-        let text = String::from_utf8(entry_to_json(&entry, SecretsMode::Opaque).unwrap()).unwrap();
-        assert_eq!(
-            text,
-            r#"{"version":4,"kind":0,"sequenceID":6,"operationID":5,"removeOld":null,"removeNew":null,"deletingOld":2}"#
-        );
-        assert_eq!(
-            entry_from_json(text.as_bytes(), SecretsMode::Opaque).unwrap(),
-            entry
+        written_as(
+            &JournalEntry::begin_deleting(6, 5, 2),
+            r#"{"version":4,"kind":0,"sequenceID":6,"operationID":5,"removeOld":null,"removeNew":null,"deletingOld":2}"#,
         );
     }
 
