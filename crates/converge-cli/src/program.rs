@@ -1,13 +1,15 @@
 //! Which program runs for a project: the language host of its runtime.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
 
 use anyhow::{bail, Context as _, Result};
 use converge_engine::Program;
 use converge_language::nodejs::NodeProgram;
 use converge_language::process::RunOptions;
 use converge_language::python::PythonProgram;
-use converge_language::yaml::{ConfigValue, YamlOptions, YamlProgram};
+use converge_language::yaml::{ConfigValue, ParsedYaml, YamlErrors, YamlOptions};
 use converge_plugin::host::{DynamicProviders, NodeDynamicProvider};
 use converge_state::secrets::Crypter;
 
@@ -66,11 +68,50 @@ pub fn program_config(
     Ok(out)
 }
 
-/// The program of `project` for `stack`, run by the host of its runtime.
+/// A YAML program being read and parsed on a thread of its own while the
+/// stack is opened ([`ProgramAhead::start`]).
+pub struct ProgramAhead {
+    dir: PathBuf,
+    thread: JoinHandle<Result<ParsedYaml, YamlErrors>>,
+}
+
+impl ProgramAhead {
+    /// Starts parsing the program of the project found from `cwd`, before
+    /// the project file itself is loaded: a 10,000-resource program takes
+    /// about as long to parse as the project file, the checkpoint and the
+    /// passphrase key, which it now overlaps on the second core. Whether
+    /// the runtime is yaml is not known yet; for another runtime the
+    /// (small) project file is parsed for nothing and the result dropped.
+    /// [`load_program`] takes the result for the same directory, and
+    /// reports its errors exactly as if it had parsed the program itself.
+    pub fn start(cwd: &Path) -> Option<ProgramAhead> {
+        let file = Project::locate(cwd)?;
+        let dir = file.parent()?.to_path_buf();
+        let for_thread = dir.clone();
+        let thread = std::thread::Builder::new()
+            .name("program-ahead".into())
+            .spawn(move || ParsedYaml::read(&for_thread))
+            .ok()?;
+        Some(ProgramAhead { dir, thread })
+    }
+
+    /// The parse for `dir`, if this one was started for it and finished.
+    fn take(self, dir: &Path) -> Option<Result<ParsedYaml, YamlErrors>> {
+        if self.dir != dir {
+            return None;
+        }
+        self.thread.join().ok()
+    }
+}
+
+/// The program of `project` for `stack`, run by the host of its runtime;
+/// a YAML program's parse is taken from `ahead` when it parsed this
+/// project.
 pub fn load_program(
     project: &Project,
     stack: &str,
     config: BTreeMap<String, ConfigValue>,
+    ahead: Option<ProgramAhead>,
 ) -> Result<Box<dyn Program>> {
     check_runtime(project)?;
     match project.runtime() {
@@ -89,7 +130,10 @@ pub fn load_program(
         stack: stack.to_owned(),
         config,
     };
-    match YamlProgram::load(&project.dir, options) {
+    let parsed = ahead
+        .and_then(|ahead| ahead.take(&project.dir))
+        .unwrap_or_else(|| ParsedYaml::read(&project.dir));
+    match parsed.and_then(|parsed| parsed.check(options)) {
         Ok(p) => Ok(Box::new(p)),
         Err(errors) => bail!("the program has errors:\n{errors}"),
     }

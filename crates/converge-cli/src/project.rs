@@ -111,17 +111,25 @@ pub struct Project {
 impl Project {
     /// Finds the project file in `start` or the nearest directory above it.
     pub fn find(start: &Path) -> Result<Option<Project>> {
+        match Project::locate(start) {
+            Some(file) => Project::load(&file).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The project file [`Project::find`] would load, without loading it.
+    pub fn locate(start: &Path) -> Option<PathBuf> {
         let mut dir = Some(start);
         while let Some(d) = dir {
             for name in PROJECT_FILE_NAMES {
                 let file = d.join(name);
                 if file.is_file() {
-                    return Project::load(&file).map(Some);
+                    return Some(file);
                 }
             }
             dir = d.parent();
         }
-        Ok(None)
+        None
     }
 
     /// Like [`Project::find`], but a missing project is an error that says

@@ -27,7 +27,7 @@ use crate::context::{now_rfc3339, Context};
 use crate::display::live::{Display, LiveDisplay};
 use crate::display::{say, DisplayOptions};
 use crate::passphrase::ReferencedSecrets;
-use crate::program::{check_runtime, load_program, program_config};
+use crate::program::{check_runtime, load_program, program_config, ProgramAhead};
 use crate::project::Project;
 use crate::providers::Providers;
 
@@ -92,6 +92,12 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     // fail quietly instead.
     #[cfg(unix)]
     let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());
+    // A YAML program is parsed beside loading the project and opening the
+    // stack.
+    let ahead = match op {
+        Operation::Preview | Operation::Up => ProgramAhead::start(&ctx.cwd),
+        Operation::Refresh | Operation::Destroy => None,
+    };
     let project = ctx.project()?;
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
@@ -115,7 +121,7 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
         .lock(ctx.lock_info())
         .await?;
     let providers = Providers::new(&project).with_stack_references(references);
-    let result = run_locked(ctx, op, &args, &project, &mut locked, &providers).await;
+    let result = run_locked(ctx, op, &args, &project, &mut locked, &providers, ahead).await;
     providers.shutdown().await;
     open_stack::release(locked, result).await
 }
@@ -129,6 +135,7 @@ async fn run_locked(
     project: &Project,
     locked: &mut LockedStack,
     providers: &Providers,
+    ahead: Option<ProgramAhead>,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
     let Opened { settings, crypter } = open_stack::open(ctx, project, locked).await?;
@@ -190,7 +197,9 @@ async fn run_locked(
     };
 
     let program: Option<Box<dyn Program>> = match op {
-        Operation::Preview | Operation::Up => Some(load_program(project, &stack_name, config)?),
+        Operation::Preview | Operation::Up => {
+            Some(load_program(project, &stack_name, config, ahead)?)
+        }
         Operation::Refresh | Operation::Destroy => None,
     };
     let program = program.as_deref();

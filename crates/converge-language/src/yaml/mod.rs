@@ -197,9 +197,33 @@ pub(crate) struct Loaded {
 const PROJECT_FILE: &str = "Pulumi.yaml";
 const MAIN_FILE: &str = "Main.yaml";
 
-impl YamlProgram {
-    /// Reads and checks the program of the project in `project_dir`.
-    pub fn load(project_dir: &Path, options: YamlOptions) -> Result<YamlProgram, YamlErrors> {
+/// A program read and parsed, not yet checked against a stack's
+/// configuration: the part of [`YamlProgram::load`] that needs only the
+/// project directory, so that a caller can do it while it opens the stack
+/// (the CLI parses a 10,000-resource program beside reading the
+/// checkpoint and deriving the passphrase key).
+pub struct ParsedYaml {
+    template: ast::Template,
+    /// What parsing found wrong, reported by [`ParsedYaml::check`] together
+    /// with what checking finds.
+    errors: Vec<YamlError>,
+    project_dir: PathBuf,
+}
+
+impl fmt::Debug for ParsedYaml {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ParsedYaml")
+            .field("file", &self.template.file)
+            .field("project_dir", &self.project_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ParsedYaml {
+    /// Reads and parses the program of the project in `project_dir`. Fails
+    /// at once on unreadable files, invalid YAML and a runtime other than
+    /// yaml; every other problem waits for [`ParsedYaml::check`].
+    pub fn read(project_dir: &Path) -> Result<ParsedYaml, YamlErrors> {
         let project_path = project_dir.join(PROJECT_FILE);
         let project_text = std::fs::read_to_string(&project_path)
             .map_err(|e| single(PROJECT_FILE, format!("cannot read the project file: {e}")))?;
@@ -215,7 +239,7 @@ impl YamlProgram {
         let main_rel = main_dir.join(MAIN_FILE);
         let main_path = project_dir.join(&main_rel);
         let mut errors = Vec::new();
-        let (template, project_config) = if main_path.is_file() {
+        let (mut template, project_config) = if main_path.is_file() {
             let file = main_rel.to_string_lossy().into_owned();
             let text = std::fs::read_to_string(&main_path)
                 .map_err(|e| single(&file, format!("cannot read the program: {e}")))?;
@@ -229,11 +253,32 @@ impl YamlProgram {
                 Vec::new(),
             )
         };
-        let mut template = template;
         template.warnings = sorted(std::mem::take(&mut template.warnings)).0;
         let mut decls = project_config;
         decls.append(&mut template.config);
         template.config = decls;
+        Ok(ParsedYaml {
+            template,
+            errors,
+            project_dir: project_dir.to_path_buf(),
+        })
+    }
+
+    /// The project directory the program was read from.
+    pub fn project_dir(&self) -> &Path {
+        &self.project_dir
+    }
+
+    /// Resolves the program's configuration from `options` and checks the
+    /// program (references, cycles, function shapes): the program ready to
+    /// run, or every problem found since [`ParsedYaml::read`], in file
+    /// order.
+    pub fn check(self, options: YamlOptions) -> Result<YamlProgram, YamlErrors> {
+        let ParsedYaml {
+            template,
+            mut errors,
+            project_dir,
+        } = self;
         let config = config::resolve(&template.config, &options, &mut errors);
         let graph = validate::check(&template, &config, &mut errors);
         if !errors.is_empty() {
@@ -245,9 +290,17 @@ impl YamlProgram {
                 template,
                 graph,
                 config,
-                project_dir: project_dir.to_path_buf(),
+                project_dir,
             }),
         })
+    }
+}
+
+impl YamlProgram {
+    /// Reads and checks the program of the project in `project_dir`:
+    /// [`ParsedYaml::read`], then [`ParsedYaml::check`].
+    pub fn load(project_dir: &Path, options: YamlOptions) -> Result<YamlProgram, YamlErrors> {
+        ParsedYaml::read(project_dir)?.check(options)
     }
 
     /// The file the program was read from, relative to the project
