@@ -28,6 +28,20 @@ pub(crate) fn configure() {
     unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, PURGE_DELAY_MS) };
 }
 
+/// Ends the process with `code` once the command is done and its output
+/// flushed. mimalloc's exit handler collects every heap page and returns
+/// it to the system (`mi_process_done`; 12 ms after a 10,000-resource
+/// preview, ten times that at 100,000), work the kernel does anyway when
+/// the process ends; `_exit` skips it, and with it every other exit
+/// handler, of which the CLI registers none.
+#[allow(unsafe_code)]
+pub(crate) fn exit(code: i32) -> ! {
+    crate::flush_output();
+    // SAFETY: `_exit` takes any status and does not return; nothing in the
+    // process depends on an exit handler (output is flushed above).
+    unsafe { libc::_exit(code) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,15 +19,13 @@ mod secrets;
 mod stack_settings;
 mod table;
 
-use std::process::ExitCode;
-
 use clap::Parser;
 
 use crate::args::{Cli, Command};
 use crate::commands::deploy::Operation;
 use crate::context::Context;
 
-fn main() -> ExitCode {
+fn main() {
     // `converge stack export | head` ends quietly, as Unix tools do;
     // operations catch SIGPIPE while they run (`commands::deploy`).
     #[cfg(unix)]
@@ -45,22 +43,48 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
+            exit(1);
         }
     };
-    match runtime.block_on(run(cli)) {
-        Ok(()) => ExitCode::SUCCESS,
+    let code = match runtime.block_on(run(cli)) {
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {}{}", failure_kind(&e), error_text(&e));
             // Pulumi's code for --expect-no-changes, which CI scripts test.
             if e.downcast_ref::<commands::deploy::UnexpectedChanges>()
                 .is_some()
             {
-                return ExitCode::from(255);
+                255
+            } else {
+                1
             }
-            ExitCode::FAILURE
         }
+    };
+    // The command is done: its tasks are dropped now (a child process
+    // held by one is killed), but the blocking threads that free an
+    // operation's bookkeeping and replaced state (`Deployment::retire`)
+    // are not waited for, nor is memory handed back one allocation at a
+    // time: the process ends, and the kernel reclaims it all at once.
+    runtime.shutdown_background();
+    exit(code);
+}
+
+/// Ends the process with `code`, stdout and stderr flushed.
+fn exit(code: i32) -> ! {
+    #[cfg(feature = "mimalloc")]
+    allocator::exit(code);
+    #[cfg(not(feature = "mimalloc"))]
+    {
+        flush_output();
+        std::process::exit(code)
     }
+}
+
+/// Writes out what stdout and stderr still buffer.
+fn flush_output() {
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
 }
 
 /// The error and its causes, each once: `a: b: c`. Converge's errors
