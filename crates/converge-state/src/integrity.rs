@@ -25,6 +25,7 @@
 //! Pending operations are not checked: they record in-flight work on objects
 //! that may not exist, and reference nothing.
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
@@ -150,35 +151,57 @@ pub fn verify_all(snapshot: &Snapshot) -> Vec<IntegrityError> {
 type Report<'a> = dyn FnMut(IntegrityError) -> ControlFlow<()> + 'a;
 
 /// Where each URN and each provider reference occurs, to tell "comes after
-/// it" from "missing" in messages.
+/// it" from "missing" in messages. Built on the first question only: a
+/// valid snapshot (every operation verifies its base) never asks, and the
+/// two maps of every URN cost as much as the rest of the check.
 struct Occurrences<'s> {
+    resources: &'s [ResourceState],
+    built: OnceCell<OccurrenceMaps<'s>>,
+}
+
+struct OccurrenceMaps<'s> {
     last_index: HashMap<&'s Urn, usize>,
     last_provider_index: HashMap<(&'s Urn, &'s str), usize>,
 }
 
 impl<'s> Occurrences<'s> {
     fn of(resources: &'s [ResourceState]) -> Self {
-        let mut last_index = HashMap::new();
-        let mut last_provider_index = HashMap::new();
-        for (i, r) in resources.iter().enumerate() {
-            last_index.insert(&r.urn, i);
-            if let (true, Some(id)) = (r.is_provider(), r.id.as_deref()) {
-                last_provider_index.insert((&r.urn, id), i);
-            }
-        }
         Occurrences {
-            last_index,
-            last_provider_index,
+            resources,
+            built: OnceCell::new(),
         }
     }
 
+    fn maps(&self) -> &OccurrenceMaps<'s> {
+        self.built.get_or_init(|| {
+            let mut last_index = HashMap::new();
+            let mut last_provider_index = HashMap::new();
+            for (i, r) in self.resources.iter().enumerate() {
+                last_index.insert(&r.urn, i);
+                if let (true, Some(id)) = (r.is_provider(), r.id.as_deref()) {
+                    last_provider_index.insert((&r.urn, id), i);
+                }
+            }
+            OccurrenceMaps {
+                last_index,
+                last_provider_index,
+            }
+        })
+    }
+
     fn comes_after(&self, urn: &Urn, index: usize) -> bool {
-        self.last_index.get(urn).is_some_and(|&j| j > index)
+        self.maps().last_index.get(urn).is_some_and(|&j| j > index)
+    }
+
+    fn provider_comes_after(&self, key: &(&Urn, &str), index: usize) -> bool {
+        self.maps()
+            .last_provider_index
+            .get(key)
+            .is_some_and(|&j| j > index)
     }
 }
 
 /// What has been seen so far while walking the resource list.
-#[derive(Default)]
 struct Seen<'s> {
     urns: HashSet<&'s Urn>,
     /// URNs with a copy not marked `delete`.
@@ -189,7 +212,11 @@ struct Seen<'s> {
 fn check(snapshot: &Snapshot, report: &mut Report<'_>) {
     let resources = &snapshot.resources;
     let occurrences = Occurrences::of(resources);
-    let mut seen = Seen::default();
+    let mut seen = Seen {
+        urns: HashSet::with_capacity(resources.len()),
+        live: HashSet::with_capacity(resources.len()),
+        providers: HashSet::new(),
+    };
     for (index, r) in resources.iter().enumerate() {
         if check_resource(r, index, &occurrences, &seen, report).is_break() {
             return;
@@ -339,11 +366,7 @@ fn check_provider(
     if provider.urn == r.urn {
         return report(self_reference(r, DependencyKind::Provider));
     }
-    if occurrences
-        .last_provider_index
-        .get(&key)
-        .is_some_and(|&j| j > index)
-    {
+    if occurrences.provider_comes_after(&key, index) {
         return report(IntegrityError::ProviderAfter {
             urn: r.urn.clone(),
             provider: provider.clone(),
