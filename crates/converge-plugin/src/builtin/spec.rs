@@ -329,6 +329,34 @@ pub(crate) fn diff(
     ignore: &[String],
     replace: impl Fn(&str) -> bool,
 ) -> DiffResponse {
+    if same_inputs(spec, olds, news) {
+        // Nothing to diff (most resources of most updates): the same as
+        // the diff below finds for equal inputs, without copying them.
+        return DiffResponse {
+            changes: DiffChanges::None,
+            replace_keys: Vec::new(),
+            stable_keys: news
+                .keys()
+                .filter(|k| spec.input(k).is_some())
+                .cloned()
+                .collect(),
+            changed_keys: Vec::new(),
+            detailed_diff: Some(BTreeMap::new()),
+            delete_before_replace: false,
+            upgraded_outputs: None,
+        };
+    }
+    full_diff(spec, olds, news, ignore, replace)
+}
+
+/// [`diff`] without its shortcut for equal inputs.
+fn full_diff(
+    spec: &Spec,
+    olds: &PropertyMap,
+    news: &PropertyMap,
+    ignore: &[String],
+    replace: impl Fn(&str) -> bool,
+) -> DiffResponse {
     let restrict = |m: &PropertyMap| -> PropertyMap {
         m.iter()
             .filter(|(k, _)| spec.input(k).is_some())
@@ -380,6 +408,18 @@ pub(crate) fn diff(
         delete_before_replace: false,
         upgraded_outputs: None,
     }
+}
+
+/// Whether `olds` and `news` hold the same inputs of `spec`, wrappers and
+/// all: then their diff is empty. (Inputs that differ only in ways the
+/// diff ignores, a secret wrapper or a null against a missing key, are
+/// left to the diff.)
+fn same_inputs(spec: &Spec, olds: &PropertyMap, news: &PropertyMap) -> bool {
+    let inputs = |m: &PropertyMap| m.keys().filter(|k| spec.input(k).is_some()).count();
+    news.iter()
+        .filter(|(k, _)| spec.input(k).is_some())
+        .all(|(k, v)| olds.get(k) == Some(v))
+        && inputs(olds) == inputs(news)
 }
 
 /// Outputs for `Update` of a resource whose changes all force replacement
@@ -538,4 +578,97 @@ pub(crate) fn package_json(
         "resources": resources,
         "functions": functions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use converge_model::{OutputValue, PropertyMap, PropertyValue};
+
+    use super::*;
+
+    const INPUTS: &[Prop] = &[
+        Prop::new("min", Ty::Int, "").required(),
+        Prop::new("keepers", Ty::StrMap, "").replace(),
+    ];
+
+    fn spec() -> Spec {
+        Spec {
+            token: "test:index:Thing",
+            doc: "",
+            inputs: INPUTS,
+            outputs: &[],
+        }
+    }
+
+    fn map(entries: &[(&str, PropertyValue)]) -> PropertyMap {
+        entries
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect()
+    }
+
+    /// The shortcut for equal inputs answers what the full diff answers,
+    /// and is not taken where the full diff has something to say.
+    #[test]
+    fn equal_inputs_diff_as_the_full_diff_does() {
+        let keepers = PropertyValue::Object(map(&[("gen", "g0".into())]));
+        let secret = PropertyValue::Secret(Box::new("s".into()));
+        let unknown = PropertyValue::Output(Box::new(OutputValue {
+            element: None,
+            secret: false,
+            dependencies: Vec::new(),
+        }));
+        let state = map(&[
+            ("min", 1.0.into()),
+            ("keepers", keepers.clone()),
+            ("result", 7.0.into()),
+        ]);
+        let cases = [
+            // Equal inputs; the output `result` is not an input.
+            (
+                state.clone(),
+                map(&[("min", 1.0.into()), ("keepers", keepers.clone())]),
+            ),
+            // A changed keeper, a secret against a plain value, an unknown,
+            // a null against a missing key, an input the old state lacks.
+            (
+                state.clone(),
+                map(&[("min", 1.0.into()), ("keepers", map_value("g1"))]),
+            ),
+            (
+                state.clone(),
+                map(&[("min", 1.0.into()), ("keepers", secret.clone())]),
+            ),
+            (
+                state.clone(),
+                map(&[("min", unknown.clone()), ("keepers", keepers.clone())]),
+            ),
+            (
+                map(&[("min", 1.0.into()), ("keepers", PropertyValue::Null)]),
+                map(&[("min", 1.0.into())]),
+            ),
+            (
+                map(&[("min", 1.0.into())]),
+                map(&[("min", 1.0.into()), ("keepers", keepers)]),
+            ),
+            (
+                map(&[("min", f64::NAN.into())]),
+                map(&[("min", f64::NAN.into())]),
+            ),
+        ];
+        for (olds, news) in cases {
+            let ignore = ["keepers.other".to_owned()];
+            let replace = |k: &str| k == "keepers";
+            assert_eq!(
+                diff(&spec(), &olds, &news, &ignore, replace),
+                full_diff(&spec(), &olds, &news, &ignore, replace),
+                "olds {olds:?}, news {news:?}"
+            );
+        }
+        assert!(same_inputs(&spec(), &state, &state));
+    }
+
+    fn map_value(generation: &str) -> PropertyValue {
+        PropertyValue::Object(map(&[("gen", generation.into())]))
+    }
 }
