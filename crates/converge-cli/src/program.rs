@@ -8,7 +8,7 @@ use anyhow::{bail, Context as _, Result};
 use converge_engine::Program;
 use converge_language::nodejs::NodeProgram;
 use converge_language::process::RunOptions;
-use converge_language::python::PythonProgram;
+use converge_language::python::{PythonAhead, PythonProgram};
 use converge_language::yaml::{ConfigValue, ParsedYaml, YamlErrors, YamlOptions};
 use converge_plugin::host::{DynamicProviders, NodeDynamicProvider};
 use converge_state::secrets::Crypter;
@@ -68,9 +68,17 @@ pub fn program_config(
     Ok(out)
 }
 
-/// A YAML program being read and parsed on a thread of its own while the
-/// stack is opened ([`ProgramAhead::start`]).
+/// What of a program starts while the stack is opened: a YAML program's
+/// parse ([`ProgramAhead::start`]) and a Python program's interpreter
+/// ([`ProgramAhead::with_project`]).
+#[derive(Default)]
 pub struct ProgramAhead {
+    yaml: Option<YamlAhead>,
+    python: Option<PythonAhead>,
+}
+
+/// A YAML program being read and parsed on a thread of its own.
+struct YamlAhead {
     dir: PathBuf,
     thread: JoinHandle<Result<ParsedYaml, YamlErrors>>,
 }
@@ -84,39 +92,57 @@ impl ProgramAhead {
     /// (small) project file is parsed for nothing and the result dropped.
     /// [`load_program`] takes the result for the same directory, and
     /// reports its errors exactly as if it had parsed the program itself.
-    pub fn start(cwd: &Path) -> Option<ProgramAhead> {
-        let file = Project::locate(cwd)?;
-        let dir = file.parent()?.to_path_buf();
-        let for_thread = dir.clone();
-        let thread = std::thread::Builder::new()
-            .name("program-ahead".into())
-            .spawn(move || ParsedYaml::read(&for_thread))
-            .ok()?;
-        Some(ProgramAhead { dir, thread })
+    pub fn start(cwd: &Path) -> ProgramAhead {
+        let yaml = Project::locate(cwd).and_then(|file| {
+            let dir = file.parent()?.to_path_buf();
+            let for_thread = dir.clone();
+            let thread = std::thread::Builder::new()
+                .name("program-ahead".into())
+                .spawn(move || ParsedYaml::read(&for_thread))
+                .ok()?;
+            Some(YamlAhead { dir, thread })
+        });
+        ProgramAhead { yaml, python: None }
+    }
+
+    /// Once the project is loaded: a Python program's interpreter starts
+    /// and imports the SDK while the stack is opened
+    /// ([`PythonProgram::start_ahead`]).
+    pub fn with_project(mut self, project: &Project) -> ProgramAhead {
+        if project.runtime() == Some("python") {
+            self.python = PythonProgram::new(&project.dir)
+                .ok()
+                .and_then(|p| p.start_ahead());
+        }
+        self
     }
 
     /// The parse for `dir`, if this one was started for it and finished.
-    fn take(self, dir: &Path) -> Option<Result<ParsedYaml, YamlErrors>> {
-        if self.dir != dir {
+    fn take_yaml(&mut self, dir: &Path) -> Option<Result<ParsedYaml, YamlErrors>> {
+        let yaml = self.yaml.take()?;
+        if yaml.dir != dir {
             return None;
         }
-        self.thread.join().ok()
+        yaml.thread.join().ok()
     }
 }
 
 /// The program of `project` for `stack`, run by the host of its runtime;
-/// a YAML program's parse is taken from `ahead` when it parsed this
-/// project.
+/// what `ahead` started for this project is used: a YAML program's
+/// parse, a Python program's interpreter.
 pub fn load_program(
     project: &Project,
     stack: &str,
     config: BTreeMap<String, ConfigValue>,
-    ahead: Option<ProgramAhead>,
+    mut ahead: ProgramAhead,
 ) -> Result<Box<dyn Program>> {
     check_runtime(project)?;
     match project.runtime() {
         Some("python") => {
-            let p = PythonProgram::new(&project.dir)?.with_options(run_options(&config));
+            let mut p = PythonProgram::new(&project.dir)?.with_options(run_options(&config));
+            if let Some(python) = ahead.python.take() {
+                p = p.with_ahead(python);
+            }
             return Ok(Box::new(p));
         }
         Some("nodejs") => {
@@ -131,7 +157,7 @@ pub fn load_program(
         config,
     };
     let parsed = ahead
-        .and_then(|ahead| ahead.take(&project.dir))
+        .take_yaml(&project.dir)
         .unwrap_or_else(|| ParsedYaml::read(&project.dir));
     match parsed.and_then(|parsed| parsed.check(options)) {
         Ok(p) => Ok(Box::new(p)),

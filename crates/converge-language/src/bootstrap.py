@@ -6,12 +6,19 @@
 # (env PULUMI_CONFIG / PULUMI_CONFIG_SECRET_KEYS) and the engine's addresses to
 # the SDK, and run the program inside the root stack resource.
 #
+# Started with `--wait` alone, it imports the SDK first and then reads the
+# run from stdin, one JSON line: {"args": [the arguments above],
+# "env": {the configuration variables}}. Converge starts it so ahead of the
+# run, while it opens the stack; at end of input without a line (the run
+# never came) it exits quietly.
+#
 # Exit codes: 0 success; 32 the failure was already reported to the engine
 # (Engine.Log at error severity); anything else is for the engine to explain
 # from stderr.
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import runpy
@@ -26,7 +33,7 @@ EXIT_REPORTED = 32
 MONITOR_TERMINATED = "Resource monitor has terminated, shutting down"
 
 
-def parse_args():
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description="Run a Pulumi Python program for Converge")
     ap.add_argument("--monitor", required=True, help="the resource monitor's address")
     ap.add_argument("--engine", required=True, help="the engine's address")
@@ -39,7 +46,24 @@ def parse_args():
     ap.add_argument("--organization", default="organization")
     ap.add_argument("PROGRAM", help="a directory with __main__.py, or a .py file")
     ap.add_argument("ARGS", nargs="*")
-    return ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def wait_for_run():
+    """The arguments of a run started with `--wait`, once they arrive; the
+    run's variables are set first, as if the process had started with
+    them. Then stdin is /dev/null, as for a runner started for its run."""
+    import_sdk()
+    line = sys.stdin.readline()
+    if not line.strip():
+        sys.exit(0)
+    run = json.loads(line)
+    os.environ.update(run["env"])
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = open(0, closefd=False)
+    return run["args"]
 
 
 def import_sdk():
@@ -82,7 +106,8 @@ def format_exception(exc):
 
 
 def main():
-    args = parse_args()
+    argv = wait_for_run() if sys.argv[1:] == ["--wait"] else None
+    args = parse_args(argv)
     import_sdk()
     import pulumi
     import pulumi.runtime

@@ -151,7 +151,10 @@ impl NodeProgram {
 #[async_trait]
 impl Program for NodeProgram {
     async fn run(&self, monitor: Monitor) -> Result<(), String> {
-        process::run(monitor, &self.options, "nodejs", |s| self.command(s)).await
+        process::run(monitor, &self.options, "nodejs", |s| {
+            self.command(s).map(process::Launch::Spawn)
+        })
+        .await
     }
 }
 

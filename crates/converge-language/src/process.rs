@@ -7,14 +7,15 @@
 //! program that dies without reporting why.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 
 use converge_engine::grpc::{MonitorServer, MonitorServerOptions};
 use converge_engine::{Monitor, Severity};
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
-use tokio::process::Command;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
 
 /// The exit code of a program that has reported its failure through the
 /// engine's log (both SDKs use 32).
@@ -201,13 +202,23 @@ async fn forward(
     }
 }
 
-/// Runs the program `command` builds against a fresh monitor server for
+/// How a run's process comes to be.
+pub(crate) enum Launch {
+    /// Spawned now: a command with its arguments complete.
+    Spawn(Command),
+    /// Started ahead (`python::PythonAhead`), its stdin a pipe on which it
+    /// waits for one JSON line: `{"args": [...], "env": {...}}`, its
+    /// arguments and the run's configuration variables.
+    Resume { child: Child, args: Vec<OsString> },
+}
+
+/// Runs the program `launch` starts against a fresh monitor server for
 /// `monitor`; `Err` is the program's failure, in words for the user.
 pub(crate) async fn run(
     monitor: Monitor,
     options: &RunOptions,
     language: &str,
-    command: impl FnOnce(&Session) -> Result<Command, String>,
+    launch: impl FnOnce(&Session) -> Result<Launch, String>,
 ) -> Result<(), String> {
     let server_options = MonitorServerOptions {
         organization: options.organization.clone(),
@@ -230,20 +241,39 @@ pub(crate) async fn run(
         parallel: server.parallel(),
         ..session
     };
-    let mut cmd = command(&session)?;
+    let launch = launch(&session)?;
     let config = serde_json::to_string(&options.config).map_err(|e| e.to_string())?;
     let secret_keys =
         serde_json::to_string(&options.config_secret_keys).map_err(|e| e.to_string())?;
-    cmd.env("PULUMI_CONFIG", config)
-        .env("PULUMI_CONFIG_SECRET_KEYS", secret_keys)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let program = format!("{:?}", cmd.as_std().get_program());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the {language} program with {program}: {e}"))?;
+    let (mut child, resume) = match launch {
+        Launch::Spawn(mut cmd) => {
+            cmd.env("PULUMI_CONFIG", config)
+                .env("PULUMI_CONFIG_SECRET_KEYS", secret_keys)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true);
+            let program = format!("{:?}", cmd.as_std().get_program());
+            let child = cmd
+                .spawn()
+                .map_err(|e| format!("cannot start the {language} program with {program}: {e}"))?;
+            (child, None)
+        }
+        Launch::Resume { child, args } => {
+            let args: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
+            let args = args.ok_or_else(|| {
+                format!("cannot pass the {language} program a path that is not UTF-8")
+            })?;
+            let env = serde_json::json!({
+                "PULUMI_CONFIG": config,
+                "PULUMI_CONFIG_SECRET_KEYS": secret_keys,
+            });
+            let mut line = serde_json::to_vec(&serde_json::json!({ "args": args, "env": env }))
+                .map_err(|e| e.to_string())?;
+            line.push(b'\n');
+            (child, Some(line))
+        }
+    };
 
     let server = Arc::new(server);
     let tail = Arc::new(Mutex::new(Tail::default()));
@@ -257,6 +287,11 @@ pub(crate) async fn run(
             Arc::clone(&server),
             Some(Arc::clone(&tail)),
         )));
+    }
+    if let (Some(line), Some(mut stdin)) = (resume, child.stdin.take()) {
+        // A runner that has died already cannot take it; its exit status
+        // and stderr say why.
+        let _ = stdin.write_all(&line).await;
     }
     let status = child.wait().await;
     for mut reader in readers {

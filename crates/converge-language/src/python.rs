@@ -11,12 +11,14 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use converge_engine::{Monitor, Program};
-use tokio::process::Command;
+use tokio::process::{Child, Command};
 
-use crate::process::{self, LanguageError, ProjectSettings, RunOptions};
+use crate::process::{self, LanguageError, Launch, ProjectSettings, RunOptions};
 
 /// Converge's runner: parses the engine's arguments, configures the SDK
 /// and runs the program in the root stack resource.
@@ -28,6 +30,8 @@ pub struct PythonProgram {
     project: ProjectSettings,
     options: RunOptions,
     interpreter: Option<PathBuf>,
+    /// The runner started ahead for the first run, if any.
+    ahead: Arc<Mutex<Option<PythonAhead>>>,
 }
 
 impl PythonProgram {
@@ -38,6 +42,7 @@ impl PythonProgram {
             project: ProjectSettings::load(project_dir)?,
             options: RunOptions::default(),
             interpreter: None,
+            ahead: Arc::default(),
         })
     }
 
@@ -75,7 +80,57 @@ impl PythonProgram {
         }
     }
 
-    fn command(&self, bootstrap: &Path, s: &process::Session) -> Result<Command, String> {
+    /// Starts the interpreter and the runner ahead of the run, so that
+    /// Python's start and the SDK's imports (a third of a second or more)
+    /// overlap what the CLI does before the program can run: locking the
+    /// stack, reading its checkpoint, deriving the passphrase key. The
+    /// runner then waits on stdin for the run's arguments (see
+    /// `bootstrap.py`, `--wait`); [`PythonProgram::with_ahead`] hands it to
+    /// the program's first run. `None` when it cannot start: the run then
+    /// starts the interpreter itself and reports why it cannot.
+    pub fn start_ahead(&self) -> Option<PythonAhead> {
+        let bootstrap = write_bootstrap().ok()?;
+        let child = self
+            .base_command()
+            .arg(bootstrap.path())
+            .arg("--wait")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .ok()?;
+        Some(PythonAhead { child, bootstrap })
+    }
+
+    /// Runs the program's first run in the runner `ahead` started.
+    pub fn with_ahead(self, ahead: PythonAhead) -> PythonProgram {
+        *self.ahead.lock().unwrap_or_else(|p| p.into_inner()) = Some(ahead);
+        self
+    }
+
+    /// The interpreter in the program's working directory, with the
+    /// virtualenv's environment: everything but the runner's arguments.
+    fn base_command(&self) -> Command {
+        let python = self.interpreter();
+        let mut cmd = Command::new(&python);
+        cmd.current_dir(self.project.working_dir())
+            .env("PYTHONUNBUFFERED", "1");
+        if let Some(venv) = self.virtualenv().filter(|_| self.interpreter.is_none()) {
+            // As an activated virtualenv: its scripts come first.
+            let bin = python.parent().map(Path::to_path_buf).unwrap_or_default();
+            let mut path = OsString::from(bin.as_os_str());
+            if let Some(old) = std::env::var_os("PATH") {
+                path.push(if cfg!(windows) { ";" } else { ":" });
+                path.push(old);
+            }
+            cmd.env("VIRTUAL_ENV", venv).env("PATH", path);
+        }
+        cmd
+    }
+
+    /// The runner's arguments for a run in `s`.
+    fn args(&self, s: &process::Session) -> Result<Vec<OsString>, String> {
         let python = self.interpreter();
         let venv = self.virtualenv().filter(|_| self.interpreter.is_none());
         if let Some(venv) = &venv {
@@ -94,41 +149,39 @@ impl PythonProgram {
         if !program.exists() {
             return Err(format!("the program {} does not exist", program.display()));
         }
-        let mut cmd = Command::new(&python);
-        cmd.arg(bootstrap)
-            .arg("--monitor")
-            .arg(&s.address)
-            .arg("--engine")
-            .arg(&s.address)
-            .arg("--project")
-            .arg(&s.project)
-            .arg("--root_directory")
-            .arg(&self.project.dir)
-            .arg("--stack")
-            .arg(&s.stack)
-            .arg("--pwd")
-            .arg(self.project.working_dir())
-            .arg("--dry_run")
-            .arg(if s.preview { "true" } else { "false" })
-            .arg("--parallel")
-            .arg(s.parallel.to_string())
-            .arg("--organization")
-            .arg(&self.options.organization)
-            .arg(&program)
-            .current_dir(self.project.working_dir())
-            .env("PYTHONUNBUFFERED", "1");
-        if let Some(venv) = venv {
-            // As an activated virtualenv: its scripts come first.
-            let bin = python.parent().map(Path::to_path_buf).unwrap_or_default();
-            let mut path = OsString::from(bin.as_os_str());
-            if let Some(old) = std::env::var_os("PATH") {
-                path.push(if cfg!(windows) { ";" } else { ":" });
-                path.push(old);
-            }
-            cmd.env("VIRTUAL_ENV", venv).env("PATH", path);
-        }
-        Ok(cmd)
+        let dry_run = if s.preview { "true" } else { "false" };
+        Ok(vec![
+            "--monitor".into(),
+            s.address.clone().into(),
+            "--engine".into(),
+            s.address.clone().into(),
+            "--project".into(),
+            s.project.clone().into(),
+            "--root_directory".into(),
+            self.project.dir.clone().into(),
+            "--stack".into(),
+            s.stack.clone().into(),
+            "--pwd".into(),
+            self.project.working_dir().into(),
+            "--dry_run".into(),
+            dry_run.into(),
+            "--parallel".into(),
+            s.parallel.to_string().into(),
+            "--organization".into(),
+            self.options.organization.clone().into(),
+            program.into(),
+        ])
     }
+}
+
+/// A Python interpreter started ahead of its run by
+/// [`PythonProgram::start_ahead`], importing the SDK and then waiting for
+/// its arguments; killed if dropped unused.
+#[derive(Debug)]
+pub struct PythonAhead {
+    child: Child,
+    /// The runner's file, kept until the run is over.
+    bootstrap: tempfile::NamedTempFile,
 }
 
 /// The interpreter of a virtualenv.
@@ -157,9 +210,23 @@ fn write_bootstrap() -> Result<tempfile::NamedTempFile, String> {
 #[async_trait]
 impl Program for PythonProgram {
     async fn run(&self, monitor: Monitor) -> Result<(), String> {
+        let ahead = self.ahead.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(PythonAhead { child, bootstrap }) = ahead {
+            let launch = |s: &process::Session| {
+                Ok(Launch::Resume {
+                    child,
+                    args: self.args(s)?,
+                })
+            };
+            let result = process::run(monitor, &self.options, "python", launch).await;
+            drop(bootstrap);
+            return result;
+        }
         let bootstrap = write_bootstrap()?;
         process::run(monitor, &self.options, "python", |s| {
-            self.command(bootstrap.path(), s)
+            let mut cmd = self.base_command();
+            cmd.arg(bootstrap.path()).args(self.args(s)?);
+            Ok(Launch::Spawn(cmd))
         })
         .await
     }

@@ -92,13 +92,12 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     // fail quietly instead.
     #[cfg(unix)]
     let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());
-    // A YAML program is parsed beside loading the project and opening the
-    // stack.
-    let ahead = match op {
-        Operation::Preview | Operation::Up => ProgramAhead::start(&ctx.cwd),
-        Operation::Refresh | Operation::Destroy => None,
-    };
+    // A YAML program is parsed, a Python program's interpreter started,
+    // beside loading the project and opening the stack.
+    let runs_program = matches!(op, Operation::Preview | Operation::Up);
+    let ahead = runs_program.then(|| ProgramAhead::start(&ctx.cwd));
     let project = ctx.project()?;
+    let ahead = ahead.map(|ahead| ahead.with_project(&project));
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
     crate::passphrase::derive_ahead(&project.stack_config_file(&stack.stack));
@@ -197,9 +196,12 @@ async fn run_locked(
     };
 
     let program: Option<Box<dyn Program>> = match op {
-        Operation::Preview | Operation::Up => {
-            Some(load_program(project, &stack_name, config, ahead)?)
-        }
+        Operation::Preview | Operation::Up => Some(load_program(
+            project,
+            &stack_name,
+            config,
+            ahead.unwrap_or_default(),
+        )?),
         Operation::Refresh | Operation::Destroy => None,
     };
     let program = program.as_deref();

@@ -254,6 +254,24 @@ async fn a_program_that_dies_quietly_shows_its_stderr() {
 async fn configuration_and_secret_configuration() {
     let Some(python) = python() else { return };
     let dir = project("config");
+    configuration_reaches(program(dir.path(), &python)).await;
+}
+
+/// An interpreter started ahead of the run (as the CLI starts it while it
+/// opens the stack) gets the same arguments and configuration when the
+/// run comes; a second run of the same program starts its own.
+#[tokio::test]
+async fn configuration_reaches_an_interpreter_started_ahead() {
+    let Some(python) = python() else { return };
+    let dir = project("config");
+    let p = program(dir.path(), &python);
+    let ahead = p.start_ahead().expect("the interpreter starts");
+    let p = p.with_ahead(ahead);
+    configuration_reaches(p.clone()).await;
+    configuration_reaches(p).await;
+}
+
+async fn configuration_reaches(program: PythonProgram) {
     let (mut world, _cloud) = world();
     let options = RunOptions {
         config: [
@@ -269,9 +287,7 @@ async fn configuration_and_secret_configuration() {
         organization: "acme".to_owned(),
         ..RunOptions::default()
     };
-    let result = world
-        .up(&program(dir.path(), &python).with_options(options))
-        .await;
+    let result = world.up(&program.with_options(options)).await;
     ok(&result);
     let out = stack_outputs(&result);
     assert_eq!(out["name"], s("world"));
