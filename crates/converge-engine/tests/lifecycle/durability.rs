@@ -114,6 +114,84 @@ async fn components_and_outputs_get_their_answers_before_their_entries_are_durab
     assert_eq!(cloud.len(), 1);
 }
 
+/// A sink that keeps each batch as it came.
+#[derive(Debug, Default)]
+struct BatchSink {
+    batches: Mutex<Vec<Vec<JournalEntry>>>,
+}
+
+#[async_trait]
+impl JournalSink for BatchSink {
+    async fn persist(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
+        self.batches.lock().unwrap().push(batch.to_vec());
+        Ok(())
+    }
+}
+
+/// Unsynced entries are held until a request that waits for its entry and
+/// written with it: components registered one after another (each after
+/// the previous one's answer) cost no write of their own.
+#[tokio::test]
+async fn unsynced_entries_are_written_with_the_next_entry_that_waits() {
+    let sink = Arc::new(BatchSink::default());
+    let p = program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        let mut parent = stack;
+        for name in ["c1", "c2", "c3"] {
+            let mut c = component("my:index:Group", name);
+            c.parent = Some(parent);
+            parent = m.register_resource(c).await.map_err(|e| e.to_string())?.urn;
+            // As a program across a network: the journaler has time to
+            // write between two registrations, if it would.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut a = custom(T, "a", inputs(&[("v", "1")]));
+        a.parent = Some(parent);
+        m.register_resource(a).await.map_err(|e| e.to_string())?;
+        Ok(())
+    });
+    let base = converge_state::Snapshot::empty("2026-01-01T00:00:00Z");
+    let (_w, cloud) = world(provider());
+    let ctx = OperationContext {
+        base: Arc::new(base.clone()),
+        loader: Arc::new(MockLoader::single(provider().with_cloud(cloud))),
+        sink: sink.clone(),
+        events: EventSink::discard(),
+        options: converge_engine::DeploymentOptions::new("test", "proj"),
+    };
+    let r = converge_engine::update(ctx, &p).await;
+    expect_ok(&r);
+    let batches = sink.batches.lock().unwrap().clone();
+    let names = |batch: &[JournalEntry]| -> Vec<String> {
+        batch
+            .iter()
+            .map(|e| {
+                let urn = e.operation.as_ref().map(|op| &op.resource.urn);
+                let urn = urn.or(e.state.as_ref().map(|s| &s.urn));
+                urn.map_or_else(String::new, |u| u.name().to_owned())
+            })
+            .collect()
+    };
+    // The first write holds the stack and the three components, and the
+    // default provider's Begin that made it.
+    let first = names(&batches[0]);
+    for name in ["proj-test", "c1", "c2", "c3"] {
+        assert!(first.iter().any(|n| n == name), "{name} in {batches:#?}");
+    }
+    assert_eq!(
+        batches[0].last().map(|e| e.kind),
+        Some(JournalEntryKind::Begin),
+        "{batches:#?}"
+    );
+    // The journal is the same as ever: it replays to the result.
+    let entries: Vec<JournalEntry> = batches.concat();
+    check_journal(&base, &entries);
+    assert_eq!(
+        converge_state::journal::replay(&base, &entries).unwrap(),
+        *r.snapshot
+    );
+}
+
 #[tokio::test]
 async fn an_unchanged_resource_is_journaled_by_its_index_only() {
     let (mut w, _cloud) = world(provider());
