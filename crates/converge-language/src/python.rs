@@ -213,10 +213,15 @@ impl Program for PythonProgram {
         let ahead = self.ahead.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(PythonAhead { child, bootstrap }) = ahead {
             let launch = |s: &process::Session| {
-                Ok(Launch::Resume {
-                    child,
-                    args: self.args(s)?,
-                })
+                let args = self.args(s)?;
+                if args.iter().all(|a| a.to_str().is_some()) {
+                    return Ok(Launch::Resume { child, args });
+                }
+                // A path JSON cannot carry: the interpreter started ahead
+                // is dropped (killed), and one starts with the arguments.
+                let mut cmd = self.base_command();
+                cmd.arg(bootstrap.path()).args(args);
+                Ok(Launch::Spawn(cmd))
             };
             let result = process::run(monitor, &self.options, "python", launch).await;
             drop(bootstrap);
