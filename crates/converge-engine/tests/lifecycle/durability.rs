@@ -33,6 +33,23 @@ impl JournalSink for GatedSink {
     }
 }
 
+/// An update of an empty stack with the mock provider, journaled to
+/// `sink`: the base, the operation's context and the provider's objects.
+fn on_an_empty_stack(
+    sink: Arc<dyn JournalSink>,
+) -> (converge_state::Snapshot, OperationContext, Arc<MockCloud>) {
+    let base = converge_state::Snapshot::empty("2026-01-01T00:00:00Z");
+    let (_w, cloud) = world(provider());
+    let ctx = OperationContext {
+        base: Arc::new(base.clone()),
+        loader: Arc::new(MockLoader::single(provider().with_cloud(cloud.clone()))),
+        sink,
+        events: EventSink::discard(),
+        options: converge_engine::DeploymentOptions::new("test", "proj"),
+    };
+    (base, ctx, cloud)
+}
+
 /// A deadlock guard, not a timing assertion: a registration that waited
 /// for the closed gate would never return.
 const GUARD: Duration = Duration::from_secs(60);
@@ -81,15 +98,7 @@ async fn components_and_outputs_get_their_answers_before_their_entries_are_durab
             }
         })
     };
-    let base = converge_state::Snapshot::empty("2026-01-01T00:00:00Z");
-    let (_w, cloud) = world(provider());
-    let ctx = OperationContext {
-        base: Arc::new(base.clone()),
-        loader: Arc::new(MockLoader::single(provider().with_cloud(cloud.clone()))),
-        sink: sink.clone(),
-        events: EventSink::discard(),
-        options: converge_engine::DeploymentOptions::new("test", "proj"),
-    };
+    let (base, ctx, cloud) = on_an_empty_stack(sink.clone());
     let r = converge_engine::update(ctx, &p).await;
     expect_ok(&r);
     assert_eq!(*persisted_when_answered.lock().unwrap(), Some(0));
@@ -150,15 +159,7 @@ async fn unsynced_entries_are_written_with_the_next_entry_that_waits() {
         m.register_resource(a).await.map_err(|e| e.to_string())?;
         Ok(())
     });
-    let base = converge_state::Snapshot::empty("2026-01-01T00:00:00Z");
-    let (_w, cloud) = world(provider());
-    let ctx = OperationContext {
-        base: Arc::new(base.clone()),
-        loader: Arc::new(MockLoader::single(provider().with_cloud(cloud))),
-        sink: sink.clone(),
-        events: EventSink::discard(),
-        options: converge_engine::DeploymentOptions::new("test", "proj"),
-    };
+    let (base, ctx, _cloud) = on_an_empty_stack(sink.clone());
     let r = converge_engine::update(ctx, &p).await;
     expect_ok(&r);
     let batches = sink.batches.lock().unwrap().clone();
