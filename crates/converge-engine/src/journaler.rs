@@ -157,6 +157,16 @@ impl Replay {
     }
 }
 
+/// Moves the entries just persisted into the replay (if `finish` has not
+/// taken it), leaving `entries` empty.
+fn replay_persisted(record: &Mutex<Option<Replay>>, entries: &mut Vec<JournalEntry>) {
+    let mut guard = record.lock().unwrap_or_else(|p| p.into_inner());
+    match guard.as_mut() {
+        Some(replay) => entries.drain(..).for_each(|entry| replay.record(entry)),
+        None => entries.clear(),
+    }
+}
+
 /// How many unsynced entries the journaler holds, waiting for a request
 /// that waits, before it writes them anyway: a bound on the memory they
 /// take and on what a crash loses of a long run of components.
@@ -236,14 +246,7 @@ impl Journaler {
                 };
                 match persisted {
                     Ok(()) => {
-                        let mut guard = record.lock().unwrap_or_else(|p| p.into_inner());
-                        if let Some(replay) = guard.as_mut() {
-                            for entry in entries.drain(..) {
-                                replay.record(entry);
-                            }
-                        }
-                        drop(guard);
-                        entries.clear();
+                        replay_persisted(&record, &mut entries);
                         for (id, r) in answers.drain(..) {
                             r.answer(Ok(id));
                         }
@@ -262,12 +265,7 @@ impl Journaler {
             // Every handle is gone without a final flush: what is held is
             // still written, as it was before it was held.
             if broken.is_none() && !entries.is_empty() && sink.persist(&entries).await.is_ok() {
-                let mut guard = record.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(replay) = guard.as_mut() {
-                    for entry in entries.drain(..) {
-                        replay.record(entry);
-                    }
-                }
+                replay_persisted(&record, &mut entries);
             }
         });
         Journaler { tx, replay }

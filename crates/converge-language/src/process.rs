@@ -7,7 +7,6 @@
 //! program that dies without reporting why.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -209,7 +208,7 @@ pub(crate) enum Launch {
     /// Started ahead (`python::PythonAhead`), its stdin a pipe on which it
     /// waits for one JSON line: `{"args": [...], "env": {...}}`, its
     /// arguments and the run's configuration variables.
-    Resume { child: Child, args: Vec<OsString> },
+    Resume { child: Child, args: Vec<String> },
 }
 
 /// Runs the program `launch` starts against a fresh monitor server for
@@ -260,10 +259,6 @@ pub(crate) async fn run(
             (child, None)
         }
         Launch::Resume { child, args } => {
-            let args: Option<Vec<&str>> = args.iter().map(|a| a.to_str()).collect();
-            let args = args.ok_or_else(|| {
-                format!("cannot pass the {language} program a path that is not UTF-8")
-            })?;
             let env = serde_json::json!({
                 "PULUMI_CONFIG": config,
                 "PULUMI_CONFIG_SECRET_KEYS": secret_keys,

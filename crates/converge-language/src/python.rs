@@ -214,7 +214,9 @@ impl Program for PythonProgram {
         if let Some(PythonAhead { child, bootstrap }) = ahead {
             let launch = |s: &process::Session| {
                 let args = self.args(s)?;
-                if args.iter().all(|a| a.to_str().is_some()) {
+                let text: Option<Vec<String>> =
+                    args.iter().map(|a| a.to_str().map(str::to_owned)).collect();
+                if let Some(args) = text {
                     return Ok(Launch::Resume { child, args });
                 }
                 // A path JSON cannot carry: the interpreter started ahead
