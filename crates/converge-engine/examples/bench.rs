@@ -3,16 +3,19 @@
 //!
 //! - `up_create`, `preview_nochange`, `up_1pct`, `destroy` for N resources
 //!   with a zero-latency in-process provider and journaled persistence on a
-//!   file backend: wall time and bytes written (journal + checkpoint). Each
-//!   row is the median of `BENCH_RUNS` runs on a fresh stack (9 up to 10k
-//!   resources and 5 above by default; on a small shared machine the same
-//!   10k row varies by a factor of two from one run to the next), with
-//!   every run's time in `runs_ms`. A `growth` line per row then gives the
-//!   ratio of each size's median to the previous size's.
-//!   Between operations the bench pauses, untimed, for a quarter of the
-//!   last one's time: an operation frees its bookkeeping on a blocking
-//!   thread after it answers, and the next row is the user's next command,
-//!   which does not share a process with it.
+//!   file backend: wall time, CPU time, peak RSS and bytes written
+//!   (journal + checkpoint). Each row is the median of `BENCH_RUNS` runs on
+//!   a fresh stack (9 up to 10k resources and 5 above by default; on a
+//!   small shared machine the same 10k row varies by a factor of two from
+//!   one run to the next), with every run's time in `runs_ms`. A `growth`
+//!   line per row then gives the ratio of each size's median to the
+//!   previous size's.
+//!   Each operation runs in a process of its own (this bench with
+//!   `--row ROW --n N --dir DIR`), timed from the operation's start to its
+//!   compaction, as a user's next command is a new `converge`: no row
+//!   reuses memory an earlier one faulted in, or pays for its frees. The
+//!   sizes take turns, a round being one stack of each size, so that a
+//!   slow spell of the machine falls on all of them.
 //! - `dag_latency`: a DAG of chains with a 50 ms provider, against the
 //!   lower bound max(critical path × latency, N × latency / parallel).
 //! - `backend_up`: a 1,000-resource create, then an update of 1 % of it, on
@@ -28,6 +31,7 @@
 //! enabled for that row's runs only, from the operation's start to its
 //! compaction.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -47,6 +51,7 @@ use converge_engine::{
 use converge_model::PropertyValue;
 use converge_testkit::{custom, program, register_stack, MockCloud, MockLoader, MockProvider};
 
+const PACKAGE: &str = "pkg";
 const T: &str = "pkg:index:Thing";
 
 /// N independent resources registered concurrently; resource i has input
@@ -116,11 +121,18 @@ fn dag(chains: usize, length: usize) -> impl Program {
 }
 
 struct World {
-    _dir: tempfile::TempDir,
+    /// The stack's directory, removed with the world (`None`: a directory
+    /// the parent process owns).
+    _dir: Option<tempfile::TempDir>,
     state: StackState,
     loader: Arc<MockLoader>,
+    cloud: Arc<MockCloud>,
     /// Sample the next operation (see the module's doc).
     profile: bool,
+    /// Whether this process is one operation's own (`--row`): the cloud is
+    /// seeded from the stack's state before the operation, and nothing
+    /// pauses after it, since the process ends.
+    own_process: bool,
 }
 
 /// `perf record --control`'s command and acknowledgement fifos, and the
@@ -162,6 +174,19 @@ impl Profiler {
     }
 }
 
+/// The stack every world deploys.
+fn bench_stack() -> StackRef {
+    StackRef::new("bench", "dev").expect("stack name")
+}
+
+/// A new, empty stack on `backend`.
+async fn create_stack(backend: Arc<dyn Backend>) {
+    StackState::new(backend, bench_stack())
+        .create()
+        .await
+        .expect("create stack");
+}
+
 static PROFILER: std::sync::LazyLock<Option<Profiler>> =
     std::sync::LazyLock::new(Profiler::from_env);
 
@@ -173,19 +198,42 @@ impl World {
     }
 
     async fn on(backend: Arc<dyn Backend>, dir: tempfile::TempDir, latency: Duration) -> World {
-        let stack = StackRef::new("bench", "dev").expect("stack name");
-        StackState::new(backend.clone(), stack.clone())
-            .create()
-            .await
-            .expect("create stack");
-        let provider = MockProvider::new("pkg")
-            .with_cloud(MockCloud::new())
+        create_stack(backend.clone()).await;
+        let mut w = World::with(backend, bench_stack(), latency);
+        w._dir = Some(dir);
+        w
+    }
+
+    /// The stack another process created in `dir`, for one operation.
+    fn open(dir: &Path) -> World {
+        let backend: Arc<dyn Backend> = Arc::new(FileBackend::new(dir, ""));
+        let mut w = World::with(backend, bench_stack(), Duration::ZERO);
+        w.own_process = true;
+        w
+    }
+
+    fn with(backend: Arc<dyn Backend>, stack: StackRef, latency: Duration) -> World {
+        let cloud = MockCloud::new();
+        let provider = MockProvider::new(PACKAGE)
+            .with_cloud(cloud.clone())
             .latency(latency);
         World {
-            _dir: dir,
+            _dir: None,
             state: StackState::new(backend, stack),
             loader: Arc::new(MockLoader::single(provider)),
+            cloud,
             profile: false,
+            own_process: false,
+        }
+    }
+
+    /// Puts the stack's objects back into this process's mock cloud, as
+    /// the process that created them left them.
+    fn seed_cloud(&self, base: &converge_state::Snapshot) {
+        for r in base.resources.iter().filter(|r| r.custom) {
+            if let Some(id) = &r.id {
+                self.cloud.restore(id, &r.urn, PACKAGE, r.inputs.clone());
+            }
         }
     }
 
@@ -234,8 +282,12 @@ impl World {
             Some(j) => j.clone(),
             None => Arc::new(DiscardSink),
         };
+        let base = locked.shared_base();
+        if self.own_process {
+            self.seed_cloud(&base);
+        }
         let ctx = OperationContext {
-            base: locked.shared_base(),
+            base,
             loader: self.loader.clone(),
             sink,
             events: EventSink::discard(),
@@ -280,8 +332,10 @@ impl World {
         // Untimed: the operation frees its bookkeeping and the base it
         // replaced on a blocking thread after it answers; a user's next
         // command is another process, so the next row does not start
-        // while that runs.
-        tokio::time::sleep(Duration::from_millis((ms as u64 / 4).max(20))).await;
+        // while that runs. (An operation in its own process ends instead.)
+        if !self.own_process {
+            tokio::time::sleep(Duration::from_millis((ms as u64 / 4).max(20))).await;
+        }
         if let Some(e) = &result.error {
             panic!("{op} failed: {e}");
         }
@@ -323,57 +377,67 @@ fn line(fields: serde_json::Value) {
     println!("{fields}");
 }
 
-/// One run of the four zero-latency rows on a fresh stack of `n`.
-struct ZeroLatencyRun {
-    rows: Vec<Row>,
-}
+/// The zero-latency rows, in the order one run performs them on a stack.
+const ROWS: [&str; 4] = ["up_create", "preview_nochange", "up_1pct", "destroy"];
 
-/// A row of one run: its name, times and the rest of its line.
-struct Row {
-    name: &'static str,
-    wall_ms: u128,
-    cpu_ms: Option<u128>,
-    rest: serde_json::Value,
-}
-
-impl Row {
-    fn new(name: &'static str, run: &Run, rest: serde_json::Value) -> Row {
-        Row {
-            name,
-            wall_ms: run.wall_ms,
-            cpu_ms: run.cpu_ms,
-            rest,
+/// One row's operation on the stack in `dir`, in this process (`--row`):
+/// its line's fields, `wall_ms` and `cpu_ms` among them.
+async fn one_row(row: &str, n: usize, dir: &Path) -> serde_json::Value {
+    let mut w = World::open(dir);
+    w.profile = Profiler::wants(row);
+    let (run, mut fields) = match row {
+        "up_create" | "up_1pct" => {
+            let changed_every = (row == "up_1pct").then_some(100);
+            let run = w.run("update", Some(&flat(n, changed_every)), 16).await;
+            let fields = w.written_against_snapshot(run.written).await;
+            (run, fields)
         }
-    }
+        "preview_nochange" => {
+            let run = w.run("preview", Some(&flat(n, None)), 16).await;
+            let changes = run
+                .result
+                .plan
+                .steps
+                .iter()
+                .filter(|s| s.op != converge_engine::StepOp::Same)
+                .count();
+            let fields = serde_json::json!({"bytes_written": run.written, "changes": changes});
+            (run, fields)
+        }
+        "destroy" => {
+            let run = w.run("destroy", None, 16).await;
+            let fields = serde_json::json!({"bytes_written": run.written});
+            (run, fields)
+        }
+        other => panic!("no zero-latency row {other:?}"),
+    };
+    fields["wall_ms"] = serde_json::json!(run.wall_ms);
+    fields["cpu_ms"] = serde_json::json!(run.cpu_ms);
+    fields["peak_rss_kb"] = serde_json::json!(peak_rss_kb());
+    fields
 }
 
-async fn zero_latency_once(n: usize) -> ZeroLatencyRun {
-    let mut rows = Vec::new();
-    let mut w = World::new(Duration::ZERO).await;
-    w.profile = Profiler::wants("up_create");
-    let run = w.run("update", Some(&flat(n, None)), 16).await;
-    let rest = w.written_against_snapshot(run.written).await;
-    rows.push(Row::new("up_create", &run, rest));
-    w.profile = Profiler::wants("preview_nochange");
-    let run = w.run("preview", Some(&flat(n, None)), 16).await;
-    let changes = run
-        .result
-        .plan
-        .steps
-        .iter()
-        .filter(|s| s.op != converge_engine::StepOp::Same)
-        .count();
-    let rest = serde_json::json!({"bytes_written": run.written, "changes": changes});
-    rows.push(Row::new("preview_nochange", &run, rest));
-    w.profile = Profiler::wants("up_1pct");
-    let run = w.run("update", Some(&flat(n, Some(100))), 16).await;
-    let rest = w.written_against_snapshot(run.written).await;
-    rows.push(Row::new("up_1pct", &run, rest));
-    w.profile = Profiler::wants("destroy");
-    let run = w.run("destroy", None, 16).await;
-    let rest = serde_json::json!({"bytes_written": run.written});
-    rows.push(Row::new("destroy", &run, rest));
-    ZeroLatencyRun { rows }
+/// The process's peak resident set so far (`VmHWM` of `/proc/self/status`):
+/// in a row's own process, the stored state's load and the operation.
+fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs `row` for the stack in `dir` in a new process of this bench, as a
+/// user's next command runs in a new `converge`: it starts from the
+/// stored state, with none of the previous operation's memory.
+fn row_in_own_process(row: &str, n: usize, dir: &Path) -> serde_json::Value {
+    let exe = std::env::current_exe().expect("the bench's own path");
+    let out = std::process::Command::new(exe)
+        .args(["--row", row, "--n", &n.to_string(), "--dir"])
+        .arg(dir)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("start a row's process");
+    assert!(out.status.success(), "{row} of {n} failed: {}", out.status);
+    serde_json::from_slice(&out.stdout).expect("a row's line")
 }
 
 /// The median of `times` (the upper one of an even count).
@@ -383,28 +447,68 @@ fn median(times: &[u128]) -> u128 {
     sorted[sorted.len() / 2]
 }
 
-/// Runs the zero-latency rows `runs` times for `n` resources and prints
-/// each row's median; returns the medians by row.
-async fn zero_latency(n: usize, runs: usize) -> Vec<(&'static str, u128)> {
-    let mut all = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        all.push(zero_latency_once(n).await);
-    }
-    let first = &all[0];
-    let mut medians = Vec::new();
-    for (i, row) in first.rows.iter().enumerate() {
-        let times: Vec<u128> = all.iter().map(|run| run.rows[i].wall_ms).collect();
-        let cpu: Vec<Option<u128>> = all.iter().map(|run| run.rows[i].cpu_ms).collect();
-        let wall_ms = median(&times);
-        let mut fields = serde_json::json!({"bench": row.name, "n": n, "wall_ms": wall_ms,
-            "runs_ms": times, "cpu_runs_ms": cpu});
-        if let (Some(out), Some(rest)) = (fields.as_object_mut(), row.rest.as_object()) {
-            out.extend(rest.clone());
+/// Runs the zero-latency rows for every size, `runs(n)` times each, and
+/// prints each row's median per size, then the growth between sizes.
+/// The sizes take turns (a round is one fresh stack of each size, a
+/// size with fewer runs sitting some rounds out, spread evenly), so a slow
+/// spell of the machine falls on all of them; each operation runs in a
+/// process of its own, so no size runs on memory an earlier operation
+/// left warm.
+fn zero_latency(runtime: &tokio::runtime::Runtime, sizes: &[usize], runs: impl Fn(usize) -> usize) {
+    let rounds = sizes.iter().map(|&n| runs(n)).max().unwrap_or(0);
+    let mut results: Vec<Vec<Vec<serde_json::Value>>> =
+        sizes.iter().map(|_| vec![Vec::new(); ROWS.len()]).collect();
+    for round in 0..rounds {
+        for (by_row, &n) in results.iter_mut().zip(sizes) {
+            let r = runs(n);
+            if (round + 1) * r / rounds == round * r / rounds {
+                continue;
+            }
+            let dir = tempfile::tempdir().expect("temp dir");
+            let backend: Arc<dyn Backend> = Arc::new(FileBackend::new(dir.path(), ""));
+            runtime.block_on(create_stack(backend));
+            for (row, lines) in ROWS.iter().zip(by_row.iter_mut()) {
+                lines.push(row_in_own_process(row, n, dir.path()));
+            }
         }
-        line(fields);
-        medians.push((row.name, wall_ms));
     }
-    medians
+    let mut previous: Option<(usize, Vec<u128>)> = None;
+    for (by_row, &n) in results.iter().zip(sizes) {
+        let mut medians = Vec::new();
+        for (row, lines) in ROWS.iter().zip(by_row) {
+            let times: Vec<u128> = lines
+                .iter()
+                .map(|l| l["wall_ms"].as_u64().unwrap_or(0).into())
+                .collect();
+            let cpu: Vec<Option<u64>> = lines.iter().map(|l| l["cpu_ms"].as_u64()).collect();
+            let rss = lines.iter().filter_map(|l| l["peak_rss_kb"].as_u64()).max();
+            let wall_ms = median(&times);
+            let mut fields = serde_json::json!({"bench": row, "n": n, "wall_ms": wall_ms,
+                "runs_ms": times, "cpu_runs_ms": cpu, "peak_rss_kb": rss});
+            // Bytes and changes are the same in every run: the first's.
+            if let (Some(out), Some(first)) = (
+                fields.as_object_mut(),
+                lines.first().and_then(|l| l.as_object()),
+            ) {
+                for (key, value) in first {
+                    if !["wall_ms", "cpu_ms", "peak_rss_kb"].contains(&key.as_str()) {
+                        out.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            line(fields);
+            medians.push(wall_ms);
+        }
+        if let Some((from, before)) = &previous {
+            for ((row, was), now) in ROWS.iter().zip(before).zip(&medians) {
+                line(
+                    serde_json::json!({"bench": "growth", "row": row, "from": from,
+                    "to": n, "ratio": *now as f64 / (*was).max(1) as f64}),
+                );
+            }
+        }
+        previous = Some((n, medians));
+    }
 }
 
 async fn latency(chains: usize, length: usize, parallel: usize) {
@@ -471,6 +575,18 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio runtime");
+    // `--row ROW --n N --dir DIR`: one zero-latency operation, in a
+    // process of its own (see `zero_latency`).
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, row, n_flag, n, dir_flag, dir] = &args[..] {
+        if (flag.as_str(), n_flag.as_str(), dir_flag.as_str()) == ("--row", "--n", "--dir") {
+            let n = n.parse().expect("--n takes a number");
+            let fields = runtime.block_on(one_row(row, n, Path::new(dir)));
+            line(fields);
+            // Untimed and unwanted: freeing what the operation left.
+            std::process::exit(0);
+        }
+    }
     let sizes: Vec<usize> = std::env::var("BENCH_SIZES")
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
@@ -482,25 +598,14 @@ fn main() {
             .filter(|&r| r > 0)
             .unwrap_or(if n <= 10_000 { 9 } else { 5 })
     };
+    zero_latency(&runtime, &sizes, runs);
+    // `BENCH_ZERO_LATENCY_ONLY=1`: only the rows above (to count a
+    // size's instructions alone, say under callgrind with
+    // `--trace-children=yes`: each operation is a process of its own).
+    if std::env::var_os("BENCH_ZERO_LATENCY_ONLY").is_some() {
+        return;
+    }
     runtime.block_on(async {
-        let mut previous: Option<(usize, Vec<(&str, u128)>)> = None;
-        for n in sizes {
-            let medians = zero_latency(n, runs(n)).await;
-            if let Some((from, before)) = &previous {
-                for ((row, was), (_, now)) in before.iter().zip(&medians) {
-                    line(
-                        serde_json::json!({"bench": "growth", "row": row, "from": from,
-                        "to": n, "ratio": *now as f64 / (*was).max(1) as f64}),
-                    );
-                }
-            }
-            previous = Some((n, medians));
-        }
-        // `BENCH_ZERO_LATENCY_ONLY=1`: only the rows above (to count a
-        // size's instructions alone, say under callgrind).
-        if std::env::var_os("BENCH_ZERO_LATENCY_ONLY").is_some() {
-            return;
-        }
         latency(20, 10, 16).await;
         latency(100, 5, 16).await;
         latency(100, 5, 64).await;

@@ -143,6 +143,28 @@ impl MockCloud {
         id
     }
 
+    /// Puts back an object a cloud of another process created, under its
+    /// ID (`id-N`, as [`insert`](Self::insert) makes them), and returns
+    /// whether the ID was one; later inserts count on from the largest ID
+    /// restored. A benchmark that runs each operation in a process of its
+    /// own seeds the cloud so from the stack's state.
+    pub fn restore(&self, id: &str, urn: &Urn, package: &str, properties: PropertyMap) -> bool {
+        let Some(key) = key_of(id) else { return false };
+        let mut inner = self.lock();
+        inner.last_id = inner.last_id.max(key);
+        inner.objects.insert(
+            key,
+            CloudObject {
+                id: id.to_owned(),
+                urn: urn.clone(),
+                type_token: urn.type_token().to_owned(),
+                properties,
+                package: package.to_owned(),
+            },
+        );
+        true
+    }
+
     /// Replaces an object's properties; fails as a real cloud's 404 would
     /// if there is no object `id`.
     pub fn set_properties(&self, id: &str, properties: PropertyMap) -> Result<(), ProviderError> {
@@ -274,6 +296,20 @@ mod tests {
         }
         cloud.remove("id-2").unwrap();
         assert_eq!(cloud.ids(), ["id-1", "id-3", "id-4"]);
+    }
+
+    #[test]
+    fn restored_objects_keep_their_ids_and_later_ones_count_on() {
+        let cloud = MockCloud::new();
+        assert!(cloud.restore("id-7", &urn("a"), "pkg", props("1")));
+        assert!(cloud.restore("id-3", &urn("b"), "pkg", props("2")));
+        assert!(!cloud.restore("i-am-a-uuid", &urn("c"), "pkg", props("3")));
+        assert_eq!(cloud.ids(), ["id-3", "id-7"]);
+        assert_eq!(cloud.get("id-7").unwrap().type_token, "pkg:m:T");
+        cloud.set_properties("id-3", props("4")).unwrap();
+        assert_eq!(cloud.insert(&urn("d"), "pkg", props("5")), "id-8");
+        cloud.remove("id-7").unwrap();
+        assert_eq!(cloud.ids(), ["id-3", "id-8"]);
     }
 
     #[test]
