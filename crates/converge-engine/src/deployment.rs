@@ -10,7 +10,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use converge_model::{PropertyMap, ResourceState, Urn, UrnPattern};
+use converge_model::{PropertyMap, ProviderReference, ResourceState, Urn, UrnPattern};
 use converge_plugin::ProviderRegistry;
 use converge_state::journal::JournalEntry;
 use converge_state::{OperationType, PendingOperation, Snapshot};
@@ -152,13 +152,25 @@ pub(crate) struct Deployment {
     pub pool: Semaphore,
     next_op: AtomicU64,
     progress: Mutex<Progress>,
-    /// Default providers being registered, so concurrent users wait for one.
-    pub default_providers: tokio::sync::Mutex<HashMap<Urn, String>>,
+    /// The default providers registered so far, by package and version
+    /// (a deployment uses a handful); held while one registers, so
+    /// concurrent users wait for that one.
+    pub default_providers: tokio::sync::Mutex<Vec<DefaultProvider>>,
     /// Serializes the reference rewrites of renames (`steps::rename`).
     pub renames: tokio::sync::Mutex<()>,
     /// The root stack resource: the first registration of the stack type
     /// without a parent.
     pub root: std::sync::OnceLock<Urn>,
+}
+
+/// A default provider the deployment registered: the package and version
+/// it serves, and the reference every resource of theirs gets (a clone of
+/// whose URN shares its text).
+#[derive(Debug)]
+pub struct DefaultProvider {
+    pub package: String,
+    pub version: Option<String>,
+    pub reference: ProviderReference,
 }
 
 impl Deployment {
@@ -198,7 +210,7 @@ impl Deployment {
             pool,
             next_op: AtomicU64::new(1),
             progress: Mutex::new(progress),
-            default_providers: tokio::sync::Mutex::new(HashMap::new()),
+            default_providers: tokio::sync::Mutex::new(Vec::new()),
             renames: tokio::sync::Mutex::new(()),
             root: std::sync::OnceLock::new(),
         }

@@ -22,7 +22,7 @@ use converge_model::{
 };
 use converge_plugin::CheckRequest;
 
-use crate::deployment::Deployment;
+use crate::deployment::{DefaultProvider, Deployment};
 use crate::error::EngineError;
 use crate::events::{Severity, StepOp};
 use crate::goal::{ReadGoal, RegisterResult, ResourceGoal, ResourceOptions};
@@ -559,15 +559,15 @@ pub(crate) async fn default_provider(
     package: &str,
     version: Option<&str>,
 ) -> Result<ProviderReference, EngineError> {
+    let mut defaults = d.default_providers.lock().await;
+    let known = defaults
+        .iter()
+        .find(|p| p.package == package && p.version.as_deref() == version);
+    if let Some(known) = known {
+        return Ok(known.reference.clone());
+    }
     let urn = default_provider_urn(&d.opts.stack, &d.opts.project, package, version)?;
     let (type_token, name) = (urn.type_token().to_owned(), urn.name().to_owned());
-    let mut defaults = d.default_providers.lock().await;
-    if let Some(id) = defaults.get(&urn) {
-        return Ok(ProviderReference {
-            urn,
-            id: id.clone(),
-        });
-    }
     let mut inputs = d
         .opts
         .provider_config
@@ -585,9 +585,16 @@ pub(crate) async fn default_provider(
         ..ResourceGoal::default()
     };
     let result = Box::pin(register(d, provider_goal)).await?;
-    let id = result.id.unwrap_or_default();
-    defaults.insert(urn.clone(), id.clone());
-    Ok(ProviderReference { urn, id })
+    let reference = ProviderReference {
+        urn,
+        id: result.id.unwrap_or_default(),
+    };
+    defaults.push(DefaultProvider {
+        package: package.to_owned(),
+        version: version.map(str::to_owned),
+        reference: reference.clone(),
+    });
+    Ok(reference)
 }
 
 /// Handles one `ReadResource`.

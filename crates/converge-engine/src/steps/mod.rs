@@ -74,15 +74,25 @@ pub(crate) async fn provider_of(
 
 /// Marks outputs secret where the matching input was secret or the program
 /// asked for it (`additionalSecretOutputs`).
+///
+/// The outputs are changed only when a value is to be marked: a map a
+/// provider answered with its inputs is still shared with them (a change
+/// would copy it first), and most resources have nothing to mark.
 pub(crate) fn mark_secret_outputs(
     inputs: &PropertyMap,
     outputs: &mut PropertyMap,
     extra: &[String],
 ) {
-    for (key, value) in outputs.iter_mut() {
+    let to_mark = |key: &String, value: &PropertyValue| {
         let wanted = extra.iter().any(|k| k == key)
             || matches!(inputs.get(key), Some(PropertyValue::Secret(_)));
-        if wanted && !matches!(value, PropertyValue::Secret(_)) {
+        wanted && !matches!(value, PropertyValue::Secret(_))
+    };
+    if !outputs.iter().any(|(key, value)| to_mark(key, value)) {
+        return;
+    }
+    for (key, value) in outputs.iter_mut() {
+        if to_mark(key, value) {
             let inner = std::mem::replace(value, PropertyValue::Null);
             *value = PropertyValue::secret(inner);
         }
@@ -259,4 +269,39 @@ pub(crate) fn failed(d: &Deployment, op: StepOp, urn: &Urn, err: EngineError) ->
         error: Some(err.to_string()),
     });
     err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_are_copied_only_when_a_value_is_marked_secret() {
+        let mut inputs = PropertyMap::new();
+        inputs.insert("plain".to_owned(), PropertyValue::from("x"));
+        let mut outputs = inputs.clone();
+        mark_secret_outputs(&inputs, &mut outputs, &[]);
+        assert!(outputs.shares_with(&inputs), "nothing to mark, no copy");
+
+        mark_secret_outputs(&inputs, &mut outputs, &["plain".to_owned()]);
+        assert!(!outputs.shares_with(&inputs));
+        assert!(matches!(
+            outputs.get("plain"),
+            Some(PropertyValue::Secret(_))
+        ));
+        assert_eq!(inputs.get("plain"), Some(&PropertyValue::from("x")));
+
+        // A secret input makes its output secret too.
+        let mut inputs = PropertyMap::new();
+        inputs.insert(
+            "key".to_owned(),
+            PropertyValue::secret(PropertyValue::from("k")),
+        );
+        let mut outputs = PropertyMap::new();
+        outputs.insert("key".to_owned(), PropertyValue::from("k"));
+        outputs.insert("other".to_owned(), PropertyValue::from("o"));
+        mark_secret_outputs(&inputs, &mut outputs, &[]);
+        assert!(matches!(outputs.get("key"), Some(PropertyValue::Secret(_))));
+        assert_eq!(outputs.get("other"), Some(&PropertyValue::from("o")));
+    }
 }

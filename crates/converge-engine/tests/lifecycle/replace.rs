@@ -348,6 +348,48 @@ fn two_versions(v2_replaces: bool) -> (converge_testkit::Lifecycle, Arc<MockClou
     )
 }
 
+/// Resources registered at once at two versions of one package: each
+/// version's default provider is registered once, and every resource names
+/// its own version's, by the ID it was given.
+#[tokio::test]
+async fn concurrent_resources_share_the_default_provider_of_their_version() {
+    let (mut w, _cloud) = two_versions(false);
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in 0..40 {
+            let (m, stack) = (m.clone(), stack.clone());
+            tasks.spawn(async move {
+                let mut g = custom(T, &format!("r{i}"), inputs(&[("k", "1")]));
+                if i % 2 == 1 {
+                    g.version = Some("2.0.0".to_owned());
+                }
+                reg(&m, &stack, g).await.map(|_| ())
+            });
+        }
+        while let Some(r) = tasks.join_next().await {
+            r.map_err(|e| e.to_string())??;
+        }
+        Ok(())
+    });
+    let r = w.up(&p).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "default"), vec![StepOp::Create]);
+    assert_eq!(ops_of(&r, "default_2_0_0"), vec![StepOp::Create]);
+    for i in 0..40 {
+        let provider = w.resource(&format!("r{i}")).unwrap().provider.clone();
+        let provider = provider.expect("a provider reference");
+        let want = if i % 2 == 1 {
+            "default_2_0_0"
+        } else {
+            "default"
+        };
+        assert_eq!(provider.urn.name(), want, "r{i}");
+        let default = w.resource(want).expect("the default provider");
+        assert_eq!(default.id.as_deref(), Some(provider.id.as_str()), "r{i}");
+    }
+}
+
 #[tokio::test]
 async fn upgrading_a_default_provider_does_not_replace_its_resources() {
     let (mut w, cloud) = two_versions(false);
