@@ -4,6 +4,7 @@ pub mod about;
 pub mod cancel;
 pub mod config;
 pub mod deploy;
+pub mod execute;
 pub mod import;
 pub mod login;
 pub mod new;

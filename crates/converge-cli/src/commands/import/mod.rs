@@ -25,9 +25,9 @@ use converge_state::Snapshot;
 
 use crate::args::{ImportArgs, OperationArgs};
 use crate::commands::deploy::{
-    deployment_options, execute, go_duration, print_json, print_lines, report_pending,
-    ExecuteParams, Operation,
+    deployment_options, go_duration, print_json, print_lines, report_pending, Operation,
 };
+use crate::commands::execute::{execute, ExecuteParams};
 use crate::commands::open_stack::{self, Opened};
 use crate::context::Context;
 use crate::display::{say, DisplayOptions};
