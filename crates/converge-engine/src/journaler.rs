@@ -14,7 +14,10 @@
 //! makes it durable too, and a crash before that loses only bookkeeping a
 //! re-run redoes. Such entries are held until a request that waits (or
 //! `UNSYNCED_HELD` of them) and written with it, not written and synced
-//! each on its own. A failed write fails every later append and the flush.
+//! each on its own — but no longer than `UNSYNCED_LINGER`, so that a
+//! reader of the journal (a second command, the service's live view)
+//! sees a program's components as it registers them. A failed write fails
+//! every later append and the flush.
 //!
 //! Each persisted entry is then replayed at once onto the operation's base
 //! (moved into the replay, not copied), so the operation's result snapshot
@@ -159,6 +162,37 @@ impl Replay {
 
 /// Moves the entries just persisted into the replay (if `finish` has not
 /// taken it), leaving `entries` empty.
+/// Persists `entries` as one batch, replays them, and answers `answers`;
+/// a failed write breaks the journal: nothing after it may be persisted,
+/// since later entries could depend on the lost ones.
+async fn write(
+    sink: &dyn JournalSink,
+    record: &Mutex<Option<Replay>>,
+    entries: &mut Vec<JournalEntry>,
+    answers: &mut Vec<(u64, Request)>,
+    broken: &mut Option<JournalError>,
+) {
+    let persisted = match entries.is_empty() {
+        true => Ok(()),
+        false => sink.persist(entries).await,
+    };
+    match persisted {
+        Ok(()) => {
+            replay_persisted(record, entries);
+            for (id, r) in answers.drain(..) {
+                r.answer(Ok(id));
+            }
+        }
+        Err(err) => {
+            *broken = Some(err.clone());
+            entries.clear();
+            for (_, r) in answers.drain(..) {
+                r.answer(Err(err.clone()));
+            }
+        }
+    }
+}
+
 fn replay_persisted(record: &Mutex<Option<Replay>>, entries: &mut Vec<JournalEntry>) {
     let mut guard = record.lock().unwrap_or_else(|p| p.into_inner());
     match guard.as_mut() {
@@ -171,6 +205,10 @@ fn replay_persisted(record: &Mutex<Option<Replay>>, entries: &mut Vec<JournalEnt
 /// that waits, before it writes them anyway: a bound on the memory they
 /// take and on what a crash loses of a long run of components.
 const UNSYNCED_HELD: usize = 1024;
+
+/// How long unsynced entries wait for a request that waits before they
+/// are written on their own.
+const UNSYNCED_LINGER: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// A handle to the journaler task.
 #[derive(Debug, Clone)]
@@ -206,7 +244,19 @@ impl Journaler {
             let mut batch = Vec::new();
             let mut entries = Vec::new();
             let mut answers = Vec::new();
-            while let Some(first) = rx.recv().await {
+            loop {
+                let next = if entries.is_empty() {
+                    rx.recv().await
+                } else {
+                    match tokio::time::timeout(UNSYNCED_LINGER, rx.recv()).await {
+                        Ok(next) => next,
+                        Err(_lingered) => {
+                            write(&*sink, &record, &mut entries, &mut answers, &mut broken).await;
+                            continue;
+                        }
+                    }
+                };
+                let Some(first) = next else { break };
                 batch.push(first);
                 while let Ok(more) = rx.try_recv() {
                     batch.push(more);
@@ -240,27 +290,7 @@ impl Journaler {
                 if answers.is_empty() && entries.len() < UNSYNCED_HELD {
                     continue;
                 }
-                let persisted = match entries.is_empty() {
-                    true => Ok(()),
-                    false => sink.persist(&entries).await,
-                };
-                match persisted {
-                    Ok(()) => {
-                        replay_persisted(&record, &mut entries);
-                        for (id, r) in answers.drain(..) {
-                            r.answer(Ok(id));
-                        }
-                    }
-                    Err(err) => {
-                        // Nothing after a failed write may be persisted:
-                        // later entries could depend on the lost ones.
-                        broken = Some(err.clone());
-                        entries.clear();
-                        for (_, r) in answers.drain(..) {
-                            r.answer(Err(err.clone()));
-                        }
-                    }
-                }
+                write(&*sink, &record, &mut entries, &mut answers, &mut broken).await;
             }
             // Every handle is gone without a final flush: what is held is
             // still written, as it was before it was held.

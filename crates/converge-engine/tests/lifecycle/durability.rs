@@ -2,7 +2,9 @@
 //! steps with effects outside Converge wait (Begin durable before the
 //! provider call, end entry before the step is reported); components,
 //! outputs and Same steps hand their entries over unsynced and get their
-//! answers at once; an unchanged resource is journaled as a compact entry.
+//! answers at once, and are written with the next entry that waits or
+//! after a short while; an unchanged resource is journaled as a compact
+//! entry.
 
 use std::time::Duration;
 
@@ -186,6 +188,48 @@ async fn unsynced_entries_are_written_with_the_next_entry_that_waits() {
     );
     // The journal is the same as ever: it replays to the result.
     let entries: Vec<JournalEntry> = batches.concat();
+    check_journal(&base, &entries);
+    assert_eq!(
+        converge_state::journal::replay(&base, &entries).unwrap(),
+        *r.snapshot
+    );
+}
+
+/// Held entries do not wait for ever: a program that registers a component
+/// and then works on without registering anything that waits has the
+/// component in the journal meanwhile, where another command reads it.
+#[tokio::test]
+async fn held_entries_are_written_when_no_entry_that_waits_comes() {
+    let sink = Arc::new(BatchSink::default());
+    let sunk = Arc::clone(&sink);
+    let p = program(move |m| {
+        let seen = Arc::clone(&sunk);
+        async move {
+            let stack = register_stack(&m).await?;
+            let mut c = component("my:index:Group", "c1");
+            c.parent = Some(stack);
+            m.register_resource(c).await.map_err(|e| e.to_string())?;
+            let written = || {
+                let batches = seen.batches.lock().unwrap();
+                batches
+                    .iter()
+                    .flatten()
+                    .any(|e| e.state.as_ref().is_some_and(|s| s.urn.name() == "c1"))
+            };
+            let start = tokio::time::Instant::now();
+            while !written() {
+                if start.elapsed() > GUARD {
+                    return Err("c1 was not written while the program ran".to_owned());
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Ok(())
+        }
+    });
+    let (base, ctx, _cloud) = on_an_empty_stack(sink.clone());
+    let r = converge_engine::update(ctx, &p).await;
+    expect_ok(&r);
+    let entries: Vec<JournalEntry> = sink.batches.lock().unwrap().concat();
     check_journal(&base, &entries);
     assert_eq!(
         converge_state::journal::replay(&base, &entries).unwrap(),
