@@ -206,8 +206,8 @@ fn replay_persisted(record: &Mutex<Option<Replay>>, entries: &mut Vec<JournalEnt
 /// take and on what a crash loses of a long run of components.
 const UNSYNCED_HELD: usize = 1024;
 
-/// How long unsynced entries wait for a request that waits before they
-/// are written on their own.
+/// How long an unsynced entry waits for a request that waits before the
+/// entries held are written on their own.
 const UNSYNCED_LINGER: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// A handle to the journaler task.
@@ -244,15 +244,21 @@ impl Journaler {
             let mut batch = Vec::new();
             let mut entries = Vec::new();
             let mut answers = Vec::new();
+            // When the oldest entry still held arrived.
+            let mut held_since: Option<tokio::time::Instant> = None;
             loop {
-                let next = if entries.is_empty() {
-                    rx.recv().await
-                } else {
-                    match tokio::time::timeout(UNSYNCED_LINGER, rx.recv()).await {
-                        Ok(next) => next,
-                        Err(_lingered) => {
-                            write(&*sink, &record, &mut entries, &mut answers, &mut broken).await;
-                            continue;
+                let next = match held_since {
+                    None => rx.recv().await,
+                    Some(since) => {
+                        let deadline = since + UNSYNCED_LINGER;
+                        match tokio::time::timeout_at(deadline, rx.recv()).await {
+                            Ok(next) => next,
+                            Err(_lingered) => {
+                                write(&*sink, &record, &mut entries, &mut answers, &mut broken)
+                                    .await;
+                                held_since = None;
+                                continue;
+                            }
                         }
                     }
                 };
@@ -288,9 +294,13 @@ impl Journaler {
                 // one after another no longer costs a write and an fsync
                 // each. Their loss in a crash was already allowed.
                 if answers.is_empty() && entries.len() < UNSYNCED_HELD {
+                    if !entries.is_empty() && held_since.is_none() {
+                        held_since = Some(tokio::time::Instant::now());
+                    }
                     continue;
                 }
                 write(&*sink, &record, &mut entries, &mut answers, &mut broken).await;
+                held_since = None;
             }
             // Every handle is gone without a final flush: what is held is
             // still written, as it was before it was held.

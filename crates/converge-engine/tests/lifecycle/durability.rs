@@ -153,8 +153,9 @@ async fn unsynced_entries_are_written_with_the_next_entry_that_waits() {
             c.parent = Some(parent);
             parent = m.register_resource(c).await.map_err(|e| e.to_string())?.urn;
             // As a program across a network: the journaler has time to
-            // write between two registrations, if it would.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            // write between two registrations, if it would (well within
+            // the 200 ms it holds entries for at most).
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let mut a = custom(T, "a", inputs(&[("v", "1")]));
         a.parent = Some(parent);
@@ -195,9 +196,10 @@ async fn unsynced_entries_are_written_with_the_next_entry_that_waits() {
     );
 }
 
-/// Held entries do not wait for ever: a program that registers a component
-/// and then works on without registering anything that waits has the
-/// component in the journal meanwhile, where another command reads it.
+/// Held entries do not wait for ever: a program that goes on registering
+/// components, and nothing that waits for its entry, has the first of them
+/// in the journal while it runs, where another command reads it (it would
+/// be written with the 1,024th otherwise, or at the end).
 #[tokio::test]
 async fn held_entries_are_written_when_no_entry_that_waits_comes() {
     let sink = Arc::new(BatchSink::default());
@@ -206,24 +208,23 @@ async fn held_entries_are_written_when_no_entry_that_waits_comes() {
         let seen = Arc::clone(&sunk);
         async move {
             let stack = register_stack(&m).await?;
-            let mut c = component("my:index:Group", "c1");
-            c.parent = Some(stack);
-            m.register_resource(c).await.map_err(|e| e.to_string())?;
             let written = || {
                 let batches = seen.batches.lock().unwrap();
                 batches
                     .iter()
                     .flatten()
-                    .any(|e| e.state.as_ref().is_some_and(|s| s.urn.name() == "c1"))
+                    .any(|e| e.state.as_ref().is_some_and(|s| s.urn.name() == "c0"))
             };
-            let start = tokio::time::Instant::now();
-            while !written() {
-                if start.elapsed() > GUARD {
-                    return Err("c1 was not written while the program ran".to_owned());
+            for i in 0..500 {
+                let mut c = component("my:index:Group", &format!("c{i}"));
+                c.parent = Some(stack.clone());
+                m.register_resource(c).await.map_err(|e| e.to_string())?;
+                if written() {
+                    return Ok(());
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            Ok(())
+            Err("c0 was not written while 500 more components came".to_owned())
         }
     });
     let (base, ctx, _cloud) = on_an_empty_stack(sink.clone());
