@@ -32,7 +32,7 @@ pub struct ResourceState {
     pub pending_replacement: bool,
     pub additional_secret_outputs: Vec<String>,
     pub aliases: Vec<Urn>,
-    pub custom_timeouts: Option<CustomTimeouts>,
+    pub custom_timeouts: Option<Box<CustomTimeouts>>,
     pub import_id: Option<String>,
     pub retain_on_delete: bool,
     pub deleted_with: Option<Urn>,

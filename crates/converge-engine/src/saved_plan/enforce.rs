@@ -150,7 +150,7 @@ fn check_goal(
                 .collect::<Vec<_>>()
         })
     };
-    if timeouts(goal.custom_timeouts.as_ref()) != timeouts(state.custom_timeouts.as_ref()) {
+    if timeouts(goal.custom_timeouts.as_ref()) != timeouts(state.custom_timeouts.as_deref()) {
         return Err("customTimeouts changed".to_owned());
     }
     if let Some(m) = set_diff(&goal.ignore_changes, &state.ignore_changes) {

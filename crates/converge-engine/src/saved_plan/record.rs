@@ -33,7 +33,7 @@ pub(crate) fn goal(
         aliases: d.progress().aliases_of(&state.urn),
         structured_aliases: None,
         id: goal.options.import_id.clone(),
-        custom_timeouts: state.custom_timeouts.clone(),
+        custom_timeouts: state.custom_timeouts.as_deref().cloned(),
     };
     let mut p = d.progress();
     let entry = p.resource_plans.entry(state.urn.clone()).or_default();

@@ -124,7 +124,7 @@ fn goal_state(urn: Urn, goal: &ResourceGoal, provider: Option<ProviderReference>
     s.replace_on_changes = goal.options.replace_on_changes.clone();
     s.retain_on_delete = goal.options.retain_on_delete;
     s.deleted_with = goal.options.deleted_with.clone();
-    s.custom_timeouts = goal.options.custom_timeouts.clone();
+    s.custom_timeouts = goal.options.custom_timeouts.clone().map(Box::new);
     s.additional_secret_outputs = goal.options.additional_secret_outputs.clone();
     s
 }

@@ -125,7 +125,7 @@ async fn plan(
             state: None,
             timeout: None,
         };
-        let timeouts = state.custom_timeouts.as_ref();
+        let timeouts = state.custom_timeouts.as_deref();
         read_within(provider.as_ref(), StepOp::Import, timeouts, request).await?
     };
     if read.id.is_empty() {

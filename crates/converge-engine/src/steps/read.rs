@@ -38,7 +38,7 @@ pub(crate) async fn run(
         let response = read_within(
             provider.as_ref(),
             op,
-            state.custom_timeouts.as_ref(),
+            state.custom_timeouts.as_deref(),
             request,
         )
         .await?;

@@ -69,8 +69,13 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
             state: Some(old.outputs.clone()),
             timeout: None,
         };
-        let response =
-            read_within(provider.as_ref(), op, old.custom_timeouts.as_ref(), request).await?;
+        let response = read_within(
+            provider.as_ref(),
+            op,
+            old.custom_timeouts.as_deref(),
+            request,
+        )
+        .await?;
         Ok::<_, EngineError>((provider, response))
     }
     .await;

@@ -49,7 +49,7 @@ async fn all_four_timeouts_are_recorded() {
     let (mut w, _) = world(provider());
     expect_ok(&w.up(&thing(timeouts("2m"), None)).await);
     let x = w.resource("x").unwrap();
-    assert_eq!(x.custom_timeouts, Some(timeouts("2m")));
+    assert_eq!(x.custom_timeouts.as_deref(), Some(&timeouts("2m")));
 }
 
 #[tokio::test]

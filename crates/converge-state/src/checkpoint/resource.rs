@@ -204,7 +204,7 @@ pub(crate) fn resource_from_dto(
         pending_replacement: r.pending_replacement.unwrap_or(false),
         additional_secret_outputs: r.additional_secret_outputs.unwrap_or_default(),
         aliases: urn_list("aliases", r.aliases)?,
-        custom_timeouts,
+        custom_timeouts: custom_timeouts.map(Box::new),
         import_id: non_empty(r.import_id),
         retain_on_delete: r.retain_on_delete.unwrap_or(false),
         deleted_with: optional_urn("deletedWith", r.deleted_with)?,

@@ -694,10 +694,10 @@ fn values_that_cannot_be_written_name_the_resource_and_property() {
 
     // The resource's other fields fail the same way from inside the list.
     let mut slow = fine;
-    slow.custom_timeouts = Some(CustomTimeouts {
+    slow.custom_timeouts = Some(Box::new(CustomTimeouts {
         create: Some("soon".into()),
         ..CustomTimeouts::default()
-    });
+    }));
     let err = write_deployment(&snapshot_of(vec![slow]), SecretsMode::Opaque)
         .unwrap_err()
         .to_string();

@@ -27,7 +27,7 @@ async fn all_four_custom_timeouts_are_recorded() {
     );
     expect_ok(&w.up(&program).await);
     assert_eq!(
-        state(&w, "a").custom_timeouts,
+        state(&w, "a").custom_timeouts.as_deref().cloned(),
         Some(CustomTimeouts {
             create: Some("5m".to_owned()),
             update: Some("1h30m".to_owned()),
