@@ -288,3 +288,76 @@ pulumi.export("description", comp.describe("Hi").apply(lambda r: r["description"
     assert!(destroyed.contains("- 4 deleted"), "{destroyed}");
     assert!(cloud()["objects"].as_object().unwrap().is_empty());
 }
+
+/// Another command sees a running program's components: `stack export`,
+/// while `up` waits in a program that registered only a component, shows
+/// it (the journal's held entries are written within a moment, not at the
+/// program's next custom resource or its end).
+#[test]
+fn a_running_programs_components_show_in_stack_export() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let Some(venv) = venv() else { return };
+    let release_dir = tempfile::tempdir().unwrap();
+    let release = release_dir.path().join("release");
+    let program = format!(
+        r#"import os, time
+import pulumi
+
+class Group(pulumi.ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("app:index:Group", name, None, opts)
+
+def hold(urn):
+    # Registered and answered: wait (blocking the program) for the test.
+    start = time.time()
+    while not os.path.exists({release:?}):
+        if time.time() - start > 120:
+            raise Exception("never released")
+        time.sleep(0.05)
+    return urn
+
+Group("group").urn.apply(hold)
+"#
+    );
+    let w = World::new(&venv, &program);
+    let mut up = w
+        .scratch
+        .command("pw")
+        .args(["up", "--yes", "--skip-preview"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let shows_group = || {
+        let out = w.cmd(&["stack", "export"]);
+        let export: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+            Ok(export) => export,
+            Err(_) => return false,
+        };
+        export["deployment"]["resources"]
+            .as_array()
+            .is_some_and(|rs| rs.iter().any(|r| r["type"] == "app:index:Group"))
+    };
+    let start = Instant::now();
+    let mut seen = false;
+    while start.elapsed() < Duration::from_secs(120) {
+        if shows_group() {
+            seen = true;
+            break;
+        }
+        if let Some(status) = up.try_wait().unwrap() {
+            panic!("converge up ended ({status}) while its program waited");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::write(&release, b"").unwrap();
+    let status = up.wait().unwrap();
+    assert!(
+        seen,
+        "stack export never showed the running program's component"
+    );
+    assert!(status.success(), "converge up: {status}");
+    assert!(shows_group());
+}
