@@ -199,27 +199,25 @@ impl World {
 
     async fn on(backend: Arc<dyn Backend>, dir: tempfile::TempDir, latency: Duration) -> World {
         create_stack(backend.clone()).await;
-        let mut w = World::with(backend, bench_stack(), latency);
-        w._dir = Some(dir);
-        w
+        World::with(backend, Some(dir), latency)
     }
 
     /// The stack another process created in `dir`, for one operation.
     fn open(dir: &Path) -> World {
         let backend: Arc<dyn Backend> = Arc::new(FileBackend::new(dir, ""));
-        let mut w = World::with(backend, bench_stack(), Duration::ZERO);
+        let mut w = World::with(backend, None, Duration::ZERO);
         w.own_process = true;
         w
     }
 
-    fn with(backend: Arc<dyn Backend>, stack: StackRef, latency: Duration) -> World {
+    fn with(backend: Arc<dyn Backend>, dir: Option<tempfile::TempDir>, latency: Duration) -> World {
         let cloud = MockCloud::new();
         let provider = MockProvider::new(PACKAGE)
             .with_cloud(cloud.clone())
             .latency(latency);
         World {
-            _dir: None,
-            state: StackState::new(backend, stack),
+            _dir: dir,
+            state: StackState::new(backend, bench_stack()),
             loader: Arc::new(MockLoader::single(provider)),
             cloud,
             profile: false,

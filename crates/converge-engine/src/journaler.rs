@@ -160,8 +160,6 @@ impl Replay {
     }
 }
 
-/// Moves the entries just persisted into the replay (if `finish` has not
-/// taken it), leaving `entries` empty.
 /// Persists `entries` as one batch, replays them, and answers `answers`;
 /// a failed write breaks the journal: nothing after it may be persisted,
 /// since later entries could depend on the lost ones.
@@ -193,6 +191,8 @@ async fn write(
     }
 }
 
+/// Moves the entries just persisted into the replay (if `finish` has not
+/// taken it), leaving `entries` empty.
 fn replay_persisted(record: &Mutex<Option<Replay>>, entries: &mut Vec<JournalEntry>) {
     let mut guard = record.lock().unwrap_or_else(|p| p.into_inner());
     match guard.as_mut() {
@@ -304,8 +304,8 @@ impl Journaler {
             }
             // Every handle is gone without a final flush: what is held is
             // still written, as it was before it was held.
-            if broken.is_none() && !entries.is_empty() && sink.persist(&entries).await.is_ok() {
-                replay_persisted(&record, &mut entries);
+            if broken.is_none() {
+                write(&*sink, &record, &mut entries, &mut answers, &mut broken).await;
             }
         });
         Journaler { tx, replay }

@@ -52,6 +52,22 @@ struct CloudInner {
     fault: Option<Fault>,
 }
 
+impl CloudInner {
+    /// Stores an object under `key` (its ID `id-<key>`); returns the ID.
+    fn put(&mut self, key: u64, urn: &Urn, package: &str, properties: PropertyMap) -> String {
+        let id = format!("id-{key}");
+        let object = CloudObject {
+            id: id.clone(),
+            urn: urn.clone(),
+            type_token: urn.type_token().to_owned(),
+            properties,
+            package: package.to_owned(),
+        };
+        self.objects.insert(key, object);
+        id
+    }
+}
+
 /// The number in an ID this cloud gave out (`id-N`).
 fn key_of(id: &str) -> Option<u64> {
     id.strip_prefix("id-")?.parse().ok()
@@ -130,17 +146,8 @@ impl MockCloud {
     pub fn insert(&self, urn: &Urn, package: &str, properties: PropertyMap) -> String {
         let mut inner = self.lock();
         inner.last_id += 1;
-        let id = format!("id-{}", inner.last_id);
-        let object = CloudObject {
-            id: id.clone(),
-            urn: urn.clone(),
-            type_token: urn.type_token().to_owned(),
-            properties,
-            package: package.to_owned(),
-        };
         let key = inner.last_id;
-        inner.objects.insert(key, object);
-        id
+        inner.put(key, urn, package, properties)
     }
 
     /// Puts back an object a cloud of another process created, under its
@@ -152,16 +159,7 @@ impl MockCloud {
         let Some(key) = key_of(id) else { return false };
         let mut inner = self.lock();
         inner.last_id = inner.last_id.max(key);
-        inner.objects.insert(
-            key,
-            CloudObject {
-                id: id.to_owned(),
-                urn: urn.clone(),
-                type_token: urn.type_token().to_owned(),
-                properties,
-                package: package.to_owned(),
-            },
-        );
+        inner.put(key, urn, package, properties);
         true
     }
 
