@@ -10,7 +10,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use converge_model::{DependencyKind, Urn};
-use tokio::sync::watch;
 
 use crate::deployment::Deployment;
 use crate::error::EngineError;
@@ -170,70 +169,137 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
 }
 
 /// Runs the deletion phase. `destroy` deletes everything in the base.
+///
+/// A deletion starts once every deletion that must come before it is
+/// done, and no more than [`crate::DeploymentOptions::steps_in_flight`]
+/// are under way at once: a destroy of 100,000 resources holds a task for
+/// the deletions running, not for every deletion still waiting.
 pub(crate) async fn run(d: &Arc<Deployment>, destroy: bool) -> Result<(), EngineError> {
     let list = candidates(d, destroy)?;
     if list.is_empty() {
         return Ok(());
     }
-    // For each candidate, the candidates that depend on it (and so must be
-    // deleted first).
-    let mut by_urn: HashMap<&Urn, Vec<usize>> = HashMap::new();
-    for (k, c) in list.iter().enumerate() {
-        by_urn
-            .entry(&d.base.resources[c.index].urn)
-            .or_default()
-            .push(k);
-    }
-    let mut waits_for: Vec<Vec<usize>> = vec![Vec::new(); list.len()];
-    for (k, c) in list.iter().enumerate() {
-        for (_, dep) in d.base.resources[c.index].all_dependencies() {
-            for &j in by_urn.get(dep).map(Vec::as_slice).unwrap_or_default() {
-                if j != k && list[j].index < c.index {
-                    waits_for[j].push(k);
-                }
-            }
-        }
-    }
-    // Done signals: None = pending, Some(true) = deleted, Some(false) =
-    // failed or skipped.
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..list.len())
-        .map(|_| watch::channel(None::<bool>))
-        .unzip();
+    let mut order = Order::of(d, &list);
+    let in_flight = d.opts.steps_in_flight();
     let mut tasks = tokio::task::JoinSet::new();
-    for (k, (c, tx)) in list.iter().copied().zip(senders).enumerate() {
-        let d = Arc::clone(d);
-        let waits: Vec<watch::Receiver<Option<bool>>> =
-            waits_for[k].iter().map(|&j| receivers[j].clone()).collect();
-        tasks.spawn(async move {
-            let mut ok = true;
-            for mut rx in waits {
-                let done = rx.wait_for(Option::is_some).await.map(|v| *v == Some(true));
-                ok &= done.unwrap_or(false);
-            }
-            if !ok || (!d.opts.continue_on_error && d.progress().failure.is_some()) {
-                let _ = tx.send(Some(false));
-                return Ok(());
-            }
-            let urn = d.base.resources[c.index].urn.clone();
-            if let Err(e) = crate::saved_plan::enforce::deletion(&d, &urn) {
-                let _ = tx.send(Some(false));
-                return Err(crate::steps::failed(&d, c.op, &urn, e));
-            }
-            let result = delete::run(&d, c.op, c.index, DeleteMode::Remove, c.action).await;
-            let _ = tx.send(Some(result.is_ok()));
-            result
-        });
-    }
+    let mut running = HashMap::new();
     let mut first_error = None;
-    while let Some(joined) = tasks.join_next().await {
-        match joined {
-            Ok(Err(e)) if first_error.is_none() => first_error = Some(e),
-            Err(_) if first_error.is_none() => first_error = Some(EngineError::DeletionTask),
-            _ => {}
+    loop {
+        while tasks.len() < in_flight {
+            let Some((k, ok)) = order.next_ready() else {
+                break;
+            };
+            let (d, c) = (Arc::clone(d), list[k]);
+            let task = tasks.spawn(async move { delete_one(&d, c, ok).await });
+            running.insert(task.id(), k);
+        }
+        let Some(joined) = tasks.join_next_with_id().await else {
+            break;
+        };
+        let (k, deleted) = match joined {
+            Ok((id, result)) => {
+                let deleted = matches!(result, Ok(true));
+                if let Err(e) = result {
+                    first_error.get_or_insert(e);
+                }
+                (running.remove(&id), deleted)
+            }
+            Err(e) => {
+                first_error.get_or_insert(EngineError::DeletionTask);
+                (running.remove(&e.id()), false)
+            }
+        };
+        if let Some(k) = k {
+            order.done(k, deleted);
         }
     }
     match first_error {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Deletes candidate `c` if every deletion before it succeeded (`ok`) and
+/// the operation has not failed; whether it was deleted.
+async fn delete_one(d: &Arc<Deployment>, c: Candidate, ok: bool) -> Result<bool, EngineError> {
+    if !ok || (!d.opts.continue_on_error && d.progress().failure.is_some()) {
+        return Ok(false);
+    }
+    let urn = d.base.resources[c.index].urn.clone();
+    if let Err(e) = crate::saved_plan::enforce::deletion(d, &urn) {
+        return Err(crate::steps::failed(d, c.op, &urn, e));
+    }
+    delete::run(d, c.op, c.index, DeleteMode::Remove, c.action).await?;
+    Ok(true)
+}
+
+/// The order deletions run in: a resource's deletion waits for those of
+/// the candidates that depend on it.
+struct Order {
+    /// For each candidate, how many deletions it still waits for.
+    waiting: Vec<usize>,
+    /// For each candidate, whether every deletion it waited for succeeded.
+    ok: Vec<bool>,
+    /// For each candidate, the candidates that wait for it.
+    unblocks: Vec<Vec<usize>>,
+    /// Candidates waiting for nothing, not started yet.
+    ready: Vec<usize>,
+}
+
+impl Order {
+    fn of(d: &Deployment, list: &[Candidate]) -> Order {
+        let mut by_urn: HashMap<&Urn, Vec<usize>> = HashMap::new();
+        for (k, c) in list.iter().enumerate() {
+            by_urn
+                .entry(&d.base.resources[c.index].urn)
+                .or_default()
+                .push(k);
+        }
+        let mut waiting = vec![0; list.len()];
+        let mut unblocks: Vec<Vec<usize>> = vec![Vec::new(); list.len()];
+        for (k, c) in list.iter().enumerate() {
+            // Candidate k depends on candidate j (an earlier resource of
+            // the base, which is in dependency order): j waits for k.
+            let mut deps: Vec<usize> = d.base.resources[c.index]
+                .all_dependencies()
+                .flat_map(|(_, dep)| by_urn.get(dep).map(Vec::as_slice).unwrap_or_default())
+                .copied()
+                .filter(|&j| j != k && list[j].index < c.index)
+                .collect();
+            deps.sort_unstable();
+            deps.dedup();
+            for j in deps {
+                waiting[j] += 1;
+                unblocks[k].push(j);
+            }
+        }
+        // Started in the base's reverse order: dependents first, as the
+        // base is sorted.
+        let ready = (0..list.len()).filter(|&k| waiting[k] == 0).collect();
+        Order {
+            waiting,
+            ok: vec![true; list.len()],
+            unblocks,
+            ready,
+        }
+    }
+
+    /// A candidate that may start, and whether every deletion it waited
+    /// for succeeded.
+    fn next_ready(&mut self) -> Option<(usize, bool)> {
+        let k = self.ready.pop()?;
+        Some((k, self.ok[k]))
+    }
+
+    /// Candidate `k` is done (`deleted` or not): those waiting for it may
+    /// start once they wait for nothing else.
+    fn done(&mut self, k: usize, deleted: bool) {
+        for j in std::mem::take(&mut self.unblocks[k]) {
+            self.ok[j] &= deleted;
+            self.waiting[j] -= 1;
+            if self.waiting[j] == 0 {
+                self.ready.push(j);
+            }
+        }
     }
 }

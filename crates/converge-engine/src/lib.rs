@@ -49,7 +49,7 @@ mod step_generator;
 mod steps;
 mod targeting;
 
-pub use deployment::{default_parallelism, DeploymentOptions};
+pub use deployment::{default_parallelism, DeploymentOptions, STEPS_IN_FLIGHT};
 pub use error::EngineError;
 pub use events::{EngineEvent, EventSink, Severity, StepOp};
 pub use goal::{

@@ -48,14 +48,23 @@ impl Monitor {
     /// registration that fails fails the operation (see
     /// `step_generator::registered`); the root stack's URN is kept once known.
     ///
-    /// The future is a few words: the registration's work is boxed (see
-    /// `step_generator::register`), and a program may have thousands of
-    /// registrations waiting.
+    /// A program may have 100,000 registrations waiting: each waits its
+    /// turn among the steps in flight
+    /// ([`crate::DeploymentOptions::steps_in_flight`]) holding only its
+    /// boxed goal, and the work of one under way is boxed (see
+    /// `step_generator::register`). The engine's own registrations (a
+    /// default provider's) do not wait for a turn: the registrations that
+    /// need them hold theirs.
     pub fn register_resource(
         &self,
         goal: ResourceGoal,
     ) -> impl Future<Output = Result<RegisterResult, EngineError>> + Send + '_ {
-        step_generator::register(&self.deployment, goal)
+        let d = &self.deployment;
+        let goal = Box::new(goal);
+        async move {
+            let _turn = d.window.acquire().await;
+            step_generator::register(d, *goal).await
+        }
     }
 
     /// Registers the stack resource, `<project>-<stack>` of type
@@ -88,6 +97,7 @@ impl Monitor {
 
     /// `ReadResource`: reads an external object by ID.
     pub async fn read_resource(&self, goal: ReadGoal) -> Result<RegisterResult, EngineError> {
+        let _turn = self.deployment.window.acquire().await;
         let result = step_generator::read(&self.deployment, goal).await;
         self.record(result)
     }

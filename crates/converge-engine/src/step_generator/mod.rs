@@ -559,12 +559,12 @@ pub(crate) async fn default_provider(
     package: &str,
     version: Option<&str>,
 ) -> Result<ProviderReference, EngineError> {
-    let mut defaults = d.default_providers.lock().await;
-    let known = defaults
-        .iter()
-        .find(|p| p.package == package && p.version.as_deref() == version);
-    if let Some(known) = known {
-        return Ok(known.reference.clone());
+    if let Some(known) = d.known_default_provider(package, version) {
+        return Ok(known);
+    }
+    let defaults = d.default_providers.lock().await;
+    if let Some(known) = d.known_default_provider(package, version) {
+        return Ok(known);
     }
     let urn = default_provider_urn(&d.opts.stack, &d.opts.project, package, version)?;
     let (type_token, name) = (urn.type_token().to_owned(), urn.name().to_owned());
@@ -589,11 +589,15 @@ pub(crate) async fn default_provider(
         urn,
         id: result.id.unwrap_or_default(),
     };
-    defaults.push(DefaultProvider {
-        package: package.to_owned(),
-        version: version.map(str::to_owned),
-        reference: reference.clone(),
-    });
+    d.default_providers_known
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(DefaultProvider {
+            package: package.to_owned(),
+            version: version.map(str::to_owned),
+            reference: reference.clone(),
+        });
+    drop(defaults);
     Ok(reference)
 }
 

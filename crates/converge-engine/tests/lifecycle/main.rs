@@ -19,6 +19,7 @@ mod stack_reference;
 mod targeting;
 mod timeouts;
 mod upgraded;
+mod window;
 
 use std::sync::{Arc, Mutex};
 
