@@ -206,6 +206,16 @@ fn replay_persisted(record: &Mutex<Option<Replay>>, entries: &mut Vec<JournalEnt
 /// take and on what a crash loses of a long run of components.
 const UNSYNCED_HELD: usize = 1024;
 
+/// The most entries one batch writes. Requests that arrive faster than
+/// they are written wait in the channel rather than in a batch that grows
+/// with them: a program of 100,000 unchanged resources hands all their
+/// entries over before the first write ends, and one batch of them all
+/// was copied twice more into fresh memory (from the channel into a
+/// vector of requests, then of entries). Four times the steps in flight
+/// (`crate::STEPS_IN_FLIGHT`): the Begin and end entries of a whole
+/// window of steps still share one write and its sync.
+const BATCH_MOST: usize = 16_384;
+
 /// How long an unsynced entry waits for a request that waits before the
 /// entries held are written on their own.
 const UNSYNCED_LINGER: std::time::Duration = std::time::Duration::from_millis(200);
@@ -239,9 +249,8 @@ impl Journaler {
         tokio::spawn(async move {
             let mut next_sequence = sink.first_sequence_id();
             let mut broken: Option<JournalError> = None;
-            // Kept from batch to batch: a batch may hold 100,000 requests,
-            // and new vectors each time would be fresh memory each time.
-            let mut batch = Vec::new();
+            // Kept from batch to batch: new vectors each time would be
+            // fresh memory each time.
             let mut entries = Vec::new();
             let mut answers = Vec::new();
             // When the oldest entry still held arrived.
@@ -263,30 +272,30 @@ impl Journaler {
                     }
                 };
                 let Some(first) = next else { break };
-                batch.push(first);
-                while let Ok(more) = rx.try_recv() {
-                    batch.push(more);
-                }
-                if let Some(err) = &broken {
-                    for r in batch.drain(..) {
+                // The requests waiting, straight into the batch, up to
+                // `BATCH_MOST` entries: the rest wait in the channel for
+                // the next batch.
+                let mut request = Some(first);
+                while let Some(mut r) = request.take() {
+                    if let Some(err) = &broken {
                         r.answer(Err(err.clone()));
-                    }
-                    continue;
-                }
-                for mut r in batch.drain(..) {
-                    // A flush's answer is the last sequence ID given out.
-                    let id = match r.entry.take() {
-                        Some(mut entry) => {
+                    } else {
+                        // A flush's answer is the last sequence ID given out.
+                        if let Some(mut entry) = r.entry.take() {
                             entry.sequence_id = next_sequence;
                             next_sequence += 1;
                             entries.push(entry);
-                            next_sequence.saturating_sub(1)
                         }
-                        None => next_sequence.saturating_sub(1),
-                    };
-                    if r.done.is_some() {
-                        answers.push((id, r));
+                        if r.done.is_some() {
+                            answers.push((next_sequence.saturating_sub(1), r));
+                        }
                     }
+                    if entries.len() < BATCH_MOST {
+                        request = rx.try_recv().ok();
+                    }
+                }
+                if broken.is_some() {
+                    continue;
                 }
                 // Unsynced entries wait for the next request that waits
                 // (a Begin, an end entry, the final flush), which persists

@@ -306,3 +306,61 @@ async fn a_preview_without_a_kept_plan_plans_the_same_and_records_none() {
     assert_eq!(ops(&bare), ops(&kept));
     assert_eq!(bare.snapshot, kept.snapshot);
 }
+
+/// A sink that keeps each batch as it came, persisting none until the
+/// gate opens.
+#[derive(Debug)]
+struct GatedBatchSink {
+    gate: Arc<Semaphore>,
+    batches: Mutex<Vec<Vec<JournalEntry>>>,
+}
+
+#[async_trait]
+impl JournalSink for GatedBatchSink {
+    async fn persist(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
+        drop(self.gate.acquire().await.expect("gate never closes"));
+        self.batches.lock().unwrap().push(batch.to_vec());
+        Ok(())
+    }
+}
+
+/// Entries that come faster than they are written wait in the channel,
+/// not in one batch that grows with them: 20,000 components handed over
+/// while the first write is held are written in batches of at most the
+/// journaler's 16,384, and the journal replays to the result.
+#[tokio::test]
+async fn a_batch_holds_at_most_sixteen_thousand_entries() {
+    const COMPONENTS: usize = 20_000;
+    let gate = Arc::new(Semaphore::new(0));
+    let sink = Arc::new(GatedBatchSink {
+        gate: Arc::clone(&gate),
+        batches: Mutex::new(Vec::new()),
+    });
+    let opener = Arc::clone(&gate);
+    let p = program(move |m| {
+        let gate = Arc::clone(&opener);
+        async move {
+            let stack = register_stack(&m).await?;
+            for i in 0..COMPONENTS {
+                let mut c = component("my:index:Group", &format!("c{i}"));
+                c.parent = Some(stack.clone());
+                m.register_resource(c).await.map_err(|e| e.to_string())?;
+            }
+            gate.add_permits(1 << 20);
+            Ok(())
+        }
+    });
+    let (base, ctx, _cloud) = on_an_empty_stack(sink.clone());
+    let r = converge_engine::update(ctx, &p).await;
+    expect_ok(&r);
+    let batches = sink.batches.lock().unwrap().clone();
+    let largest = batches.iter().map(Vec::len).max().unwrap_or(0);
+    assert!(largest <= 16_384, "a batch of {largest} entries");
+    let entries: Vec<JournalEntry> = batches.concat();
+    assert_eq!(entries.len(), COMPONENTS + 1);
+    // The whole journal, not every prefix (`check_journal` replays each).
+    assert_eq!(
+        converge_state::journal::replay(&base, &entries).unwrap(),
+        *r.snapshot
+    );
+}
