@@ -108,6 +108,8 @@ impl LockedStack {
                     locked.release().await?;
                     return Err(e);
                 }
+                // Read into the base: the text's memory is the operation's.
+                locked.stored.release();
                 Ok(locked)
             }
             Err(e) => {
@@ -410,7 +412,7 @@ impl LockedStack {
             self.stamp = ManifestStamp::New;
             // Stored: whatever happens next, its text is the base of the
             // next journal, not the one before.
-            self.stored = StoredText::Written { len };
+            self.stored = StoredText::NotHeld { len, digest: None };
             self.backend.close_journal(&self.stack).await?;
             Completion::Uploaded {
                 bytes: usize::try_from(len).unwrap_or(usize::MAX),

@@ -222,6 +222,73 @@ async fn after_a_compaction_the_checkpoint_is_read_back_when_needed() {
 /// (a broken lease, a store whose conditional writes are not atomic), the
 /// update that finds its journal stops before changing anything, and says
 /// why instead of asking for a recovery that would race the live writer.
+/// Opening reads the checkpoint into the base and lets its text go (the
+/// operation's memory takes its place): the next journal names the digest
+/// of the text that was read, without reading it again, and a read back
+/// (the base read again with a crypter after a change) finds a checkpoint
+/// changed behind the lock holder's back — as long as before, other bytes
+/// — and stops, with nothing changed.
+#[tokio::test]
+async fn the_checkpoint_read_at_open_is_let_go_and_checked_when_read_back() {
+    let w = world().await;
+    let mut first = w.state.lock(me()).await.unwrap();
+    w.update(&mut first, 3).await;
+    first.release().await.unwrap();
+    let stored = w
+        .backend
+        .load_checkpoint(w.state.stack())
+        .await
+        .unwrap()
+        .unwrap();
+
+    let mut locked = w.state.lock(me()).await.unwrap();
+    let journal = locked.start().await.unwrap();
+    let open = w
+        .backend
+        .load_journal(w.state.stack())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(open.base_digest, base_digest(&stored));
+    drop(journal);
+    w.backend.close_journal(w.state.stack()).await.unwrap();
+
+    // Another writer, behind the lock holder's back: the same length.
+    let text = String::from_utf8(stored.clone()).unwrap();
+    let intruded = text.replacen("\"id-1\"", "\"id-9\"", 1).into_bytes();
+    assert_ne!(intruded, stored);
+    assert_eq!(intruded.len(), stored.len());
+    w.backend
+        .save_checkpoint(
+            w.state.stack(),
+            intruded.clone().into(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    locked.set_secrets_providers(SecretsProviders {
+        kind: "passphrase".to_owned(),
+        state: Some(r#"{"salt":"v1:AAAA"}"#.to_owned()),
+    });
+    let crypter: Arc<dyn converge_state::secrets::Crypter> = Arc::new(
+        converge_state::secrets::SymmetricCrypter::from_key(&[7; 32]),
+    );
+    let err = locked.decrypt(crypter).await.unwrap_err();
+    assert!(
+        matches!(err, StackStateError::CheckpointChanged { .. }),
+        "{err}"
+    );
+    assert_eq!(
+        w.backend
+            .load_checkpoint(w.state.stack())
+            .await
+            .unwrap()
+            .unwrap(),
+        intruded
+    );
+    locked.release().await.unwrap();
+}
+
 #[tokio::test]
 async fn an_update_that_finds_another_writers_journal_stops_and_changes_nothing() {
     let w = world().await;
