@@ -97,6 +97,26 @@ impl World {
             .latest
     }
 
+    /// The stored checkpoint's text.
+    async fn checkpoint_text(&self) -> Vec<u8> {
+        let text = self.backend.load_checkpoint(self.state.stack()).await;
+        text.unwrap().expect("a checkpoint")
+    }
+
+    /// Opens a journal on `locked` and closes it again: the base digest
+    /// it named.
+    async fn journal_base(&self, locked: &mut LockedStack) -> String {
+        let journal = locked.start().await.unwrap();
+        let open = self.backend.load_journal(self.state.stack()).await;
+        let open = open.unwrap().expect("the journal just opened");
+        drop(journal);
+        self.backend
+            .close_journal(self.state.stack())
+            .await
+            .unwrap();
+        open.base_digest
+    }
+
     async fn journal_left(&self) -> bool {
         self.backend
             .load_journal(self.state.stack())
@@ -155,12 +175,7 @@ async fn after_a_compaction_the_checkpoint_is_read_back_when_needed() {
     let w = world().await;
     let mut locked = w.state.lock(me()).await.unwrap();
     w.update(&mut locked, 3).await;
-    let stored = w
-        .backend
-        .load_checkpoint(w.state.stack())
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = w.checkpoint_text().await;
     assert_eq!(
         locked.plan_base().await.unwrap().checkpoint_digest,
         base_digest(&stored)
@@ -172,25 +187,11 @@ async fn after_a_compaction_the_checkpoint_is_read_back_when_needed() {
     );
     locked.decrypt(crypter).await.unwrap();
     assert_eq!(locked.base().resources.len(), 5);
-    let journal = locked.start().await.unwrap();
-    let open = w
-        .backend
-        .load_journal(w.state.stack())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(open.base_digest, base_digest(&stored));
-    drop(journal);
-    w.backend.close_journal(w.state.stack()).await.unwrap();
+    assert_eq!(w.journal_base(&mut locked).await, base_digest(&stored));
     w.update(&mut locked, 4).await;
 
     // Another writer, behind the lock holder's back.
-    let mut intruded = w
-        .backend
-        .load_checkpoint(w.state.stack())
-        .await
-        .unwrap()
-        .unwrap();
+    let mut intruded = w.checkpoint_text().await;
     intruded.extend_from_slice(b"\n");
     w.backend
         .save_checkpoint(
@@ -206,14 +207,7 @@ async fn after_a_compaction_the_checkpoint_is_read_back_when_needed() {
         "{err}"
     );
     assert!(!w.journal_left().await, "no journal was opened");
-    assert_eq!(
-        w.backend
-            .load_checkpoint(w.state.stack())
-            .await
-            .unwrap()
-            .unwrap(),
-        intruded
-    );
+    assert_eq!(w.checkpoint_text().await, intruded);
     locked.release().await.unwrap();
 }
 
@@ -234,24 +228,10 @@ async fn the_checkpoint_read_at_open_is_let_go_and_checked_when_read_back() {
     let mut first = w.state.lock(me()).await.unwrap();
     w.update(&mut first, 3).await;
     first.release().await.unwrap();
-    let stored = w
-        .backend
-        .load_checkpoint(w.state.stack())
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = w.checkpoint_text().await;
 
     let mut locked = w.state.lock(me()).await.unwrap();
-    let journal = locked.start().await.unwrap();
-    let open = w
-        .backend
-        .load_journal(w.state.stack())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(open.base_digest, base_digest(&stored));
-    drop(journal);
-    w.backend.close_journal(w.state.stack()).await.unwrap();
+    assert_eq!(w.journal_base(&mut locked).await, base_digest(&stored));
 
     // Another writer, behind the lock holder's back: the same length.
     let text = String::from_utf8(stored.clone()).unwrap();
@@ -278,14 +258,7 @@ async fn the_checkpoint_read_at_open_is_let_go_and_checked_when_read_back() {
         matches!(err, StackStateError::CheckpointChanged { .. }),
         "{err}"
     );
-    assert_eq!(
-        w.backend
-            .load_checkpoint(w.state.stack())
-            .await
-            .unwrap()
-            .unwrap(),
-        intruded
-    );
+    assert_eq!(w.checkpoint_text().await, intruded);
     locked.release().await.unwrap();
 }
 
@@ -299,13 +272,7 @@ async fn an_update_that_finds_another_writers_journal_stops_and_changes_nothing(
 
     let mut locked = w.state.lock(me()).await.unwrap();
     // The other writer, behind the lock holder's back.
-    let digest = base_digest(
-        &w.backend
-            .load_checkpoint(w.state.stack())
-            .await
-            .unwrap()
-            .unwrap(),
-    );
+    let digest = base_digest(&w.checkpoint_text().await);
     w.backend
         .open_journal(w.state.stack(), &digest)
         .await

@@ -48,6 +48,20 @@ fn gauged(gauge: Arc<Gauge>, latency: Duration) -> MockProvider {
         })
 }
 
+/// A world of the gauged provider whose creates take `latency`, with
+/// `steps_in_flight` and `parallel` set.
+fn gauged_world(
+    latency: Duration,
+    steps_in_flight: usize,
+    parallel: usize,
+) -> (Lifecycle, Arc<MockCloud>, Arc<Gauge>) {
+    let gauge = Arc::new(Gauge::default());
+    let (mut w, cloud) = world(gauged(Arc::clone(&gauge), latency));
+    w.options.steps_in_flight = steps_in_flight;
+    w.options.parallel = parallel;
+    (w, cloud, gauge)
+}
+
 /// `n` resources of the default provider, registered at once.
 fn at_once(n: usize) -> TestProgram {
     program(move |m| async move {
@@ -69,10 +83,7 @@ fn at_once(n: usize) -> TestProgram {
 
 #[tokio::test]
 async fn registrations_beyond_the_window_wait_their_turn() {
-    let gauge = Arc::new(Gauge::default());
-    let (mut w, cloud) = world(gauged(Arc::clone(&gauge), Duration::from_millis(5)));
-    w.options.steps_in_flight = 4;
-    w.options.parallel = 1;
+    let (mut w, cloud, gauge) = gauged_world(Duration::from_millis(5), 4, 1);
     // Every registration needs the default provider, which the first one
     // registers while the other three turns wait for it: were its
     // registration to need a turn too, this would never end.
@@ -89,10 +100,7 @@ async fn registrations_beyond_the_window_wait_their_turn() {
 
 #[tokio::test]
 async fn the_window_is_never_narrower_than_the_parallel_provider_calls() {
-    let gauge = Arc::new(Gauge::default());
-    let (mut w, _cloud) = world(gauged(Arc::clone(&gauge), Duration::from_millis(20)));
-    w.options.steps_in_flight = 1;
-    w.options.parallel = 3;
+    let (mut w, _cloud, gauge) = gauged_world(Duration::from_millis(20), 1, 3);
     expect_ok(&w.up(&at_once(12)).await);
     // Three turns: while one create takes its 20 ms, the others have been
     // checked and wait for their provider call.
