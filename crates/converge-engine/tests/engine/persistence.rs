@@ -103,6 +103,17 @@ impl World {
         text.unwrap().expect("a checkpoint")
     }
 
+    /// Another writer stores `text` as the checkpoint, behind the lock
+    /// holder's back.
+    async fn intrude(&self, text: &[u8]) {
+        let stack = self.state.stack();
+        let options = Default::default();
+        let saved = self
+            .backend
+            .save_checkpoint(stack, text.to_vec().into(), &options);
+        saved.await.unwrap();
+    }
+
     /// Opens a journal on `locked` and closes it again: the base digest
     /// it named.
     async fn journal_base(&self, locked: &mut LockedStack) -> String {
@@ -193,14 +204,7 @@ async fn after_a_compaction_the_checkpoint_is_read_back_when_needed() {
     // Another writer, behind the lock holder's back.
     let mut intruded = w.checkpoint_text().await;
     intruded.extend_from_slice(b"\n");
-    w.backend
-        .save_checkpoint(
-            w.state.stack(),
-            intruded.clone().into(),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
+    w.intrude(&intruded).await;
     let err = locked.start().await.unwrap_err();
     assert!(
         matches!(err, StackStateError::CheckpointChanged { .. }),
@@ -238,14 +242,7 @@ async fn the_checkpoint_read_at_open_is_let_go_and_checked_when_read_back() {
     let intruded = text.replacen("\"id-1\"", "\"id-9\"", 1).into_bytes();
     assert_ne!(intruded, stored);
     assert_eq!(intruded.len(), stored.len());
-    w.backend
-        .save_checkpoint(
-            w.state.stack(),
-            intruded.clone().into(),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
+    w.intrude(&intruded).await;
     locked.set_secrets_providers(SecretsProviders {
         kind: "passphrase".to_owned(),
         state: Some(r#"{"salt":"v1:AAAA"}"#.to_owned()),
