@@ -284,14 +284,7 @@ group.urn.apply(hold)
 "#
     );
     let w = common::python::PythonWorld::new(&venv, &program);
-    let mut up = w
-        .scratch
-        .command("pw")
-        .args(["up", "--yes", "--skip-preview"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut up = w.spawn_up();
     let start = Instant::now();
     while !marker.exists() && start.elapsed() < Duration::from_secs(120) {
         if let Some(status) = up.try_wait().unwrap() {

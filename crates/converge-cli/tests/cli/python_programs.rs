@@ -295,7 +295,6 @@ pulumi.export("description", comp.describe("Hi").apply(lambda r: r["description"
 /// program's next custom resource or its end).
 #[test]
 fn a_running_programs_components_show_in_stack_export() {
-    use std::process::Stdio;
     use std::time::{Duration, Instant};
 
     let Some(venv) = venv() else { return };
@@ -322,14 +321,7 @@ Group("group").urn.apply(hold)
 "#
     );
     let w = World::new(&venv, &program);
-    let mut up = w
-        .scratch
-        .command("pw")
-        .args(["up", "--yes", "--skip-preview"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut up = w.spawn_up();
     let shows_group = || {
         let out = w.cmd(&["stack", "export"]);
         let export: serde_json::Value = match serde_json::from_slice(&out.stdout) {

@@ -57,6 +57,16 @@ impl PythonWorld {
         super::failure_of(self.scratch.command("pw"), args)
     }
 
+    /// Starts `converge up --yes --skip-preview` in the background, its
+    /// output discarded (a test that waits on the program meanwhile).
+    pub fn spawn_up(&self) -> std::process::Child {
+        let mut up = self.scratch.command("pw");
+        up.args(["up", "--yes", "--skip-preview"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        up.spawn().unwrap()
+    }
+
     /// The stack's checkpoint file.
     pub fn state(&self) -> String {
         std::fs::read_to_string(self.scratch.backend.join(".pulumi/stacks/pyproj/dev.json"))
