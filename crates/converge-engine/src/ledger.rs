@@ -79,33 +79,75 @@ pub(crate) struct Registered {
     /// The operation whose end entry put this state in the new list; `None`
     /// when nothing was recorded (an untargeted new resource).
     pub op: Option<u64>,
-    /// Shared with the step's finish event.
-    pub state: Arc<ResourceState>,
+    pub state: Recorded,
+}
+
+/// Where a registration's state is held.
+#[derive(Debug, Clone)]
+pub(crate) enum Recorded {
+    /// The base's resource at this index, as it is: a Same step that
+    /// changed nothing, or an old state left in place. Not copied: a no-op
+    /// update of 100,000 resources would hold 100,000 copies of its base.
+    Base(usize),
+    /// A state of its own, shared with the step's finish event.
+    Own(Arc<ResourceState>),
+}
+
+/// A recorded registration as lookups see it: its state wherever it is
+/// held.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RegisteredRef<'a> {
+    pub op: Option<u64>,
+    pub state: &'a ResourceState,
 }
 
 /// The registrations of this deployment by URN: reserved (`None`) from the
 /// start of the registration, recorded once its step is done. Lookups see
 /// recorded registrations only; reservations matter to [`Ledger::reserve`].
-#[derive(Debug, Default)]
-pub(crate) struct Registrations(HashMap<Urn, Option<Registered>>);
-
-impl Registrations {
-    /// Room for about `n` registrations (a program registers about as
-    /// many resources as its base holds), so the map does not grow by
-    /// rehashing into fresh memory.
-    fn with_capacity(n: usize) -> Self {
-        Registrations(HashMap::with_capacity(n))
-    }
+#[derive(Debug)]
+pub(crate) struct Registrations {
+    by_urn: HashMap<Urn, Option<Registered>>,
+    /// What [`Recorded::Base`] indexes.
+    base: Arc<Snapshot>,
 }
 
 impl Registrations {
-    /// The recorded registration of `urn`.
-    pub fn get(&self, urn: &Urn) -> Option<&Registered> {
-        self.0.get(urn).and_then(Option::as_ref)
+    /// Room for as many registrations as the base has resources (a program
+    /// registers about as many), so the map does not grow by rehashing into
+    /// fresh memory.
+    fn new(base: Arc<Snapshot>) -> Self {
+        Registrations {
+            by_urn: HashMap::with_capacity(base.resources.len()),
+            base,
+        }
     }
 
-    pub fn get_mut(&mut self, urn: &Urn) -> Option<&mut Registered> {
-        self.0.get_mut(urn).and_then(Option::as_mut)
+    fn view<'a>(&'a self, r: &'a Registered) -> RegisteredRef<'a> {
+        let state = match &r.state {
+            Recorded::Base(i) => &self.base.resources[*i],
+            Recorded::Own(state) => state,
+        };
+        RegisteredRef { op: r.op, state }
+    }
+
+    /// The recorded registration of `urn`.
+    pub fn get(&self, urn: &Urn) -> Option<RegisteredRef<'_>> {
+        let r = self.by_urn.get(urn)?.as_ref()?;
+        Some(self.view(r))
+    }
+
+    /// Where the recorded registration of `urn` holds its state.
+    #[cfg(test)]
+    pub fn recorded(&self, urn: &Urn) -> Option<&Recorded> {
+        Some(&self.by_urn.get(urn)?.as_ref()?.state)
+    }
+
+    /// Gives the recorded registration of `urn` a new state (its outputs
+    /// registered); nothing if it is not recorded.
+    pub fn set_state(&mut self, urn: &Urn, state: Arc<ResourceState>) {
+        if let Some(Some(r)) = self.by_urn.get_mut(urn) {
+            r.state = Recorded::Own(state);
+        }
     }
 
     /// True if `urn` is registered and recorded.
@@ -114,10 +156,10 @@ impl Registrations {
     }
 
     /// Every recorded registration.
-    pub fn iter(&self) -> impl Iterator<Item = (&Urn, &Registered)> {
-        self.0
+    pub fn iter(&self) -> impl Iterator<Item = (&Urn, RegisteredRef<'_>)> {
+        self.by_urn
             .iter()
-            .filter_map(|(urn, r)| r.as_ref().map(|r| (urn, r)))
+            .filter_map(|(urn, r)| r.as_ref().map(|r| (urn, self.view(r))))
     }
 }
 
@@ -133,9 +175,9 @@ impl Ledger {
     pub fn new(base: Arc<Snapshot>) -> Self {
         let n = base.resources.len();
         Ledger {
-            base,
             olds: vec![None; n],
-            registered: Registrations::with_capacity(n),
+            registered: Registrations::new(Arc::clone(&base)),
+            base,
         }
     }
 
@@ -152,7 +194,7 @@ impl Ledger {
     /// another registration holds `old`. Nothing changes when it is
     /// refused.
     pub fn reserve(&mut self, urn: &Urn, old: Option<usize>) -> Result<(), EngineError> {
-        if self.registered.0.contains_key(urn) {
+        if self.registered.by_urn.contains_key(urn) {
             return Err(EngineError::DuplicateUrn(urn.clone()));
         }
         if let Some(i) = old {
@@ -166,7 +208,7 @@ impl Ledger {
             };
             self.set_old(i, next);
         }
-        self.registered.0.insert(urn.clone(), None);
+        self.registered.by_urn.insert(urn.clone(), None);
         Ok(())
     }
 
@@ -209,7 +251,7 @@ impl Ledger {
 
     /// Records the state of the registration of `urn` (done with its step).
     pub fn record(&mut self, urn: Urn, registered: Registered) {
-        self.registered.0.insert(urn, Some(registered));
+        self.registered.by_urn.insert(urn, Some(registered));
     }
 
     /// What happened to old resource `i`; `None` if nothing did.
@@ -284,7 +326,7 @@ mod tests {
     fn recorded(name: &str) -> Registered {
         Registered {
             op: Some(1),
-            state: Arc::new(ResourceState::new(urn(name), false)),
+            state: Recorded::Own(Arc::new(ResourceState::new(urn(name), false))),
         }
     }
 

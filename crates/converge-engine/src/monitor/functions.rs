@@ -87,7 +87,7 @@ fn get_resource(d: &Deployment, args: &PropertyMap) -> Result<PropertyMap, Engin
         .progress()
         .registered
         .get(&urn)
-        .map(|r| (*r.state).clone())
+        .map(|r| r.state.clone())
         .or_else(|| d.olds.get(&urn).map(|&i| d.base.resources[i].clone()));
     let state = state.ok_or_else(|| EngineError::UnknownResource(urn.clone()))?;
     let mut out = PropertyMap::new();

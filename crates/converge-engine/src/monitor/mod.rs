@@ -115,7 +115,7 @@ impl Monitor {
                 .registered
                 .get(urn)
                 .ok_or_else(|| EngineError::OutputsOfUnregistered(urn.clone()))?;
-            let mut state = (*registered.state).clone();
+            let mut state = registered.state.clone();
             state.outputs = outputs;
             (registered.op, state)
         };
@@ -125,9 +125,7 @@ impl Monitor {
         // durable (a crash before it is loses what a re-run sets again).
         let entry = JournalEntry::outputs(0, d.next_operation(), state.clone()).with_remove_new(op);
         self.record(d.end_unsynced(entry))?;
-        if let Some(r) = d.progress().registered.get_mut(urn) {
-            r.state = Arc::new(state);
-        }
+        d.progress().registered.set_state(urn, Arc::new(state));
         Ok(())
     }
 

@@ -144,7 +144,7 @@ async fn default_provider_compatible(
     }
     let find = |r: &converge_model::ProviderReference| -> Option<ResourceState> {
         if let Some(reg) = d.progress().registered.get(&r.urn) {
-            return Some((*reg.state).clone());
+            return Some(reg.state.clone());
         }
         d.base
             .resources

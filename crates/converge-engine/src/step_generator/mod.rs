@@ -26,7 +26,7 @@ use crate::deployment::{DefaultProvider, Deployment};
 use crate::error::EngineError;
 use crate::events::{Severity, StepOp};
 use crate::goal::{ReadGoal, RegisterResult, ResourceGoal, ResourceOptions};
-use crate::ledger::Registered;
+use crate::ledger::{Recorded, Registered};
 use crate::saved_plan;
 use crate::steps::{self, create::CreateStep, delete};
 
@@ -384,7 +384,7 @@ async fn untargeted(
                     old.urn.clone(),
                     Registered {
                         op: None,
-                        state: Arc::new(old.clone()),
+                        state: Recorded::Base(i),
                     },
                 );
                 return Ok(result_of(&old));
@@ -403,7 +403,7 @@ async fn untargeted(
                 state.urn.clone(),
                 Registered {
                     op: None,
-                    state: Arc::new(state.clone()),
+                    state: Recorded::Own(Arc::new(state.clone())),
                 },
             );
             Ok(RegisterResult {

@@ -23,7 +23,7 @@ use converge_plugin::{Provider, ReadRequest, ReadResponse};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::{EngineEvent, StepOp};
-use crate::ledger::Registered;
+use crate::ledger::{Recorded, Registered};
 use crate::plan::PlannedStep;
 
 /// The provider instance that manages `state`. A provider not registered
@@ -154,10 +154,37 @@ pub(crate) fn finish(
         shared.urn.clone(),
         Registered {
             op: op_id,
-            state: Arc::clone(&shared),
+            state: Recorded::Own(Arc::clone(&shared)),
         },
     );
     report_shared(d, op, old, Some(Arc::clone(&shared)), diff);
+    shared
+}
+
+/// [`finish`] of a Same step whose state is its base resource's as it is:
+/// the ledger records the base index, not a copy; the finish event and the
+/// registration's answer share `new`, which is freed with them.
+pub(crate) fn finish_unchanged(
+    d: &Deployment,
+    op_id: u64,
+    old_index: usize,
+    new: ResourceState,
+) -> Arc<ResourceState> {
+    d.progress().record(
+        new.urn.clone(),
+        Registered {
+            op: Some(op_id),
+            state: Recorded::Base(old_index),
+        },
+    );
+    let shared = Arc::new(new);
+    report_shared(
+        d,
+        StepOp::Same,
+        Some(&d.base.resources[old_index]),
+        Some(Arc::clone(&shared)),
+        Default::default(),
+    );
     shared
 }
 
@@ -169,7 +196,7 @@ pub(crate) fn finish_partial(d: &Deployment, op_id: u64, new: &ResourceState) {
         new.urn.clone(),
         Registered {
             op: Some(op_id),
-            state: Arc::new(new.clone()),
+            state: Recorded::Own(Arc::new(new.clone())),
         },
     );
 }
