@@ -19,7 +19,7 @@ use tokio::sync::Semaphore;
 use crate::error::EngineError;
 use crate::events::{EngineEvent, EventSink, StepOp};
 use crate::journaler::Journaler;
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, UrnMap};
 use crate::plan::PlannedStep;
 use crate::targeting::Selection;
 
@@ -164,7 +164,7 @@ pub(crate) struct Deployment {
     pub selection: Selection,
     pub base: Arc<Snapshot>,
     /// Live (not marked for deletion) base resources by URN.
-    pub olds: HashMap<Urn, usize>,
+    pub olds: UrnMap<usize>,
     pub registry: ProviderRegistry,
     pub journal: Journaler,
     pub events: EventSink,
@@ -206,7 +206,7 @@ impl Deployment {
         journal: Journaler,
         events: EventSink,
     ) -> Self {
-        let mut olds = HashMap::with_capacity(base.resources.len());
+        let mut olds = UrnMap::with_capacity_and_hasher(base.resources.len(), Default::default());
         olds.extend(
             base.resources
                 .iter()

@@ -12,6 +12,7 @@
 //! journals Pulumi's CLI sends can be replayed by Converge's state service;
 //! [`json`] reads and writes them in Pulumi's JSON form, one line each.
 
+mod index_set;
 pub mod json;
 mod replay;
 mod runs;

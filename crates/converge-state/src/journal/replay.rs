@@ -53,6 +53,8 @@
 //!    caller stamps a new one when it writes the snapshot.
 
 use std::collections::{HashMap, HashSet};
+
+use super::index_set::IndexSet;
 use std::sync::Arc;
 
 use converge_model::{ResourceState, Urn};
@@ -162,8 +164,11 @@ pub struct Replayer {
     /// Resources produced by steps of this deployment, in success order.
     new_resources: Vec<ResourceState>,
     removed_new: HashSet<usize>,
-    new_index_of_operation: HashMap<u64, usize>,
-    removed_old: HashSet<usize>,
+    /// Hashed with foldhash: one insert per entry that produces a state.
+    new_index_of_operation: HashMap<u64, usize, foldhash::fast::RandomState>,
+    /// Base indices that leave the result (carried over into a new
+    /// resource, or removed).
+    removed_old: IndexSet,
     replaced_old: HashMap<usize, ResourceState>,
     marked_delete: HashSet<usize>,
     marked_pending_replacement: HashSet<usize>,
@@ -192,8 +197,8 @@ impl Replayer {
             new_resources: Vec::with_capacity(n),
             base,
             removed_new: HashSet::new(),
-            new_index_of_operation: HashMap::with_capacity(n),
-            removed_old: HashSet::with_capacity(n),
+            new_index_of_operation: HashMap::with_capacity_and_hasher(n, Default::default()),
+            removed_old: IndexSet::with_capacity(n),
             replaced_old: HashMap::new(),
             marked_delete: HashSet::new(),
             marked_pending_replacement: HashSet::new(),
@@ -391,7 +396,7 @@ impl Replayer {
     /// The base resource at `i` as the result holds it (`state` makes it),
     /// or `None` when it was removed.
     fn kept_old(&self, i: usize, state: impl FnOnce() -> ResourceState) -> Option<ResourceState> {
-        if self.removed_old.contains(&i) {
+        if self.removed_old.contains(i) {
             return None;
         }
         let mut r = state();
@@ -416,7 +421,7 @@ impl Replayer {
             let removed_old = self
                 .removed_old
                 .iter()
-                .filter_map(|&i| self.base.resources.get(i));
+                .filter_map(|i| self.base.resources.get(i));
             rebuild_dependencies(&mut resources, removed_old.chain(removed_new));
         }
 
@@ -513,7 +518,7 @@ impl Replayer {
                     sequence_id: entry.sequence_id,
                 });
             }
-            if self.removed_old.contains(&index) {
+            if self.removed_old.contains(index) {
                 return Err(ReplayError::CarriedRemoved {
                     sequence_id: entry.sequence_id,
                     index,
