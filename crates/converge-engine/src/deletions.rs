@@ -9,9 +9,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use converge_model::{DependencyKind, Urn};
+use converge_model::{DependencyKind, ResourceState, Urn};
 
-use crate::deployment::Deployment;
+use crate::deployment::{Deployment, Progress};
 use crate::error::EngineError;
 use crate::events::StepOp;
 use crate::ledger::Disposition;
@@ -66,46 +66,18 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
     // Whatever stays in the snapshot keeps what it depends on: a resource
     // that is not being deleted (its step failed, it is not targeted, the
     // program did not reach it) holds its dependencies back, unless a new
-    // copy of the dependency is already recorded.
-    let recorded: HashSet<&Urn> = p
-        .registered
-        .iter()
-        .filter(|(_, r)| r.op.is_some())
-        .map(|(u, _)| u)
-        .collect();
+    // copy of the dependency is already recorded. A candidate held back
+    // stays too, so this repeats until nothing more is held.
     let mut held = Vec::new();
-    loop {
-        let leaving: HashSet<usize> = out.iter().map(|c| c.index).collect();
-        let staying: Vec<&converge_model::ResourceState> = d
-            .base
-            .resources
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !p.is_claimed(*i) && !leaving.contains(i))
-            .map(|(_, r)| r)
-            .collect();
+    while !out.is_empty() {
+        let users = Users::of(d, &p, &out);
         let before = out.len();
-        out.retain(|c| {
-            let candidate = &d.base.resources[c.index];
-            let user = staying.iter().find(|r| {
-                // A provider reference names one copy (URN and ID); other
-                // references are satisfied by any recorded copy of the URN.
-                let by_provider = r.provider.as_ref().is_some_and(|p| {
-                    p.urn == candidate.urn && Some(p.id.as_str()) == candidate.id.as_deref()
-                });
-                let by_urn = !recorded.contains(&candidate.urn)
-                    && r.all_dependencies().any(|(kind, dep)| {
-                        kind != DependencyKind::Provider && *dep == candidate.urn
-                    });
-                by_provider || by_urn
-            });
-            match user {
-                Some(user) => {
-                    held.push((candidate.urn.clone(), user.urn.clone()));
-                    false
-                }
-                None => true,
+        out.retain(|c| match users.first_of(&d.base.resources[c.index]) {
+            Some(user) => {
+                held.push((d.base.resources[c.index].urn.clone(), user.clone()));
+                false
             }
+            None => true,
         });
         if out.len() == before {
             break;
@@ -166,6 +138,75 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
         }
     }
     Ok(out)
+}
+
+/// The staying resources that use the candidates for deletion: for each
+/// candidate, the first staying resource (in base order) that names its
+/// copy as provider (URN and ID), and the first that depends on its URN
+/// otherwise. Found in one pass over the base, each reference looked up
+/// among the candidates: not each candidate against every resource that
+/// stays (a deletion of half of 100,000 resources made that 2.5 billion
+/// comparisons).
+struct Users<'a> {
+    by_provider: HashMap<(&'a Urn, &'a str), (usize, &'a Urn)>,
+    /// Only candidates with no recorded new copy: any recorded copy of the
+    /// URN satisfies a dependency.
+    by_urn: HashMap<&'a Urn, (usize, &'a Urn)>,
+}
+
+impl<'a> Users<'a> {
+    fn of(d: &'a Deployment, p: &Progress, out: &[Candidate]) -> Users<'a> {
+        let base = &d.base.resources;
+        let mut leaving = vec![false; base.len()];
+        let mut by_provider = HashMap::new();
+        let mut by_urn = HashMap::new();
+        for c in out {
+            leaving[c.index] = true;
+        }
+        let wanted_by_urn: HashSet<&Urn> = out
+            .iter()
+            .map(|c| &base[c.index].urn)
+            .filter(|urn| p.registered.get(urn).is_none_or(|r| r.op.is_none()))
+            .collect();
+        let wanted_provider: HashSet<(&Urn, &str)> = out
+            .iter()
+            .filter_map(|c| Some((&base[c.index].urn, base[c.index].id.as_deref()?)))
+            .collect();
+        for (i, r) in base.iter().enumerate() {
+            if leaving[i] || p.is_claimed(i) {
+                continue;
+            }
+            if let Some(reference) = &r.provider {
+                let key = (&reference.urn, reference.id.as_str());
+                if wanted_provider.contains(&key) {
+                    by_provider.entry(key).or_insert((i, &r.urn));
+                }
+            }
+            for (kind, dep) in r.all_dependencies() {
+                if kind != DependencyKind::Provider && wanted_by_urn.contains(dep) {
+                    by_urn.entry(dep).or_insert((i, &r.urn));
+                }
+            }
+        }
+        Users {
+            by_provider,
+            by_urn,
+        }
+    }
+
+    /// The first staying resource that uses `candidate`.
+    fn first_of(&self, candidate: &ResourceState) -> Option<&'a Urn> {
+        let by_provider = candidate
+            .id
+            .as_deref()
+            .and_then(|id| self.by_provider.get(&(&candidate.urn, id)));
+        let by_urn = self.by_urn.get(&candidate.urn);
+        by_provider
+            .into_iter()
+            .chain(by_urn)
+            .min_by_key(|(i, _)| *i)
+            .map(|(_, user)| *user)
+    }
 }
 
 /// Runs the deletion phase. `destroy` deletes everything in the base.

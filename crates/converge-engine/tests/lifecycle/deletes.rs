@@ -172,3 +172,38 @@ async fn a_failed_delete_keeps_its_dependencies() {
     expect_ok(&w.up(&just_stack()).await);
     assert!(cloud.is_empty());
 }
+
+#[tokio::test]
+async fn what_a_resource_that_stays_depends_on_stays_through_a_chain() {
+    let (mut w, cloud) = world(provider());
+    expect_ok(&w.up(&chain()).await);
+    // Only `c` is declared now, and its update fails: its old state stays,
+    // and with it `b` (which it depends on) and then `a` (which `b`
+    // depends on, found once `b` is held). `x` goes.
+    cloud.fail_when(|op, urn| op == converge_testkit::CloudOp::Update && urn.name() == "c");
+    let only_c = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let failed = reg(&m, &stack, custom(T, "c", inputs(&[("v", "2")]))).await;
+        assert!(failed.is_err());
+        Ok(())
+    });
+    w.options.continue_on_error = true;
+    let r = w.up(&only_c).await;
+    assert!(r.error.is_some());
+    for kept in ["a", "b", "c"] {
+        assert!(w.resource(kept).is_some(), "{kept} was removed");
+        assert!(
+            ops_of(&r, kept).iter().all(|op| *op != StepOp::Delete),
+            "{kept}"
+        );
+    }
+    assert!(w.resource("x").is_none());
+    assert_eq!(ops_of(&r, "x"), vec![StepOp::Delete]);
+    assert_eq!(cloud.counts().deletes, 1);
+    assert_eq!(cloud.len(), 3);
+
+    cloud.heal();
+    w.options.continue_on_error = false;
+    expect_ok(&w.up(&just_stack()).await);
+    assert!(cloud.is_empty());
+}
