@@ -163,6 +163,14 @@ impl<'a> Users<'a> {
         for c in out {
             leaving[c.index] = true;
         }
+        let stays = |i: usize| !leaving[i] && !p.is_claimed(i);
+        if !(0..base.len()).any(stays) {
+            // A destroy: nothing stays to hold anything back.
+            return Users {
+                by_provider,
+                by_urn,
+            };
+        }
         let wanted_by_urn: HashSet<&Urn> = out
             .iter()
             .map(|c| &base[c.index].urn)
@@ -173,7 +181,7 @@ impl<'a> Users<'a> {
             .filter_map(|c| Some((&base[c.index].urn, base[c.index].id.as_deref()?)))
             .collect();
         for (i, r) in base.iter().enumerate() {
-            if leaving[i] || p.is_claimed(i) {
+            if !stays(i) {
                 continue;
             }
             if let Some(reference) = &r.provider {
