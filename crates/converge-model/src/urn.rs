@@ -71,12 +71,14 @@ impl Urn {
         let rest = s
             .strip_prefix(PREFIX)
             .ok_or_else(|| UrnError::MissingPrefix { urn: urn() })?;
-        let parts: Vec<&str> = rest.splitn(4, SEP).collect();
-        if parts.len() < 4 {
-            return Err(UrnError::TooFewParts {
+        // Every URN a deployment registers is parsed: no vectors here.
+        let mut split = rest.splitn(4, SEP);
+        let mut parts = [""; 4];
+        for (k, part) in parts.iter_mut().enumerate() {
+            *part = split.next().ok_or_else(|| UrnError::TooFewParts {
                 urn: urn(),
-                parts: parts.len(),
-            });
+                parts: k,
+            })?;
         }
         for (part, name) in parts.iter().zip(["stack", "project", "type", "name"]) {
             if part.is_empty() {
@@ -106,13 +108,28 @@ impl Urn {
         ty: &str,
         name: &str,
     ) -> Result<Self, UrnError> {
-        let qualified = match parent_type {
-            Some(p) if !p.is_empty() => format!("{p}${ty}"),
-            _ => ty.to_owned(),
-        };
-        Self::parse(&format!(
-            "{PREFIX}{stack}{SEP}{project}{SEP}{qualified}{SEP}{name}"
-        ))
+        // One string, built in place and then checked as any URN is.
+        let parent = parent_type.filter(|p| !p.is_empty());
+        let mut text = String::with_capacity(
+            PREFIX.len()
+                + stack.len()
+                + project.len()
+                + parent.map_or(0, |p| p.len() + 1)
+                + ty.len()
+                + name.len()
+                + 3 * SEP.len(),
+        );
+        for piece in [PREFIX, stack, SEP, project, SEP] {
+            text.push_str(piece);
+        }
+        if let Some(p) = parent {
+            text.push_str(p);
+            text.push('$');
+        }
+        for piece in [ty, SEP, name] {
+            text.push_str(piece);
+        }
+        Self::parse(&text)
     }
 
     /// The URN of a resource named `name` of type `ty` whose parent is
@@ -190,11 +207,14 @@ impl Urn {
 
 /// `<package>:[<module>:]<name>`, each part non-empty and free of spaces.
 fn is_type_token(ty: &str) -> bool {
-    let segments: Vec<&str> = ty.split(':').collect();
-    (2..=3).contains(&segments.len())
-        && segments
-            .iter()
-            .all(|seg| !seg.is_empty() && !seg.chars().any(char::is_whitespace))
+    let mut segments = 0;
+    for seg in ty.split(':') {
+        segments += 1;
+        if segments > 3 || seg.is_empty() || seg.chars().any(char::is_whitespace) {
+            return false;
+        }
+    }
+    segments >= 2
 }
 
 impl fmt::Display for Urn {
@@ -219,6 +239,27 @@ impl AsRef<str> for Urn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// A URN built from its parts is the one its text parses to, and
+        /// is refused exactly when that text is.
+        #[test]
+        fn a_built_urn_is_its_parsed_text(
+            stack in "[a-z:]{0,4}",
+            project in "[a-z]{0,3}",
+            parent in proptest::option::of("[a-z: $]{0,6}"),
+            ty in "[a-z: ]{0,7}",
+            name in "[a-z:\n]{0,4}",
+        ) {
+            let built = Urn::new(&stack, &project, parent.as_deref(), &ty, &name);
+            let qualified = match parent.as_deref() {
+                Some(p) if !p.is_empty() => format!("{p}${ty}"),
+                _ => ty.clone(),
+            };
+            let parsed = Urn::parse(&format!("urn:pulumi:{stack}::{project}::{qualified}::{name}"));
+            proptest::prop_assert_eq!(built, parsed);
+        }
+    }
 
     #[test]
     fn parses_parts() {
@@ -291,6 +332,11 @@ mod tests {
             ("urn:pulumi:s::p::a:b:C$::n", "is not of the form"),
             ("urn:pulumi:s::p::a:b:C::n\n", "control character"),
             ("urn:pulumi:s::p::a:b:C::", "the name is empty"),
+            ("urn:pulumi:", "found 1 part(s)"),
+            ("urn:pulumi:s::::a:b:C::n", "the project is empty"),
+            ("urn:pulumi:s::p::a:b:c:D::n", "is not of the form"),
+            ("urn:pulumi:s::p::a::n", "is not of the form"),
+            ("urn:pulumi:s::p::a:b C::n", "is not of the form"),
         ];
         for (input, want) in cases {
             let err = Urn::parse(input).unwrap_err().to_string();
