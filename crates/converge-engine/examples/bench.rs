@@ -445,23 +445,17 @@ fn median(times: &[u128]) -> u128 {
     sorted[sorted.len() / 2]
 }
 
-/// Runs the zero-latency rows for every size, `runs(n)` times each, and
+/// Runs the zero-latency rows for every size, `runs` times each, and
 /// prints each row's median per size, then the growth between sizes.
-/// The sizes take turns (a round is one fresh stack of each size, a
-/// size with fewer runs sitting some rounds out, spread evenly), so a slow
-/// spell of the machine falls on all of them; each operation runs in a
+/// The sizes take turns (a round is one fresh stack of each size), so a
+/// slow spell of the machine falls on all of them; each operation runs in a
 /// process of its own, so no size runs on memory an earlier operation
 /// left warm.
-fn zero_latency(runtime: &tokio::runtime::Runtime, sizes: &[usize], runs: impl Fn(usize) -> usize) {
-    let rounds = sizes.iter().map(|&n| runs(n)).max().unwrap_or(0);
+fn zero_latency(runtime: &tokio::runtime::Runtime, sizes: &[usize], runs: usize) {
     let mut results: Vec<Vec<Vec<serde_json::Value>>> =
         sizes.iter().map(|_| vec![Vec::new(); ROWS.len()]).collect();
-    for round in 0..rounds {
+    for _ in 0..runs {
         for (by_row, &n) in results.iter_mut().zip(sizes) {
-            let r = runs(n);
-            if (round + 1) * r / rounds == round * r / rounds {
-                continue;
-            }
             let dir = tempfile::tempdir().expect("temp dir");
             let backend: Arc<dyn Backend> = Arc::new(FileBackend::new(dir.path(), ""));
             runtime.block_on(create_stack(backend));
@@ -589,13 +583,11 @@ fn main() {
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
-    let runs = |_n: usize| -> usize {
-        std::env::var("BENCH_RUNS")
-            .ok()
-            .and_then(|r| r.trim().parse().ok())
-            .filter(|&r| r > 0)
-            .unwrap_or(9)
-    };
+    let runs = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.trim().parse().ok())
+        .filter(|&r| r > 0)
+        .unwrap_or(9);
     zero_latency(&runtime, &sizes, runs);
     // `BENCH_ZERO_LATENCY_ONLY=1`: only the rows above (to count a
     // size's instructions alone, say under callgrind with

@@ -146,60 +146,60 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
 /// otherwise. Found in one pass over the base, each reference looked up
 /// among the candidates: not each candidate against every resource that
 /// stays (a deletion of half of 100,000 resources made that 2.5 billion
-/// comparisons).
+/// comparisons). Each table has a key per candidate, its first user once
+/// found.
 struct Users<'a> {
-    by_provider: HashMap<(&'a Urn, &'a str), (usize, &'a Urn)>,
+    by_provider: HashMap<(&'a Urn, &'a str), Option<(usize, &'a Urn)>>,
     /// Only candidates with no recorded new copy: any recorded copy of the
     /// URN satisfies a dependency.
-    by_urn: HashMap<&'a Urn, (usize, &'a Urn)>,
+    by_urn: HashMap<&'a Urn, Option<(usize, &'a Urn)>>,
 }
 
 impl<'a> Users<'a> {
     fn of(d: &'a Deployment, p: &Progress, out: &[Candidate]) -> Users<'a> {
         let base = &d.base.resources;
+        let mut users = Users {
+            by_provider: HashMap::new(),
+            by_urn: HashMap::new(),
+        };
         let mut leaving = vec![false; base.len()];
-        let mut by_provider = HashMap::new();
-        let mut by_urn = HashMap::new();
         for c in out {
             leaving[c.index] = true;
         }
         let stays = |i: usize| !leaving[i] && !p.is_claimed(i);
         if !(0..base.len()).any(stays) {
             // A destroy: nothing stays to hold anything back.
-            return Users {
-                by_provider,
-                by_urn,
-            };
+            return users;
         }
-        let wanted_by_urn: HashSet<&Urn> = out
-            .iter()
-            .map(|c| &base[c.index].urn)
-            .filter(|urn| p.registered.get(urn).is_none_or(|r| r.op.is_none()))
-            .collect();
-        let wanted_provider: HashSet<(&Urn, &str)> = out
-            .iter()
-            .filter_map(|c| Some((&base[c.index].urn, base[c.index].id.as_deref()?)))
-            .collect();
-        for (i, r) in base.iter().enumerate() {
-            if !stays(i) {
-                continue;
+        for c in out {
+            let candidate = &base[c.index];
+            if let Some(id) = candidate.id.as_deref() {
+                users.by_provider.insert((&candidate.urn, id), None);
             }
+            if p.registered
+                .get(&candidate.urn)
+                .is_none_or(|r| r.op.is_none())
+            {
+                users.by_urn.insert(&candidate.urn, None);
+            }
+        }
+        let first = |slot: Option<&mut Option<(usize, &'a Urn)>>, user| {
+            if let Some(slot @ None) = slot {
+                *slot = Some(user);
+            }
+        };
+        for (i, r) in base.iter().enumerate().filter(|(i, _)| stays(*i)) {
             if let Some(reference) = &r.provider {
                 let key = (&reference.urn, reference.id.as_str());
-                if wanted_provider.contains(&key) {
-                    by_provider.entry(key).or_insert((i, &r.urn));
-                }
+                first(users.by_provider.get_mut(&key), (i, &r.urn));
             }
             for (kind, dep) in r.all_dependencies() {
-                if kind != DependencyKind::Provider && wanted_by_urn.contains(dep) {
-                    by_urn.entry(dep).or_insert((i, &r.urn));
+                if kind != DependencyKind::Provider {
+                    first(users.by_urn.get_mut(dep), (i, &r.urn));
                 }
             }
         }
-        Users {
-            by_provider,
-            by_urn,
-        }
+        users
     }
 
     /// The first staying resource that uses `candidate`.
@@ -207,13 +207,13 @@ impl<'a> Users<'a> {
         let by_provider = candidate
             .id
             .as_deref()
-            .and_then(|id| self.by_provider.get(&(&candidate.urn, id)));
-        let by_urn = self.by_urn.get(&candidate.urn);
+            .and_then(|id| *self.by_provider.get(&(&candidate.urn, id))?);
+        let by_urn = self.by_urn.get(&candidate.urn).copied().flatten();
         by_provider
             .into_iter()
             .chain(by_urn)
             .min_by_key(|(i, _)| *i)
-            .map(|(_, user)| *user)
+            .map(|(_, user)| user)
     }
 }
 

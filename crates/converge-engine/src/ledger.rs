@@ -171,7 +171,6 @@ impl Registrations {
 
 #[derive(Debug)]
 pub(crate) struct Ledger {
-    base: Arc<Snapshot>,
     /// By base index: most base resources are reached in an update.
     olds: Vec<Option<Disposition>>,
     pub registered: Registrations,
@@ -182,9 +181,13 @@ impl Ledger {
         let n = base.resources.len();
         Ledger {
             olds: vec![None; n],
-            registered: Registrations::new(Arc::clone(&base)),
-            base,
+            registered: Registrations::new(base),
         }
+    }
+
+    /// The base snapshot the old resources' indices refer to.
+    fn base(&self) -> &Snapshot {
+        &self.registered.base
     }
 
     fn old(&self, i: usize) -> Option<&Disposition> {
@@ -280,7 +283,7 @@ impl Ledger {
     /// another URN took it over (an alias).
     pub fn renamed_to(&self, i: usize) -> Option<&Urn> {
         match self.old(i) {
-            Some(Disposition::Claimed(by)) if *by != self.base.resources[i].urn => Some(by),
+            Some(Disposition::Claimed(by)) if *by != self.base().resources[i].urn => Some(by),
             _ => None,
         }
     }
@@ -290,7 +293,7 @@ impl Ledger {
         (0..self.olds.len())
             .filter_map(|i| {
                 let to = self.renamed_to(i)?;
-                Some((self.base.resources[i].urn.clone(), to.clone()))
+                Some((self.base().resources[i].urn.clone(), to.clone()))
             })
             .collect()
     }
@@ -307,7 +310,7 @@ impl Ledger {
         EngineError::OldResourceClaimed {
             urn: urn.clone(),
             holder: holder.clone(),
-            old: self.base.resources[i].urn.clone(),
+            old: self.base().resources[i].urn.clone(),
         }
     }
 }
