@@ -259,6 +259,9 @@ fn installed_from_a_directory_and_an_archive_listed_used_and_removed() {
         size.len() == 4 && size[0].parse::<f64>().is_ok() && size[1] == "MB",
         "{human}"
     );
+    // Whatever the size's width, the next column stays under its header.
+    let installed = lines[0].find("INSTALLED").unwrap();
+    assert!(lines[1][installed..].starts_with("now"), "{human}");
     assert!(human.contains("TOTAL plugin cache size: "), "{human}");
     assert!(human.contains("Built into converge"), "{human}");
     assert!(human.contains("random    resource  4.21.4"), "{human}");
