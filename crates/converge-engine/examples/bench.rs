@@ -25,7 +25,9 @@
 //!   starts both on 127.0.0.1): wall time and bytes sent.
 //!
 //! `BENCH_ZERO_LATENCY_ONLY=1` runs the zero-latency rows and nothing
-//! else. To profile one zero-latency row alone, start the bench under
+//! else. `bench --new-stack DIR` creates an empty stack in DIR, and
+//! `bench --row up_create --n 100000 --dir DIR` runs one operation on it,
+//! to time or profile a row by hand. To profile one zero-latency row alone, start the bench under
 //! `perf record -D -1 --control fifo:CTL,ACK` with `BENCH_PERF_CTL=CTL`,
 //! `BENCH_PERF_ACK=ACK` and `BENCH_PERF_ROW=up_1pct` (say): sampling is
 //! enabled for that row's runs only, from the operation's start to its
@@ -570,6 +572,15 @@ fn main() {
     // `--row ROW --n N --dir DIR`: one zero-latency operation, in a
     // process of its own (see `zero_latency`).
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--new-stack DIR`: an empty stack in DIR for `--row` (to time or
+    // profile one operation by hand).
+    if let [flag, dir] = &args[..] {
+        if flag == "--new-stack" {
+            let backend: Arc<dyn Backend> = Arc::new(FileBackend::new(Path::new(dir), ""));
+            runtime.block_on(create_stack(backend));
+            return;
+        }
+    }
     if let [flag, row, n_flag, n, dir_flag, dir] = &args[..] {
         if (flag.as_str(), n_flag.as_str(), dir_flag.as_str()) == ("--row", "--n", "--dir") {
             let n = n.parse().expect("--n takes a number");

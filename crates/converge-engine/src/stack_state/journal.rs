@@ -44,9 +44,16 @@ impl UpdateJournal {
     }
 
     pub(super) async fn persist_entries(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
-        // A run of unchanged resources is one line.
-        let lines = entries_to_json(batch, self.secrets.mode())
-            .map_err(|e| JournalError::Encode(Arc::new(e)))?;
+        let lines = self.lines(batch)?;
+        self.append_lines(lines).await
+    }
+
+    /// The entries as journal lines: a run of unchanged resources is one.
+    fn lines(&self, entries: &[JournalEntry]) -> Result<Vec<Vec<u8>>, JournalError> {
+        entries_to_json(entries, self.secrets.mode()).map_err(|e| JournalError::Encode(Arc::new(e)))
+    }
+
+    async fn append_lines(&self, lines: Vec<Vec<u8>>) -> Result<(), JournalError> {
         self.backend
             .append_journal(&self.stack, &lines)
             .await
@@ -62,6 +69,24 @@ impl UpdateJournal {
 impl JournalSink for UpdateJournal {
     async fn persist(&self, batch: &[JournalEntry]) -> Result<(), JournalError> {
         self.persist_entries(batch).await
+    }
+
+    /// Encoded ahead: a batch's lines are ready when the previous batch's
+    /// write ends (issue 14: at 100,000 resources, encoding was a third of
+    /// the journaler's time, spent while the store waited).
+    fn encode(&self, entries: &[JournalEntry]) -> Result<Option<Vec<Vec<u8>>>, JournalError> {
+        self.lines(entries).map(Some)
+    }
+
+    async fn write_encoded(
+        &self,
+        batch: &[JournalEntry],
+        lines: Option<Vec<Vec<u8>>>,
+    ) -> Result<(), JournalError> {
+        match lines {
+            Some(lines) => self.append_lines(lines).await,
+            None => self.persist_entries(batch).await,
+        }
     }
 
     fn first_sequence_id(&self) -> u64 {

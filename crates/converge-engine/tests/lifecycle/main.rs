@@ -11,6 +11,7 @@ mod deletes;
 mod durability;
 mod import;
 mod options;
+mod pipeline;
 mod plans;
 mod refresh;
 mod remote;

@@ -19,10 +19,16 @@
 //! sees a program's components as it registers them. A failed write fails
 //! every later append and the flush.
 //!
-//! Each persisted entry is then replayed at once onto the operation's base
-//! (moved into the replay, not copied), so the operation's result snapshot
-//! is ready when its last entry is durable: no second copy of the journal
-//! and no replay at the end.
+//! Each persisted entry is then replayed onto the operation's base (moved
+//! into the replay, not copied), so the operation's result snapshot is
+//! ready when its last entry is durable: no second copy of the journal and
+//! no replay at the end.
+//!
+//! `writer`: the task, a pipeline of ordered writes (the next batch is
+//! collected and encoded while one is written, and replayed while the next
+//! is written).
+
+mod writer;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -73,6 +79,27 @@ impl PartialEq for JournalError {
 #[async_trait]
 pub trait JournalSink: Send + Sync + std::fmt::Debug {
     async fn persist(&self, batch: &[JournalEntry]) -> Result<(), JournalError>;
+
+    /// Encodes entries ahead of their write, as lines for
+    /// [`JournalSink::write_encoded`]. The journaler calls it with the
+    /// entries that arrive while the previous batch is being written, so
+    /// a sink that encodes, then writes, does the first while the store
+    /// does the second. `None` (the default): the sink does not encode
+    /// ahead, and is handed its batches' entries alone.
+    fn encode(&self, _entries: &[JournalEntry]) -> Result<Option<Vec<Vec<u8>>>, JournalError> {
+        Ok(None)
+    }
+
+    /// Persists `batch`; `lines` are its entries as [`JournalSink::encode`]
+    /// encoded them, in order (`None` if it does not encode ahead).
+    async fn write_encoded(
+        &self,
+        batch: &[JournalEntry],
+        lines: Option<Vec<Vec<u8>>>,
+    ) -> Result<(), JournalError> {
+        let _ = lines;
+        self.persist(batch).await
+    }
 
     /// The sequence ID the journaler gives its first entry: 1, unless the
     /// journal already holds entries (the base changes a stack's owner
@@ -160,37 +187,6 @@ impl Replay {
     }
 }
 
-/// Persists `entries` as one batch, replays them, and answers `answers`;
-/// a failed write breaks the journal: nothing after it may be persisted,
-/// since later entries could depend on the lost ones.
-async fn write(
-    sink: &dyn JournalSink,
-    record: &Mutex<Option<Replay>>,
-    entries: &mut Vec<JournalEntry>,
-    answers: &mut Vec<(u64, Request)>,
-    broken: &mut Option<JournalError>,
-) {
-    let persisted = match entries.is_empty() {
-        true => Ok(()),
-        false => sink.persist(entries).await,
-    };
-    match persisted {
-        Ok(()) => {
-            replay_persisted(record, entries);
-            for (id, r) in answers.drain(..) {
-                r.answer(Ok(id));
-            }
-        }
-        Err(err) => {
-            *broken = Some(err.clone());
-            entries.clear();
-            for (_, r) in answers.drain(..) {
-                r.answer(Err(err.clone()));
-            }
-        }
-    }
-}
-
 /// Moves the entries just persisted into the replay (if `finish` has not
 /// taken it), leaving `entries` empty.
 fn replay_persisted(record: &Mutex<Option<Replay>>, entries: &mut Vec<JournalEntry>) {
@@ -200,25 +196,6 @@ fn replay_persisted(record: &Mutex<Option<Replay>>, entries: &mut Vec<JournalEnt
         None => entries.clear(),
     }
 }
-
-/// How many unsynced entries the journaler holds, waiting for a request
-/// that waits, before it writes them anyway: a bound on the memory they
-/// take and on what a crash loses of a long run of components.
-const UNSYNCED_HELD: usize = 1024;
-
-/// The most entries one batch writes. Requests that arrive faster than
-/// they are written wait in the channel rather than in a batch that grows
-/// with them: a program of 100,000 unchanged resources hands all their
-/// entries over before the first write ends, and one batch of them all
-/// was copied twice more into fresh memory (from the channel into a
-/// vector of requests, then of entries). Four times the steps in flight
-/// (`crate::STEPS_IN_FLIGHT`): the Begin and end entries of a whole
-/// window of steps still share one write and its sync.
-const BATCH_MOST: usize = 16_384;
-
-/// How long an unsynced entry waits for a request that waits before the
-/// entries held are written on their own.
-const UNSYNCED_LINGER: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// A handle to the journaler task.
 #[derive(Debug, Clone)]
@@ -239,84 +216,14 @@ impl std::fmt::Debug for Request {
 impl Journaler {
     /// Starts the journaler task on the current tokio runtime.
     pub fn start(sink: Arc<dyn JournalSink>, options: JournalerOptions) -> Journaler {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Request>();
+        let (tx, rx) = mpsc::unbounded_channel::<Request>();
         let replay = Arc::new(Mutex::new(Some(Replay {
             replayer: Replayer::shared(options.base),
             entries: options.keep_entries.then(Vec::new),
             error: None,
         })));
         let record = Arc::clone(&replay);
-        tokio::spawn(async move {
-            let mut next_sequence = sink.first_sequence_id();
-            let mut broken: Option<JournalError> = None;
-            // Kept from batch to batch: new vectors each time would be
-            // fresh memory each time.
-            let mut entries = Vec::new();
-            let mut answers = Vec::new();
-            // When the oldest entry still held arrived.
-            let mut held_since: Option<tokio::time::Instant> = None;
-            loop {
-                let next = match held_since {
-                    None => rx.recv().await,
-                    Some(since) => {
-                        let deadline = since + UNSYNCED_LINGER;
-                        match tokio::time::timeout_at(deadline, rx.recv()).await {
-                            Ok(next) => next,
-                            Err(_lingered) => {
-                                write(&*sink, &record, &mut entries, &mut answers, &mut broken)
-                                    .await;
-                                held_since = None;
-                                continue;
-                            }
-                        }
-                    }
-                };
-                let Some(first) = next else { break };
-                // The requests waiting, straight into the batch, up to
-                // `BATCH_MOST` entries: the rest wait in the channel for
-                // the next batch.
-                let mut request = Some(first);
-                while let Some(mut r) = request.take() {
-                    if let Some(err) = &broken {
-                        r.answer(Err(err.clone()));
-                    } else {
-                        // A flush's answer is the last sequence ID given out.
-                        if let Some(mut entry) = r.entry.take() {
-                            entry.sequence_id = next_sequence;
-                            next_sequence += 1;
-                            entries.push(entry);
-                        }
-                        if r.done.is_some() {
-                            answers.push((next_sequence.saturating_sub(1), r));
-                        }
-                    }
-                    if entries.len() < BATCH_MOST {
-                        request = rx.try_recv().ok();
-                    }
-                }
-                if broken.is_some() {
-                    continue;
-                }
-                // Unsynced entries wait for the next request that waits
-                // (a Begin, an end entry, the final flush), which persists
-                // them with its own: a program that registers components
-                // one after another no longer costs a write and an fsync
-                // each. Their loss in a crash was already allowed.
-                if answers.is_empty() && entries.len() < UNSYNCED_HELD {
-                    if !entries.is_empty() && held_since.is_none() {
-                        held_since = Some(tokio::time::Instant::now());
-                    }
-                    continue;
-                }
-                write(&*sink, &record, &mut entries, &mut answers, &mut broken).await;
-                held_since = None;
-            }
-            // Every handle is gone without a final flush: what is held is
-            // still written, as it was before it was held.
-            if broken.is_none() {
-                write(&*sink, &record, &mut entries, &mut answers, &mut broken).await;
-            }
-        });
+        tokio::spawn(writer::Writer::new(sink, record, rx).run());
         Journaler { tx, replay }
     }
 
