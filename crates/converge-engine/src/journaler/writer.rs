@@ -6,16 +6,19 @@
 //!   ([`JournalSink::encode`]), so the next write starts as soon as the
 //!   one under way ends, its bytes ready.
 //! - Once a write ends, the steps waiting for its entries get their
-//!   answers and the next write starts; only then are the written entries
-//!   replayed, while the store writes the next batch.
-//! - A flush is answered once its batch is written and replayed, so that
-//!   [`super::Journaler::finish`] sees every entry before it.
+//!   answers and the next write starts; the written entries are replayed
+//!   on a thread of their own (`replay_thread`), in write order, while the
+//!   task collects and encodes the next batch.
+//! - A flush is answered by the replay thread once every batch before it
+//!   is replayed (an error too, once the journal broke), so that
+//!   [`super::Journaler::finish`] sees every entry written before it: a
+//!   snapshot missing a written entry could lose track of an object.
 //!
 //! Writes never overlap: a batch is written only after the previous one is
 //! durable, so the journal holds the entries in sequence order and a durable
 //! entry's predecessors are durable too.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc as std_mpsc, Arc, Mutex, PoisonError};
 
 use converge_state::journal::JournalEntry;
 use tokio::sync::{mpsc, oneshot};
@@ -86,9 +89,9 @@ impl Batch {
         self.entries.len() >= BATCH_MOST
     }
 
-    /// Answers every request of the batch with `err`.
-    fn fail(&mut self, err: &JournalError) {
-        for (_, reply) in self.waiting.drain(..).chain(self.flushes.drain(..)) {
+    /// Answers the requests waiting for the batch's entries with `err`.
+    fn fail_waiting(&mut self, err: &JournalError) {
+        for (_, reply) in self.waiting.drain(..) {
             let _ = reply.send(Err(err.clone()));
         }
     }
@@ -118,17 +121,18 @@ enum Event {
 /// The journaler task's state.
 pub(super) struct Writer {
     sink: Arc<dyn JournalSink>,
-    record: Arc<Mutex<Option<Replay>>>,
     rx: mpsc::UnboundedReceiver<Request>,
+    /// Written batches (and flushes) to the replay thread, in order.
+    replays: std_mpsc::Sender<Batch>,
     next_sequence: u64,
     /// The error that broke the journal: every later request gets it.
     broken: Option<JournalError>,
     /// The requests collected for the next write.
     pending: Batch,
     in_flight: Option<InFlight>,
-    /// A written batch's vectors, kept for the next one: new vectors each
+    /// Replayed batches' vectors, kept for the next ones: new vectors each
     /// time would be fresh memory each time.
-    spare: Option<Batch>,
+    spares: Arc<Mutex<Vec<Batch>>>,
     /// When the oldest unsynced entry still held arrived.
     held_since: Option<tokio::time::Instant>,
 }
@@ -139,15 +143,19 @@ impl Writer {
         record: Arc<Mutex<Option<Replay>>>,
         rx: mpsc::UnboundedReceiver<Request>,
     ) -> Writer {
+        let (replays, jobs) = std_mpsc::channel();
+        let spares = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&spares);
+        tokio::task::spawn_blocking(move || replay_thread(&record, &jobs, &kept));
         Writer {
             next_sequence: sink.first_sequence_id(),
             sink,
-            record,
             rx,
+            replays,
             broken: None,
             pending: Batch::default(),
             in_flight: None,
-            spare: None,
+            spares,
             held_since: None,
         }
     }
@@ -230,7 +238,23 @@ impl Writer {
     /// at once if the journal is broken.
     fn take(&mut self, mut r: Request) {
         if let Some(err) = &self.broken {
-            r.answer(Err(err.clone()));
+            match (&r.entry, r.done.take()) {
+                // A flush: answered after the replay of what was written.
+                (None, Some(done)) => {
+                    let mut flush = Batch {
+                        failed: Some(err.clone()),
+                        ..Batch::default()
+                    };
+                    flush
+                        .flushes
+                        .push((self.next_sequence.saturating_sub(1), done));
+                    self.replay(flush);
+                }
+                (_, done) => {
+                    r.done = done;
+                    r.answer(Err(err.clone()));
+                }
+            }
             return;
         }
         if let Some(mut entry) = r.entry.take() {
@@ -267,18 +291,23 @@ impl Writer {
     }
 
     /// Starts writing the pending batch (nothing may be in flight). A
-    /// batch of flushes alone is answered at once: everything before it is
-    /// written and replayed.
+    /// batch of flushes alone goes to the replay thread at once: everything
+    /// before it is written.
     fn start_write(&mut self) {
         debug_assert!(self.in_flight.is_none());
         self.held_since = None;
+        let next = self
+            .spares
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
         if self.pending.entries.is_empty() {
-            answer_all(&mut self.pending, Ok(()));
-            self.pending.clear();
+            let flushes = std::mem::replace(&mut self.pending, next);
+            self.replay(flushes);
             return;
         }
         self.encode_pending();
-        let next = self.spare.take().unwrap_or_default();
         let mut batch = std::mem::replace(&mut self.pending, next);
         if let Some(err) = batch.failed.take() {
             self.break_with(err, &mut batch);
@@ -296,8 +325,8 @@ impl Writer {
     }
 
     /// A write ended: its waiting steps are answered, the next write
-    /// starts, and then the written entries are replayed and the batch's
-    /// flushes answered.
+    /// starts, and the written entries go to the replay thread (which
+    /// answers the batch's flushes).
     fn written(
         &mut self,
         joined: Result<(Result<(), JournalError>, Batch), tokio::task::JoinError>,
@@ -319,12 +348,9 @@ impl Writer {
         if next_has_entries && self.pending.wants_writing() {
             self.start_write();
         }
-        replay_persisted(&self.record, &mut batch.entries);
-        answer_all(&mut batch, Ok(()));
-        batch.clear();
-        self.spare = Some(batch);
+        self.replay(batch);
         // Flushes that came with no entry of their own wait for the replay
-        // above only.
+        // of what was written before them only.
         if !next_has_entries && !self.pending.flushes.is_empty() {
             self.start_write();
         }
@@ -332,19 +358,57 @@ impl Writer {
 
     /// A failed write breaks the journal: nothing after it may be
     /// persisted, since later entries could depend on the lost ones. Every
-    /// request of `batch` and of the pending batch gets `err`.
+    /// request of `batch` and of the pending batch gets `err`; the flushes
+    /// once what was written before is replayed.
     fn break_with(&mut self, err: JournalError, batch: &mut Batch) {
-        batch.fail(&err);
-        self.pending.fail(&err);
+        let mut flushes = Batch {
+            failed: Some(err.clone()),
+            ..Batch::default()
+        };
+        for b in [&mut *batch, &mut self.pending] {
+            b.fail_waiting(&err);
+            flushes.flushes.append(&mut b.flushes);
+            b.entries.clear();
+        }
         self.pending.clear();
+        self.replay(flushes);
         self.held_since = None;
         self.broken = Some(err);
     }
+
+    /// Hands a written batch (or flushes) to the replay thread. If it is
+    /// gone, the answers are dropped: their waiters see the journaler
+    /// stopped.
+    fn replay(&self, batch: Batch) {
+        if batch.entries.is_empty() && batch.flushes.is_empty() && batch.waiting.is_empty() {
+            return;
+        }
+        let _ = self.replays.send(batch);
+    }
 }
 
-/// Answers a written batch's flushes (and any waiting request left).
-fn answer_all(batch: &mut Batch, result: Result<(), JournalError>) {
-    for (id, reply) in batch.waiting.drain(..).chain(batch.flushes.drain(..)) {
-        let _ = reply.send(result.clone().map(|()| id));
+/// Replays written batches in write order, then answers their flushes
+/// (with the error that broke the journal, for a batch marked failed).
+fn replay_thread(
+    record: &Mutex<Option<Replay>>,
+    jobs: &std_mpsc::Receiver<Batch>,
+    spares: &Mutex<Vec<Batch>>,
+) {
+    while let Ok(mut batch) = jobs.recv() {
+        let result = match batch.failed.take() {
+            None => {
+                replay_persisted(record, &mut batch.entries);
+                Ok(())
+            }
+            Some(err) => Err(err),
+        };
+        for (id, reply) in batch.waiting.drain(..).chain(batch.flushes.drain(..)) {
+            let _ = reply.send(result.clone().map(|()| id));
+        }
+        batch.clear();
+        let mut kept = spares.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() < 2 {
+            kept.push(batch);
+        }
     }
 }
