@@ -118,13 +118,12 @@ pub const STEPS_IN_FLIGHT: usize = 4096;
 /// One deployment's mutable record, under one lock: the [`Ledger`] (old
 /// resources and registrations; `progress().registered` reads through to
 /// it), the registrations' resolved aliases (their children inherit
-/// them), the first failure, and the steps taken.
+/// them), the first failure, and the plans recorded.
 #[derive(Debug)]
 pub(crate) struct Progress {
     ledger: Ledger,
     aliases: HashMap<Urn, Vec<Urn>>,
     pub failure: Option<EngineError>,
-    pub steps: Vec<PlannedStep>,
     /// What this deployment did (or plans to do) with each resource.
     pub resource_plans: BTreeMap<Urn, converge_state::plan::ResourcePlan>,
 }
@@ -174,6 +173,10 @@ pub(crate) struct Deployment {
     pub window: Semaphore,
     next_op: AtomicU64,
     progress: Mutex<Progress>,
+    /// The steps taken, under a lock of their own: appending one may fault
+    /// in a fresh page of the vector (2 MB under transparent huge pages),
+    /// which under `progress` stalled every other step meanwhile.
+    steps: Mutex<Vec<PlannedStep>>,
     /// Held while a default provider registers, so that concurrent users
     /// of the same one wait for that registration.
     pub default_providers: tokio::sync::Mutex<()>,
@@ -214,15 +217,13 @@ impl Deployment {
                 .filter(|(_, r)| !r.delete)
                 .map(|(i, r)| (r.urn.clone(), i)),
         );
+        let steps = base.resources.len();
         let pool = Semaphore::new(opts.parallel.max(1));
         let window = Semaphore::new(opts.steps_in_flight());
         let progress = Progress {
             ledger: Ledger::new(Arc::clone(&base)),
             aliases: HashMap::new(),
             failure: None,
-            // About one step per base resource: grown by doubling, the
-            // vector of 100,000 steps was copied into fresh memory 17 times.
-            steps: Vec::with_capacity(base.resources.len()),
             resource_plans: BTreeMap::new(),
         };
         Deployment {
@@ -237,6 +238,9 @@ impl Deployment {
             window,
             next_op: AtomicU64::new(1),
             progress: Mutex::new(progress),
+            // About one step per base resource: grown by doubling, the
+            // vector of 100,000 steps was copied into fresh memory 17 times.
+            steps: Mutex::new(Vec::with_capacity(steps)),
             default_providers: tokio::sync::Mutex::new(()),
             default_providers_known: std::sync::RwLock::new(Vec::new()),
             renames: tokio::sync::Mutex::new(()),
@@ -308,7 +312,15 @@ impl Deployment {
     }
 
     pub fn record_step(&self, step: PlannedStep) {
-        self.progress().steps.push(step);
+        self.steps
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(step);
+    }
+
+    /// The steps taken so far, leaving none.
+    pub fn take_steps(&self) -> Vec<PlannedStep> {
+        std::mem::take(&mut *self.steps.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     pub fn started(&self, op: StepOp, urn: &Urn) {

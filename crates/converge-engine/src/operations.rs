@@ -131,7 +131,7 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
 fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
     let outcome = d.journal.finish();
     let journal = outcome.entries;
-    let plan = Plan::new(std::mem::take(&mut d.progress().steps));
+    let plan = Plan::new(d.take_steps());
     let resource_plans = std::mem::take(&mut d.progress().resource_plans);
     d.events.send(crate::events::EngineEvent::Summary {
         counts: plan.counts(),
