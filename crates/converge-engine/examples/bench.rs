@@ -27,7 +27,8 @@
 //! `BENCH_ZERO_LATENCY_ONLY=1` runs the zero-latency rows and nothing
 //! else. `bench --new-stack DIR` creates an empty stack in DIR, and
 //! `bench --row up_create --n 100000 --dir DIR` runs one operation on it,
-//! to time or profile a row by hand. To profile one zero-latency row alone, start the bench under
+//! to time or profile a row by hand. To profile one zero-latency row
+//! alone, start the bench under
 //! `perf record -D -1 --control fifo:CTL,ACK` with `BENCH_PERF_CTL=CTL`,
 //! `BENCH_PERF_ACK=ACK` and `BENCH_PERF_ROW=up_1pct` (say): sampling is
 //! enabled for that row's runs only, from the operation's start to its

@@ -65,8 +65,10 @@ struct Batch {
     /// The sink does not encode ahead ([`JournalSink::encode`] said
     /// `None`): it is handed the entries alone.
     unencoded: bool,
-    /// An entry could not be encoded: the batch is not written, and the
-    /// journal breaks when its turn comes.
+    /// Pending: an entry could not be encoded, so the batch is not
+    /// written and the journal breaks when its turn comes. Handed to the
+    /// replay thread: the journal broke, and the batch's flushes get this
+    /// error (once what was written before is replayed).
     failed: Option<JournalError>,
     /// Requests waiting for an entry of the batch: answered once written.
     waiting: Vec<(u64, Reply)>,
@@ -238,22 +240,18 @@ impl Writer {
     /// at once if the journal is broken.
     fn take(&mut self, mut r: Request) {
         if let Some(err) = &self.broken {
-            match (&r.entry, r.done.take()) {
+            if r.entry.is_some() {
+                r.answer(Err(err.clone()));
+            } else if let Some(done) = r.done {
                 // A flush: answered after the replay of what was written.
-                (None, Some(done)) => {
-                    let mut flush = Batch {
-                        failed: Some(err.clone()),
-                        ..Batch::default()
-                    };
-                    flush
-                        .flushes
-                        .push((self.next_sequence.saturating_sub(1), done));
-                    self.replay(flush);
-                }
-                (_, done) => {
-                    r.done = done;
-                    r.answer(Err(err.clone()));
-                }
+                let mut flush = Batch {
+                    failed: Some(err.clone()),
+                    ..Batch::default()
+                };
+                flush
+                    .flushes
+                    .push((self.next_sequence.saturating_sub(1), done));
+                self.replay(flush);
             }
             return;
         }
@@ -380,7 +378,7 @@ impl Writer {
     /// gone, the answers are dropped: their waiters see the journaler
     /// stopped.
     fn replay(&self, batch: Batch) {
-        if batch.entries.is_empty() && batch.flushes.is_empty() && batch.waiting.is_empty() {
+        if batch.is_empty() {
             return;
         }
         let _ = self.replays.send(batch);
