@@ -6,6 +6,18 @@ use crate::capabilities::UpdateKind;
 use crate::error::{BackendError, Result};
 use crate::name::StackRef;
 
+/// The key Converge adds to the record of an update the user cancelled
+/// (`true`). The record's `result` stays one of Pulumi's (`failed`), so
+/// that Pulumi and the Automation API SDKs, which know only those, still
+/// read it.
+pub const CANCELLED_FIELD: &str = "convergeCancelled";
+
+/// Whether the history record `record` (a parsed `UpdateInfo`) is of an
+/// update the user cancelled.
+pub fn is_cancelled(record: &serde_json::Value) -> bool {
+    record.get(CANCELLED_FIELD) == Some(&serde_json::Value::Bool(true))
+}
+
 /// Checks that `record` is a JSON object whose `kind` (if any) is `kind`.
 pub(crate) fn check_record(stack: &StackRef, kind: &UpdateKind, record: &[u8]) -> Result<()> {
     let invalid = |reason: String| BackendError::InvalidHistoryRecord {

@@ -55,10 +55,11 @@ pub use checkpoint_text::{checkpoint_text, CheckpointText, CheckpointWriter};
 pub use error::{BackendError, NameKind, Result};
 pub use file::{FileBackend, FileBackendOptions, LayoutVersion, StackPaths};
 pub use file_url::{parse_file_url, parse_file_url_with_home};
+pub use history_record::{is_cancelled, CANCELLED_FIELD};
 pub use journal_store::{JournalStore, StoredJournal};
 pub use lock::{now_rfc3339, HeldLock, LockGuard, LockHandle, LockInfo};
 pub use name::{
     validate_organization_name, validate_project_name, validate_stack_name, StackRef,
     DIY_ORGANIZATION, MAX_NAME_LEN,
 };
-pub use object::{is_object_store_url, ObjectBackend, ObjectBackendOptions};
+pub use object::{is_object_store_url, settle_dropped_locks, ObjectBackend, ObjectBackendOptions};

@@ -274,6 +274,10 @@ async fn delete_one(d: &Arc<Deployment>, c: Candidate, ok: bool) -> Result<bool,
     if !ok || (!d.opts.continue_on_error && d.progress().failure.is_some()) {
         return Ok(false);
     }
+    if d.opts.cancel.is_cancelled() {
+        d.note_interrupted();
+        return Ok(false);
+    }
     let urn = d.base.resources[c.index].urn.clone();
     if let Err(e) = crate::saved_plan::enforce::deletion(d, &urn) {
         return Err(crate::steps::failed(d, c.op, &urn, e));

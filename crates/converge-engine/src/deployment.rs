@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use converge_model::{PropertyMap, ProviderReference, ResourceState, Urn, UrnPattern};
@@ -70,6 +70,9 @@ pub struct DeploymentOptions {
     /// or `--import-file` — turns it off: both hold a copy of every
     /// resource's values).
     pub record_plans: bool,
+    /// The user's interruption of the operation (see [`crate::cancel`]):
+    /// never triggered unless the front-end does.
+    pub cancel: crate::cancel::Cancellation,
 }
 
 impl DeploymentOptions {
@@ -90,6 +93,7 @@ impl DeploymentOptions {
             plan: None,
             keep_journal: true,
             record_plans: true,
+            cancel: crate::cancel::Cancellation::new(),
         }
     }
 
@@ -172,6 +176,11 @@ pub(crate) struct Deployment {
     /// [`DeploymentOptions::steps_in_flight`].
     pub window: Semaphore,
     next_op: AtomicU64,
+    /// Set once the user's interruption kept something from running:
+    /// a step refused, or work no longer waited for.
+    interrupted: AtomicBool,
+    /// Set once work was no longer waited for.
+    abandoned: AtomicBool,
     progress: Mutex<Progress>,
     /// The steps taken, under a lock of their own: appending one may fault
     /// in a fresh page of the vector (2 MB under transparent huge pages),
@@ -237,6 +246,8 @@ impl Deployment {
             pool,
             window,
             next_op: AtomicU64::new(1),
+            interrupted: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
             progress: Mutex::new(progress),
             // About one step per base resource: grown by doubling, the
             // vector of 100,000 steps was copied into fresh memory 17 times.
@@ -295,12 +306,76 @@ impl Deployment {
     }
 
     /// Fails fast when an earlier step failed and the operation does not
-    /// continue on error.
+    /// continue on error, or when the user cancelled the operation.
     pub fn check_not_failed(&self, urn: &Urn) -> Result<(), EngineError> {
+        self.check_not_cancelled(urn)?;
         if !self.opts.continue_on_error && self.progress().failure.is_some() {
             return Err(EngineError::Cancelled(urn.clone()));
         }
         Ok(())
+    }
+
+    /// Fails when the user cancelled the operation: nothing new starts.
+    pub fn check_not_cancelled(&self, urn: &Urn) -> Result<(), EngineError> {
+        if self.opts.cancel.is_cancelled() {
+            self.note_interrupted();
+            return Err(EngineError::NotStarted(urn.clone()));
+        }
+        Ok(())
+    }
+
+    /// Records that the user's interruption kept something from running.
+    pub fn note_interrupted(&self) {
+        self.interrupted.store(true, Ordering::SeqCst);
+    }
+
+    /// The operation's error for the user's interruption: once the user
+    /// cancelled, if it kept anything from running or the operation
+    /// `failed` otherwise.
+    pub fn interruption(&self, failed: bool) -> Option<EngineError> {
+        let cancelled = self.opts.cancel.is_cancelled();
+        (cancelled && (failed || self.interrupted.load(Ordering::SeqCst))).then(|| {
+            EngineError::Interrupted {
+                stopped: self.abandoned.load(Ordering::SeqCst),
+            }
+        })
+    }
+
+    /// A turn to call a provider for a step of `urn` (at most
+    /// [`DeploymentOptions::parallel`] at once). A step whose turn comes
+    /// after the user cancelled is not started: its Begin, if any, is
+    /// ended by the caller's Failure entry, since nothing happened.
+    pub async fn provider_turn(
+        &self,
+        urn: &Urn,
+    ) -> Result<tokio::sync::SemaphorePermit<'_>, EngineError> {
+        self.check_not_cancelled(urn)?;
+        let permit = self
+            .pool
+            .acquire()
+            .await
+            .map_err(|_| EngineError::NotStarted(urn.clone()))?;
+        self.check_not_cancelled(urn)?;
+        Ok(permit)
+    }
+
+    /// Runs `work` unless the user stops the operation first: then the
+    /// work is dropped where it stands ([`EngineError::Stopped`]). A step
+    /// dropped between its Begin entry and its end entry stays a pending
+    /// operation in the replayed state.
+    pub async fn unless_stopped<T>(
+        &self,
+        work: impl Future<Output = Result<T, EngineError>>,
+    ) -> Result<T, EngineError> {
+        tokio::select! {
+            biased;
+            result = work => result,
+            () = self.opts.cancel.stopped() => {
+                self.note_interrupted();
+                self.abandoned.store(true, Ordering::SeqCst);
+                Err(EngineError::Stopped)
+            }
+        }
     }
 
     /// Records a failure (the first one is the operation's error).

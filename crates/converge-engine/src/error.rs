@@ -107,6 +107,22 @@ pub enum EngineError {
     Journal(#[from] JournalError),
     #[error("skipped {0}: an earlier step failed")]
     Cancelled(Urn),
+    /// The user cancelled the operation before this step started.
+    #[error("{0} was not started: the operation was cancelled")]
+    NotStarted(Urn),
+    /// The user stopped the operation while this work was under way: it
+    /// was no longer waited for.
+    #[error("stopped waiting: the operation was cancelled")]
+    Stopped,
+    /// The operation's error when the user's interruption changed what it
+    /// did: some steps did not run (and, once `stopped`, some that were
+    /// under way were abandoned and are pending operations in the state).
+    #[error("{}", if *stopped {
+        "the operation was cancelled and stopped before the operations in flight ended: those are recorded as pending operations; run `converge refresh` to learn what they did, then run the command again"
+    } else {
+        "the operation was cancelled: the steps under way finished and are recorded; no other step was started"
+    })]
+    Interrupted { stopped: bool },
     #[error("the journal does not replay onto the deployment's base: {0}")]
     Replay(#[source] Box<ReplayError>),
     #[error("outputs for {0}, which was not registered")]

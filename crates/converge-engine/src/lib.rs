@@ -27,8 +27,11 @@
 //!   checks of an update against one.
 //! - [`import`]: `converge import`'s program (the stack as it is, plus
 //!   the resources to adopt).
+//! - [`cancel`]: a user's interruption (Ctrl-C): no new step starts, then
+//!   steps under way are no longer waited for.
 //! - [`events`], [`plan`]: what the CLI renders.
 
+pub mod cancel;
 mod deletions;
 mod deployment;
 pub mod error;
@@ -49,6 +52,7 @@ mod step_generator;
 mod steps;
 mod targeting;
 
+pub use cancel::{Cancellation, Interruption};
 pub use deployment::{default_parallelism, DeploymentOptions, STEPS_IN_FLIGHT};
 pub use error::EngineError;
 pub use events::{EngineEvent, EventSink, Severity, StepOp};

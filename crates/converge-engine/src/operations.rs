@@ -81,16 +81,24 @@ fn start(ctx: OperationContext) -> Arc<Deployment> {
 
 async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> OperationResult {
     let d = start(ctx);
+    let cancelling = tokio::spawn(cancel_providers(Arc::downgrade(&d)));
+    // Once the user stops the operation, each phase is dropped where it
+    // stands (the program's registrations, the reads, the deletions; the
+    // steps under way among them): a step dropped between its Begin entry
+    // and its end entry stays a pending operation in the replayed state.
     let program_error = match kind {
         Kind::Update => {
             let monitor = Monitor::new(Arc::clone(&d));
-            let error = program.run(monitor).await.err().map(EngineError::Program);
+            let error = d
+                .unless_stopped(async { program.run(monitor).await.map_err(EngineError::Program) })
+                .await
+                .err();
             // A pattern may name a resource the program creates: checked
             // once the program has registered everything.
             error.or_else(|| check_patterns(&d).err())
         }
         Kind::Refresh => match check_patterns(&d) {
-            Ok(()) => refresh_all(&d).await.err(),
+            Ok(()) => d.unless_stopped(refresh_all(&d)).await.err(),
             Err(e) => Some(e),
         },
         Kind::Destroy => check_patterns(&d).err(),
@@ -100,15 +108,21 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     let failure = d.progress().failure.clone();
     let program_failed = matches!(
         program_error,
-        Some(EngineError::Program(_) | EngineError::NoResourceMatches { .. })
+        Some(
+            EngineError::Program(_) | EngineError::NoResourceMatches { .. } | EngineError::Stopped
+        )
     );
     let mut error = failure.or(program_error);
     // Deletions only follow a program that ran to the end: resources it
     // did not reach are still declared. After a failed step they run only
     // with continue_on_error.
+    // (Once the user cancelled, no deletion starts: see `deletions`.)
     let go_on = !program_failed && (error.is_none() || d.opts.continue_on_error);
     if kind != Kind::Refresh && go_on {
-        if let Err(e) = deletions::run(&d, kind == Kind::Destroy).await {
+        if let Err(e) = d
+            .unless_stopped(deletions::run(&d, kind == Kind::Destroy))
+            .await
+        {
             error.get_or_insert(e);
         }
     }
@@ -118,6 +132,14 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     if error.is_none() && kind == Kind::Update {
         error = saved_plan::enforce::unrun_steps(&d);
     }
+    // An operation the user cancelled that did not do all it set out to
+    // (something was refused or abandoned, or steps failed, as providers
+    // told to cancel do) ends as cancelled, rather than with the refusals
+    // and failures the cancellation caused.
+    if let Some(interrupted) = d.interruption(error.is_some()) {
+        error = Some(interrupted);
+    }
+    cancelling.abort();
     // Unsynced entries (Same steps, components) become durable here at
     // the latest.
     if let Err(e) = d.journal.flush().await {
@@ -152,6 +174,22 @@ fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
             error: Some(error.unwrap_or(EngineError::Replay(Box::new(e)))),
             resource_plans,
         },
+    }
+}
+
+/// How long the providers are given to answer `Cancel`.
+const CANCEL_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Once the user cancels the operation, asks every provider it configured
+/// to stop its outstanding work. Holds the deployment only weakly, so
+/// that an operation that ends first is not kept.
+async fn cancel_providers(d: std::sync::Weak<Deployment>) {
+    let Some(cancel) = d.upgrade().map(|d| d.opts.cancel.clone()) else {
+        return;
+    };
+    cancel.cancelled().await;
+    if let Some(d) = d.upgrade() {
+        d.registry.cancel_all(CANCEL_CALL_TIMEOUT).await;
     }
 }
 
@@ -192,7 +230,10 @@ async fn refresh_all(d: &Arc<Deployment>) -> Result<(), EngineError> {
                 tasks.spawn(async move { saved_plan::refresh::apply(&d, i, &rp).await });
             }
             None => {
-                tasks.spawn(async move { steps::refresh::run(&d, i).await });
+                tasks.spawn(async move {
+                    d.check_not_cancelled(&d.base.resources[i].urn)?;
+                    steps::refresh::run(&d, i).await
+                });
             }
         }
     }

@@ -221,4 +221,24 @@ impl ProviderRegistry {
     pub fn remove(&self, reference: &ProviderReference) {
         self.instances().remove(&reference.to_string());
     }
+
+    /// Asks every configured instance to stop its outstanding work
+    /// ([`Provider::cancel`]), all at once, each for at most `within`: the
+    /// user cancelled the operation. A provider that does not answer is
+    /// left to its in-flight calls.
+    pub async fn cancel_all(&self, within: std::time::Duration) {
+        let mut providers: Vec<Arc<dyn Provider>> = self.instances().values().cloned().collect();
+        // Several references may share an instance: ask each once.
+        providers.sort_by_key(|p| Arc::as_ptr(p).cast::<()>() as usize);
+        providers.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        let mut asked = tokio::task::JoinSet::new();
+        for provider in providers {
+            asked.spawn(async move {
+                if let Ok(Err(e)) = tokio::time::timeout(within, provider.cancel()).await {
+                    tracing::debug!(package = provider.package(), "Cancel failed: {e}");
+                }
+            });
+        }
+        while asked.join_next().await.is_some() {}
+    }
 }

@@ -46,6 +46,8 @@ pub enum Rpc {
     Invoke,
     Construct,
     Call,
+    /// The engine asked the provider to stop its outstanding work.
+    Cancel,
 }
 
 impl Rpc {
@@ -54,7 +56,7 @@ impl Rpc {
     fn needs_configure(self) -> bool {
         !matches!(
             self,
-            Rpc::PluginInfo | Rpc::CheckConfig | Rpc::DiffConfig | Rpc::Configure
+            Rpc::PluginInfo | Rpc::CheckConfig | Rpc::DiffConfig | Rpc::Configure | Rpc::Cancel
         )
     }
 }
@@ -489,6 +491,11 @@ impl Provider for MockProvider {
             Some(f) => f(req),
             None => default_diff(&req, &self.replace_on_changes),
         }
+    }
+
+    async fn cancel(&self) -> Result<(), ProviderError> {
+        lock(&self.calls).push(Rpc::Cancel);
+        Ok(())
     }
 
     async fn create(&self, req: CreateRequest) -> Result<CreateResponse, ProviderError> {

@@ -168,10 +168,17 @@ impl Monitor {
         self.deployment.opts.parallel
     }
 
-    /// True once the deployment has failed (a registration or step failed);
-    /// the program is then told the monitor is shutting down.
+    /// True once the deployment has failed (a registration or step failed)
+    /// or the user cancelled it; the program is then told the monitor is
+    /// shutting down.
     pub fn has_failed(&self) -> bool {
-        self.deployment.progress().failure.is_some()
+        self.deployment.opts.cancel.is_cancelled() || self.deployment.progress().failure.is_some()
+    }
+
+    /// The user's interruption of this deployment: a language host ends
+    /// the program's process once the operation is stopped.
+    pub fn cancellation(&self) -> &crate::cancel::Cancellation {
+        &self.deployment.opts.cancel
     }
 
     /// Reports a message from or about the program as a diagnostic of the

@@ -447,7 +447,7 @@ impl LockedStack {
             .into_iter()
             .map(|(k, v)| (k.as_str().to_owned(), v.into()))
             .collect();
-        let json = serde_json::json!({
+        let mut json = serde_json::json!({
             "kind": record.kind.as_str(),
             "startTime": record.start_time,
             "message": record.message,
@@ -458,6 +458,9 @@ impl LockedStack {
             "version": self.next_version().await?,
             "resourceChanges": changes,
         });
+        if let Some(crate::EngineError::Interrupted { .. }) = &result.error {
+            json[converge_backend::CANCELLED_FIELD] = serde_json::Value::Bool(true);
+        }
         self.backend
             .add_history(
                 &self.stack,

@@ -59,9 +59,9 @@ pub(crate) fn run(
             begun.await.map_err(|e| failed(d, op, &urn, e))?;
         }
 
-        let outcome = {
-            let _permit = d.pool.acquire().await;
-            perform(d, state).await
+        let outcome = match d.provider_turn(&urn).await {
+            Ok(_permit) => perform(d, state).await,
+            Err(e) => Err(e),
         };
         let takeover = Takeover {
             op,

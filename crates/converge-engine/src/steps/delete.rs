@@ -47,8 +47,11 @@ pub(crate) async fn run(
     };
     begun.map_err(|e| failed(d, op, &urn, e))?;
     if action == ObjectAction::Delete && !d.opts.preview {
-        let _permit = d.pool.acquire().await;
-        if let Err(e) = perform(d, old).await {
+        let outcome = match d.provider_turn(&urn).await {
+            Ok(_permit) => perform(d, old).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = outcome {
             d.end_failed(op_id).await;
             return Err(failed(d, op, &urn, e));
         }

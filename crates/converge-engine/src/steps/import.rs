@@ -117,7 +117,7 @@ async fn plan(
     let urn = state.urn.clone();
     let provider = provider_of(d, &state).await?;
     let read = {
-        let _permit = d.pool.acquire().await;
+        let _permit = d.provider_turn(&urn).await?;
         let request = ReadRequest {
             urn: urn.clone(),
             id: import_id.to_owned(),
@@ -319,9 +319,9 @@ async fn update_imported(
     d.begin(op_id, Some((OperationType::Updating, new.clone())))
         .await
         .map_err(|e| failed(d, op, &urn, e))?;
-    let outcome = {
-        let _permit = d.pool.acquire().await;
-        super::update::perform(d, imported, &mut new).await
+    let outcome = match d.provider_turn(&urn).await {
+        Ok(_permit) => super::update::perform(d, imported, &mut new).await,
+        Err(e) => Err(e),
     };
     if let Err(e) = outcome {
         d.end_failed(op_id).await;

@@ -27,7 +27,7 @@ pub(crate) async fn run(
         .map_err(|e| failed(d, op, &urn, e))?;
     let outcome = async {
         let provider = provider_of(d, &state).await?;
-        let _permit = d.pool.acquire().await;
+        let _permit = d.provider_turn(&urn).await?;
         let request = ReadRequest {
             urn: urn.clone(),
             id: state.id.clone().unwrap_or_default(),

@@ -61,7 +61,7 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
     let op_id = begin(d, old_index).await?;
     let read = async {
         let provider = provider_of(d, &old).await?;
-        let _permit = d.pool.acquire().await;
+        let _permit = d.provider_turn(&urn).await?;
         let request = ReadRequest {
             urn: urn.clone(),
             id: old.id.clone().unwrap_or_default(),

@@ -30,9 +30,9 @@ pub(crate) async fn run(
             .await
             .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
     }
-    let outcome = {
-        let _permit = d.pool.acquire().await;
-        perform(d, old, &mut new).await
+    let outcome = match d.provider_turn(&urn).await {
+        Ok(_permit) => perform(d, old, &mut new).await,
+        Err(e) => Err(e),
     };
     // An update that changed the object but did not finish (a partial
     // failure) records what the provider returned, then fails the step:

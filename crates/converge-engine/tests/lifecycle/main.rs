@@ -6,6 +6,7 @@
 mod aliases;
 mod aliases_inherited;
 mod basics;
+mod cancel;
 mod claims;
 mod deletes;
 mod durability;
