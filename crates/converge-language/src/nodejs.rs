@@ -91,6 +91,7 @@ impl NodeProgram {
             return Err(format!("the program {} does not exist", program.display()));
         }
         let mut cmd = Command::new(&self.node);
+        process::own_group(&mut cmd);
         cmd.arg(&runner)
             .arg("--monitor")
             .arg(&s.address)

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use converge_engine::grpc::{MonitorServer, MonitorServerOptions};
 use converge_engine::{Monitor, Severity};
+use converge_plugin::child::{GroupLeader, Signal};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -208,7 +209,21 @@ pub(crate) enum Launch {
     /// Started ahead (`python::PythonAhead`), its stdin a pipe on which it
     /// waits for one JSON line: `{"args": [...], "env": {...}}`, its
     /// arguments and the run's configuration variables.
-    Resume { child: Child, args: Vec<String> },
+    Resume {
+        child: Child,
+        leader: GroupLeader,
+        args: Vec<String>,
+    },
+}
+
+/// Makes `cmd`'s process the leader of a process group of its own: the
+/// terminal's Ctrl-C reaches Converge, which cancels the operation, not
+/// the program, and the program's own children end with its group.
+pub(crate) fn own_group(cmd: &mut Command) {
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(not(unix))]
+    let _ = cmd;
 }
 
 /// Runs the program `launch` starts against a fresh monitor server for
@@ -232,6 +247,7 @@ pub(crate) async fn run(
         preview: monitor.is_preview(),
         parallel: 0,
     };
+    let cancel = monitor.cancellation().clone();
     let server = MonitorServer::start(monitor, server_options)
         .await
         .map_err(|e| e.to_string())?;
@@ -244,7 +260,7 @@ pub(crate) async fn run(
     let config = serde_json::to_string(&options.config).map_err(|e| e.to_string())?;
     let secret_keys =
         serde_json::to_string(&options.config_secret_keys).map_err(|e| e.to_string())?;
-    let (mut child, resume) = match launch {
+    let (mut child, leader, resume) = match launch {
         Launch::Spawn(mut cmd) => {
             cmd.env("PULUMI_CONFIG", config)
                 .env("PULUMI_CONFIG_SECRET_KEYS", secret_keys)
@@ -256,9 +272,14 @@ pub(crate) async fn run(
             let child = cmd
                 .spawn()
                 .map_err(|e| format!("cannot start the {language} program with {program}: {e}"))?;
-            (child, None)
+            let leader = GroupLeader::new(child.id());
+            (child, leader, None)
         }
-        Launch::Resume { child, args } => {
+        Launch::Resume {
+            child,
+            leader,
+            args,
+        } => {
             let env = serde_json::json!({
                 "PULUMI_CONFIG": config,
                 "PULUMI_CONFIG_SECRET_KEYS": secret_keys,
@@ -266,7 +287,7 @@ pub(crate) async fn run(
             let mut line = serde_json::to_vec(&serde_json::json!({ "args": args, "env": env }))
                 .map_err(|e| e.to_string())?;
             line.push(b'\n');
-            (child, Some(line))
+            (child, leader, Some(line))
         }
     };
 
@@ -288,7 +309,17 @@ pub(crate) async fn run(
         // and stderr say why.
         let _ = stdin.write_all(&line).await;
     }
-    let status = child.wait().await;
+    // Once the user stops the operation, the program is not waited for:
+    // its process group is ended.
+    let status = tokio::select! {
+        status = child.wait() => status,
+        () = cancel.stopped() => {
+            leader.signal(Signal::Kill);
+            child.wait().await
+        }
+    };
+    // Whatever the program left running in its group ends with it.
+    drop(leader);
     for mut reader in readers {
         // A process the program left behind may hold the pipes open.
         if tokio::time::timeout(OUTPUT_GRACE, &mut reader)

@@ -18,6 +18,8 @@ use async_trait::async_trait;
 use converge_engine::{Monitor, Program};
 use tokio::process::{Child, Command};
 
+use converge_plugin::child::GroupLeader;
+
 use crate::process::{self, LanguageError, Launch, ProjectSettings, RunOptions};
 
 /// Converge's runner: parses the engine's arguments, configures the SDK
@@ -100,7 +102,12 @@ impl PythonProgram {
             .kill_on_drop(true)
             .spawn()
             .ok()?;
-        Some(PythonAhead { child, bootstrap })
+        let leader = GroupLeader::new(child.id());
+        Some(PythonAhead {
+            child,
+            leader,
+            bootstrap,
+        })
     }
 
     /// Runs the program's first run in the runner `ahead` started.
@@ -116,6 +123,7 @@ impl PythonProgram {
         let mut cmd = Command::new(&python);
         cmd.current_dir(self.project.working_dir())
             .env("PYTHONUNBUFFERED", "1");
+        process::own_group(&mut cmd);
         if let Some(venv) = self.virtualenv().filter(|_| self.interpreter.is_none()) {
             // As an activated virtualenv: its scripts come first.
             let bin = python.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -180,6 +188,7 @@ impl PythonProgram {
 #[derive(Debug)]
 pub struct PythonAhead {
     child: Child,
+    leader: GroupLeader,
     /// The runner's file, kept until the run is over.
     bootstrap: tempfile::NamedTempFile,
 }
@@ -211,13 +220,22 @@ fn write_bootstrap() -> Result<tempfile::NamedTempFile, String> {
 impl Program for PythonProgram {
     async fn run(&self, monitor: Monitor) -> Result<(), String> {
         let ahead = self.ahead.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(PythonAhead { child, bootstrap }) = ahead {
+        if let Some(PythonAhead {
+            child,
+            leader,
+            bootstrap,
+        }) = ahead
+        {
             let launch = |s: &process::Session| {
                 let args = self.args(s)?;
                 let text: Option<Vec<String>> =
                     args.iter().map(|a| a.to_str().map(str::to_owned)).collect();
                 if let Some(args) = text {
-                    return Ok(Launch::Resume { child, args });
+                    return Ok(Launch::Resume {
+                        child,
+                        leader,
+                        args,
+                    });
                 }
                 // A path JSON cannot carry: the interpreter started ahead
                 // is dropped (killed), and one starts with the arguments.

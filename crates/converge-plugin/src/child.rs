@@ -8,14 +8,69 @@ use std::sync::{Arc, Mutex};
 
 /// A signal to a plugin's process group.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Signal {
+pub enum Signal {
     Interrupt,
     Kill,
 }
 
+/// The process groups this process started (plugins, programs) and has
+/// not yet ended: what [`end_all_groups`] reaches.
+static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// A child process that leads its own process group (spawned with
+/// `process_group(0)`), registered from its spawn until this is dropped.
+/// Dropping it kills what is left of the group (a plugin's or program's
+/// own children too) and forgets it. Whatever way Converge ends — an
+/// error, a signal, a panic that unwinds — [`end_all_groups`] on its way
+/// out reaches the groups whose leaders were never dropped.
+#[derive(Debug)]
+pub struct GroupLeader {
+    pid: Option<u32>,
+}
+
+impl GroupLeader {
+    /// Registers the group led by `pid` (`None`: a process that exited
+    /// before its id was read; nothing to register).
+    pub fn new(pid: Option<u32>) -> GroupLeader {
+        if let Some(pid) = pid {
+            lock(&GROUPS).push(pid);
+        }
+        GroupLeader { pid }
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Sends `signal` to the whole group.
+    pub fn signal(&self, signal: Signal) {
+        signal_group(self.pid, signal);
+    }
+}
+
+impl Drop for GroupLeader {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid {
+            signal_group(Some(pid), Signal::Kill);
+            lock(&GROUPS).retain(|p| *p != pid);
+        }
+    }
+}
+
+/// Kills every process group still registered: for Converge's exit
+/// paths, after the graceful shutdown of plugins (which ends theirs
+/// first) had its chance. Returns how many groups were signalled.
+pub fn end_all_groups() -> usize {
+    let groups = std::mem::take(&mut *lock(&GROUPS));
+    for pid in &groups {
+        signal_group(Some(*pid), Signal::Kill);
+    }
+    groups.len()
+}
+
 /// Signals the process group led by `pid` (every plugin leads its own).
 #[cfg(unix)]
-pub(crate) fn signal_group(pid: Option<u32>, signal: Signal) {
+pub fn signal_group(pid: Option<u32>, signal: Signal) {
     use rustix::process::{kill_process_group, Pid, Signal as S};
     let Some(pid) = pid
         .and_then(|p| i32::try_from(p).ok())
@@ -31,7 +86,7 @@ pub(crate) fn signal_group(pid: Option<u32>, signal: Signal) {
 }
 
 #[cfg(not(unix))]
-pub(crate) fn signal_group(_pid: Option<u32>, _signal: Signal) {}
+pub fn signal_group(_pid: Option<u32>, _signal: Signal) {}
 
 /// The end of an error about a plugin: its last stderr lines, or that it
 /// wrote none.

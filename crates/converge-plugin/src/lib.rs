@@ -10,9 +10,13 @@
 //! - [`terraform`]: Terraform provider plugins (tfplugin6): their values.
 //! - [`registry::ProviderRegistry`]: the configured provider instances of one
 //!   deployment, keyed by provider reference (`<urn>::<id>`).
+//! - [`child`]: what every child process Converge starts has in common:
+//!   its own process group, registered until it is ended
+//!   ([`child::GroupLeader`]), so that [`child::end_all_groups`] on any
+//!   exit path leaves none behind.
 
 pub mod builtin;
-mod child;
+pub mod child;
 pub mod host;
 pub mod provider;
 pub mod registry;

@@ -97,6 +97,10 @@ pub(crate) struct HostShared {
     launched: Mutex<Vec<Weak<PluginProcess>>>,
     /// Versions ambient plugins reported.
     ambient_versions: Mutex<HashMap<PathBuf, Option<Version>>>,
+    /// Plugins that failed to start, with why: asked again, they fail at
+    /// once with the same error instead of costing another start and, for
+    /// one that never answers, another full timeout.
+    failed: Mutex<HashMap<PluginCommand, LaunchError>>,
     /// Package schemas (their tokens) by plugin and the version it
     /// reported: asked once per loader.
     schemas: Mutex<HashMap<SchemaKey, Arc<PackageSchema>>>,
@@ -162,7 +166,18 @@ impl HostShared {
                 return Ok(p.clone());
             }
         }
-        let process = self.launch(package, plugin).await?;
+        if let Some(e) = lock(&self.failed).get(plugin) {
+            return Err(e.clone());
+        }
+        let process = match self.launch(package, plugin).await {
+            Ok(process) => process,
+            Err(e) => {
+                if !matches!(e, LaunchError::ShutDown) {
+                    lock(&self.failed).insert(plugin.clone(), e.clone());
+                }
+                return Err(e);
+            }
+        };
         *slot = Some(process.clone());
         Ok(process)
     }
@@ -261,6 +276,7 @@ impl PluginLoader {
                 spares: Mutex::new(HashMap::new()),
                 launched: Mutex::new(Vec::new()),
                 ambient_versions: Mutex::new(HashMap::new()),
+                failed: Mutex::new(HashMap::new()),
                 schemas: Mutex::new(HashMap::new()),
                 closed: AtomicBool::new(false),
             }),

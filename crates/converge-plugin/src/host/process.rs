@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 
 use super::{PluginLogLine, PluginLogSource, PluginLogger};
-use crate::child::{lock, signal_group, snapshot, stderr_note, truncate, Signal};
+use crate::child::{lock, signal_group, snapshot, stderr_note, truncate, GroupLeader, Signal};
 
 /// How many of a plugin's last stderr lines are kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
@@ -83,7 +83,7 @@ pub enum LaunchError {
         line: String,
         stderr: Vec<String>,
     },
-    #[error("plugin {plugin} did not print its port within {after:?}{}", stderr_note(.stderr))]
+    #[error("plugin {plugin} did not print its port within {after:?} (set CONVERGE_PLUGIN_TIMEOUT to wait longer){}", stderr_note(.stderr))]
     Timeout {
         plugin: String,
         after: Duration,
@@ -118,6 +118,8 @@ pub(crate) struct PluginProcess {
     /// Taken by the first `Configure` (a configured process is not shared).
     claimed: AtomicBool,
     closed: AtomicBool,
+    /// The process group's registration, ended after the process.
+    _leader: GroupLeader,
 }
 
 impl fmt::Debug for PluginProcess {
@@ -165,6 +167,9 @@ impl PluginProcess {
             message: e.to_string(),
         })?;
         let pid = child.id();
+        // From here on, the group is ended on every path: killed with the
+        // leader on a failed start, and reached on Converge's exit.
+        let leader = GroupLeader::new(pid);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let stderr_task = child.stderr.take().map(|stderr| {
             forward(
@@ -263,11 +268,18 @@ impl PluginProcess {
             handshake: None,
             claimed: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            _leader: leader,
         };
         let mut client = process.client();
+        let unanswered = |call: &str| {
+            format!(
+                "did not answer {call} within {:?} (set CONVERGE_PLUGIN_TIMEOUT to wait longer)",
+                spec.startup_timeout
+            )
+        };
         let info = tokio::time::timeout(spec.startup_timeout, client.get_plugin_info(()))
             .await
-            .map_err(|_| connect_error("did not answer GetPluginInfo".to_owned(), &tail))?;
+            .map_err(|_| connect_error(unanswered("GetPluginInfo"), &tail))?;
         process.version = match info {
             Ok(info) => parse_version(&info.into_inner().version),
             Err(s) if s.code() == tonic::Code::Unimplemented => None,
@@ -292,7 +304,7 @@ impl PluginProcess {
                     &tail,
                 ))
             }
-            Err(_) => return Err(connect_error("did not answer Handshake".to_owned(), &tail)),
+            Err(_) => return Err(connect_error(unanswered("Handshake"), &tail)),
         };
         let version = &process.version;
         tracing::debug!(package, command = %plugin, ?pid, port, ?version, "plugin started");
