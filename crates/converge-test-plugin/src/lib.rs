@@ -29,7 +29,22 @@
 //!
 //! **Misbehaviour** for tests, env [`MODE_ENV`]: `exit` (exit 3 at once,
 //! after a stderr line), `garbage` (print a non-port line, then hang),
-//! `silent` (print nothing, hang). Hangs end by themselves after 60 s.
+//! `silent` (print nothing, hang), `mute` (print a port and accept
+//! connections on it, but never answer a call). Hangs end by themselves
+//! after 60 s.
+//!
+//! **Slowness**, as a real cloud's: env [`DELAY_ENV`] (milliseconds)
+//! makes every non-preview Create, Update, Delete and Read take that long.
+//! A Create makes its object first and then waits, as a cloud object is
+//! provisioned; `Cancel` ends the wait, a Create then answering
+//! `ErrorResourceInitFailed` with the object's ID (the object exists) and
+//! the others failing before they change anything. With [`HANG_ENV`] set,
+//! those calls never answer and ignore `Cancel` (a Create still makes its
+//! object first).
+//!
+//! **Processes**: with [`PIDS_ENV`] naming a directory, each process
+//! writes an empty file named by its pid there when it starts, so a test
+//! can check that none outlives the command that started it.
 //!
 //! A configured process refuses a second `Configure`, as a plugin holding
 //! one configuration may.
@@ -54,8 +69,14 @@ pub const DESCRIBE: &str = "convergetest:index:Component/describe";
 pub const VERSION_ENV: &str = "CONVERGE_TEST_PLUGIN_VERSION";
 /// Env: the cloud file, when the config does not name one.
 pub const CLOUD_FILE_ENV: &str = "CONVERGE_TEST_CLOUD_FILE";
-/// Env: `exit`, `garbage` or `silent` to misbehave at start.
+/// Env: `exit`, `garbage`, `silent` or `mute` to misbehave at start.
 pub const MODE_ENV: &str = "CONVERGE_TEST_PLUGIN_MODE";
+/// Env: how many milliseconds each resource operation takes.
+pub const DELAY_ENV: &str = "CONVERGE_TEST_PLUGIN_DELAY_MS";
+/// Env: set (to anything) to make resource operations never answer.
+pub const HANG_ENV: &str = "CONVERGE_TEST_PLUGIN_HANG";
+/// Env: a directory where each process records its pid.
+pub const PIDS_ENV: &str = "CONVERGE_TEST_PLUGIN_PIDS";
 
 /// The version this process reports: [`VERSION_ENV`], else the
 /// `resource-convergetest-v<version>` directory of `argv0` (the path it

@@ -7,7 +7,7 @@ use std::time::Duration;
 use converge_proto::pulumirpc::resource_provider_server::ResourceProviderServer;
 use converge_proto::MessageLimits;
 use converge_test_plugin::provider::TestProvider;
-use converge_test_plugin::{reported_version, MODE_ENV};
+use converge_test_plugin::{reported_version, MODE_ENV, PIDS_ENV};
 use tonic::transport::server::TcpIncoming;
 
 /// How long the misbehaving modes hang before giving up on their own.
@@ -16,6 +16,12 @@ const HANG: Duration = Duration::from_secs(60);
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(dir) = std::env::var_os(PIDS_ENV) {
+        let _ = std::fs::write(
+            std::path::Path::new(&dir).join(std::process::id().to_string()),
+            b"",
+        );
+    }
     match std::env::var(MODE_ENV).as_deref() {
         Ok("exit") => {
             eprintln!("convergetest: exiting at once, as asked ({MODE_ENV}=exit)");
@@ -33,6 +39,7 @@ async fn main() -> ExitCode {
             tokio::time::sleep(HANG).await;
             return ExitCode::from(5);
         }
+        Ok("mute") => return mute().await,
         _ => {}
     }
     // As Pulumi's Go SDK: the engine address is required.
@@ -68,6 +75,32 @@ async fn main() -> ExitCode {
         Err(e) => {
             eprintln!("fatal: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// `mute`: prints a port and accepts connections on it, but never answers
+/// (nor reads) anything.
+async fn mute() -> ExitCode {
+    let Ok(listener) = tokio::net::TcpListener::bind("127.0.0.1:0").await else {
+        return ExitCode::from(1);
+    };
+    let Ok(addr) = listener.local_addr() else {
+        return ExitCode::from(1);
+    };
+    eprintln!("convergetest: listening on {addr} and answering nothing");
+    println!("{}", addr.port());
+    let _ = std::io::stdout().flush();
+    let mut held = Vec::new();
+    let deadline = tokio::time::sleep(HANG);
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => held.push(stream),
+                Err(_) => return ExitCode::from(1),
+            },
+            () = &mut deadline => return ExitCode::from(6),
         }
     }
 }

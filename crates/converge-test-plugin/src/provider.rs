@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 use tonic::{Code, Request, Response, Status};
 
 use crate::cloud::{json_to_struct, struct_to_json, Cloud, CloudObject};
-use crate::{CLOUD_FILE_ENV, COMPONENT, COUNT, DESCRIBE, PACKAGE, THING};
+use crate::{CLOUD_FILE_ENV, COMPONENT, COUNT, DELAY_ENV, DESCRIBE, HANG_ENV, PACKAGE, THING};
 
 /// The provider: its version, engine address and configuration.
 #[derive(Debug)]
@@ -33,6 +33,12 @@ pub struct TestProvider {
     config: Mutex<Option<Option<PathBuf>>>,
     /// Serialises read-modify-write of the cloud file.
     cloud: Mutex<()>,
+    /// How long each resource operation takes ([`DELAY_ENV`]).
+    delay: Option<Duration>,
+    /// Resource operations never answer ([`HANG_ENV`]).
+    hang: bool,
+    /// Set by `Cancel`.
+    cancelled: tokio::sync::watch::Sender<bool>,
 }
 
 fn s(v: impl Into<String>) -> Value {
@@ -69,6 +75,28 @@ impl TestProvider {
             engine,
             config: Mutex::new(None),
             cloud: Mutex::new(()),
+            delay: std::env::var(DELAY_ENV)
+                .ok()
+                .and_then(|ms| ms.parse().ok())
+                .map(Duration::from_millis),
+            hang: std::env::var_os(HANG_ENV).is_some(),
+            cancelled: tokio::sync::watch::Sender::new(false),
+        }
+    }
+
+    /// The time a resource operation takes: [`DELAY_ENV`], cut short by
+    /// `Cancel` (then `Err`); forever with [`HANG_ENV`].
+    async fn work(&self) -> Result<(), Status> {
+        if self.hang {
+            std::future::pending::<()>().await;
+        }
+        let Some(delay) = self.delay else {
+            return Ok(());
+        };
+        let mut cancelled = self.cancelled.subscribe();
+        tokio::select! {
+            () = tokio::time::sleep(delay) => Ok(()),
+            _ = cancelled.wait_for(|c| *c) => Err(Status::cancelled("cancelled by the engine")),
         }
     }
 
@@ -384,11 +412,18 @@ impl ResourceProvider for TestProvider {
                 id
             })
             .await?;
-        if fail == Some("init") {
+        // The object exists; its provisioning takes the time (and a
+        // cancelled one is reported with its ID).
+        let reason = match self.work().await {
+            Err(cancelled) => Some(cancelled.message().to_owned()),
+            Ok(()) if fail == Some("init") => Some("the thing is not healthy".to_owned()),
+            Ok(()) => None,
+        };
+        if let Some(reason) = reason {
             let detail = ErrorResourceInitFailed {
                 id,
                 properties: Some(outputs),
-                reasons: vec!["the thing is not healthy".into()],
+                reasons: vec![reason],
                 inputs: req.properties,
                 refresh_before_update: false,
             };
@@ -416,6 +451,7 @@ impl ResourceProvider for TestProvider {
     async fn read(&self, request: Request<ReadRequest>) -> Result<Response<ReadResponse>, Status> {
         let req = request.into_inner();
         require_thing(&req.urn)?;
+        self.work().await?;
         let id = req.id.clone();
         let found = self
             .with_cloud(move |c| c.objects.get(&id).cloned())
@@ -446,6 +482,7 @@ impl ResourceProvider for TestProvider {
         require_thing(&req.urn)?;
         let outputs = self.outputs(&req.news, req.preview);
         if !req.preview {
+            self.work().await?;
             let (id, stored) = (req.id.clone(), struct_to_json(&outputs));
             let updated = self
                 .with_cloud(move |c| match c.objects.get_mut(&id) {
@@ -470,6 +507,7 @@ impl ResourceProvider for TestProvider {
     async fn delete(&self, request: Request<DeleteRequest>) -> Result<Response<()>, Status> {
         let req = request.into_inner();
         require_thing(&req.urn)?;
+        self.work().await?;
         let id = req.id;
         self.with_cloud(move |c| {
             if c.objects.remove(&id).is_some() {
@@ -519,6 +557,7 @@ impl ResourceProvider for TestProvider {
 
     async fn cancel(&self, _: Request<()>) -> Result<Response<()>, Status> {
         eprintln!("convergetest: cancel");
+        self.cancelled.send_replace(true);
         if self.cloud_path().await.is_ok() {
             self.with_cloud(|c| c.log.push("cancel".into())).await?;
         }
