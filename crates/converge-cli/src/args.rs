@@ -204,6 +204,11 @@ pub struct OperationArgs {
     /// the resources the program would create, IDs left empty.
     #[arg(long, value_name = "FILE")]
     pub import_file: Option<PathBuf>,
+    /// After Ctrl-C or SIGTERM, how long to wait for the steps under way
+    /// (a Go duration: `30s`, `5m`) before they are left as pending
+    /// operations; a second Ctrl-C stops waiting at once.
+    #[arg(long, value_name = "DURATION", env = "CONVERGE_CANCEL_TIMEOUT", value_parser = parse_duration)]
+    pub cancel_timeout: Option<std::time::Duration>,
 }
 
 /// `converge import` (Pulumi's flags).
@@ -265,6 +270,11 @@ pub struct ImportArgs {
     /// Show secret values in plaintext.
     #[arg(long)]
     pub show_secrets: bool,
+    /// After Ctrl-C or SIGTERM, how long to wait for the steps under way
+    /// (a Go duration: `30s`, `5m`) before they are left as pending
+    /// operations; a second Ctrl-C stops waiting at once.
+    #[arg(long, value_name = "DURATION", env = "CONVERGE_CANCEL_TIMEOUT", value_parser = parse_duration)]
+    pub cancel_timeout: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -615,4 +625,12 @@ pub enum ConfigCommand {
         #[arg(long)]
         path: bool,
     },
+}
+
+/// A Go duration (`30s`, `1m30s`, `500ms`), as Pulumi's flags take them.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    converge_model::go_duration_seconds(text)
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("{text:?} is not a duration (write it as 30s, 5m or 1m30s)"))
 }

@@ -11,6 +11,7 @@ use converge_backend::{
 
 use crate::args::GlobalArgs;
 use crate::home::Home;
+use crate::interrupts::Interrupts;
 use crate::passphrase::PassphraseOptions;
 use crate::project::Project;
 
@@ -22,10 +23,12 @@ pub struct Context {
     pub cwd: PathBuf,
     pub home: Home,
     pub non_interactive: bool,
+    /// Ctrl-C and SIGTERM: what the running command does about them.
+    pub interrupts: Interrupts,
 }
 
 impl Context {
-    pub fn new(global: &GlobalArgs) -> Result<Context> {
+    pub fn new(global: &GlobalArgs, interrupts: Interrupts) -> Result<Context> {
         let base = std::env::current_dir().context("cannot read the current directory")?;
         let cwd = match &global.cwd {
             Some(d) => base.join(d),
@@ -38,6 +41,7 @@ impl Context {
             cwd,
             home: Home::from_env()?,
             non_interactive: global.non_interactive,
+            interrupts,
         })
     }
 

@@ -9,10 +9,12 @@ mod config_value;
 mod context;
 mod display;
 mod home;
+mod interrupts;
 mod passphrase;
 mod program;
 mod project;
 mod project_config;
+mod prompt;
 mod providers;
 mod remote;
 mod secrets;
@@ -24,6 +26,7 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 use crate::commands::deploy::Operation;
 use crate::context::Context;
+use crate::interrupts::{Abandoned, Interrupts, Received};
 
 fn main() {
     // `converge stack export | head` ends quietly, as Unix tools do;
@@ -46,14 +49,35 @@ fn main() {
             exit(1);
         }
     };
-    let code = match runtime.block_on(run(cli)) {
+    // Child process groups (plugins, programs) are ended on every way out,
+    // a panic that unwinds through here included.
+    let _children = EndChildren;
+    let interrupts = Interrupts::new();
+    let outcome = runtime.block_on(async {
+        if let Err(e) = interrupts.listen() {
+            eprintln!("warning: Ctrl-C cannot be caught ({e}): it ends Converge at once");
+        }
+        tokio::select! {
+            result = run(cli, interrupts.clone()) => result,
+            () = interrupts.abandoned() => {
+                // The command was dropped where it stood: a stack lease it
+                // held is being released by a task of its own.
+                converge_backend::settle_dropped_locks(std::time::Duration::from_secs(3)).await;
+                Err(Abandoned(interrupts.first().unwrap_or(Received::Interrupt)).into())
+            }
+        }
+    });
+    let code = match outcome {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {}{}", failure_kind(&e), error_text(&e));
-            // Pulumi's code for --expect-no-changes, which CI scripts test.
-            if e.downcast_ref::<commands::deploy::UnexpectedChanges>()
+            if let Some(signal) = interrupts.first() {
+                signal.exit_code()
+            } else if e
+                .downcast_ref::<commands::deploy::UnexpectedChanges>()
                 .is_some()
             {
+                // Pulumi's code for --expect-no-changes, which CI scripts test.
                 255
             } else {
                 1
@@ -69,8 +93,19 @@ fn main() {
     exit(code);
 }
 
-/// Ends the process with `code`, stdout and stderr flushed.
+/// Ends every child process group still running when dropped.
+struct EndChildren;
+
+impl Drop for EndChildren {
+    fn drop(&mut self) {
+        converge_plugin::child::end_all_groups();
+    }
+}
+
+/// Ends the process with `code`, stdout and stderr flushed, and no child
+/// process group left running.
 fn exit(code: i32) -> ! {
+    converge_plugin::child::end_all_groups();
     #[cfg(feature = "mimalloc")]
     allocator::exit(code);
     #[cfg(not(feature = "mimalloc"))]
@@ -142,8 +177,8 @@ fn failure_kind(e: &anyhow::Error) -> &'static str {
     ""
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
-    let ctx = Context::new(&cli.global)?;
+async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
+    let ctx = Context::new(&cli.global, interrupts)?;
     match cli.command {
         Command::Login { url, local, token } => {
             commands::login::login(&ctx, url, local, token).await

@@ -50,7 +50,7 @@ pub fn read_passphrase(opts: PassphraseOptions, prompt: &str) -> Result<String> 
              set {ENV_PASSPHRASE} or {ENV_PASSPHRASE_FILE}"
         );
     }
-    rpassword::prompt_password(prompt).context("cannot read the passphrase from the terminal")
+    crate::prompt::read_secret(prompt).context("cannot read the passphrase from the terminal")
 }
 
 /// The passphrase crypter for a stack's secrets (see

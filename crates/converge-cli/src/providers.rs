@@ -64,6 +64,22 @@ impl PluginLog {
     }
 }
 
+/// `CONVERGE_PLUGIN_TIMEOUT` (a Go duration such as `30s` or `2m`): how
+/// long a plugin may take to start and answer its first calls.
+fn plugin_timeout() -> Option<std::time::Duration> {
+    let text = std::env::var("CONVERGE_PLUGIN_TIMEOUT").ok()?;
+    match converge_model::go_duration_seconds(&text).filter(|s| s.is_finite() && *s > 0.0) {
+        Some(seconds) => Some(std::time::Duration::from_secs_f64(seconds)),
+        None => {
+            eprintln!(
+                "warning: CONVERGE_PLUGIN_TIMEOUT={text:?} is not a duration (write it as 30s or 2m); \
+                 using the default"
+            );
+            None
+        }
+    }
+}
+
 impl Providers {
     /// The providers for `project`'s program.
     pub fn new(project: &Project) -> Self {
@@ -71,11 +87,14 @@ impl Providers {
         let route = log.clone();
         let logger: converge_plugin::host::PluginLogger =
             Arc::new(move |line: &PluginLogLine| route.line(line));
-        let options = PluginLoaderOptions {
+        let mut options = PluginLoaderOptions {
             dynamic: dynamic_providers(project),
             logger: Some(logger.clone()),
             ..PluginLoaderOptions::default()
         };
+        if let Some(timeout) = plugin_timeout() {
+            options.startup_timeout = timeout;
+        }
         let plugins = Arc::new(PluginLoader::new(options));
         let terraform = Arc::new(TerraformLoader::new(TerraformLoaderOptions {
             logger: Some(logger),

@@ -49,6 +49,9 @@ pub const OPENAPI_JSON: &str = include_str!("openapi.json");
 /// The organization of a fresh service's first token.
 pub const DEFAULT_ORGANIZATION: &str = converge_backend::DIY_ORGANIZATION;
 
+/// How long a shutting-down service waits for the requests in flight.
+pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How to run the service.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
@@ -131,6 +134,24 @@ impl Server {
     /// Serves on `listener` until the future is dropped, breaking expired
     /// leases every `sweep_interval`.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        self.serve_until(listener, std::future::pending()).await
+    }
+
+    /// Serves until `shutdown` resolves; then stops accepting connections
+    /// and lets the requests in flight finish, for at most [`DRAIN_LIMIT`]
+    /// (a console's live view, which streams until its reader leaves, is
+    /// cut there). Update leases are left as they are: the clients that
+    /// hold them renew them through another replica, or they expire.
+    pub async fn serve_until(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let (began, draining) = tokio::sync::watch::channel(false);
+        let signal = async move {
+            shutdown.await;
+            let _ = began.send(true);
+        };
         let store = self.store.clone();
         let interval = self.options.sweep_interval;
         let sweeper = tokio::spawn(async move {
@@ -141,7 +162,16 @@ impl Server {
                 let _ = store.sweep_expired().await;
             }
         });
-        let result = axum::serve(listener, self.router()).await;
+        let serving = axum::serve(listener, self.router()).with_graceful_shutdown(signal);
+        let mut draining = draining;
+        let limit = async move {
+            let _ = draining.wait_for(|d| *d).await;
+            tokio::time::sleep(DRAIN_LIMIT).await;
+        };
+        let result = tokio::select! {
+            result = serving => result,
+            () = limit => Ok(()),
+        };
         sweeper.abort();
         result
     }

@@ -50,6 +50,18 @@ fn dropped() -> std::sync::MutexGuard<'static, Option<HashSet<String>>> {
     DROPPED.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Waits, at most `within`, for the leases of dropped guards to be
+/// deleted (each guard's release runs on a task of its own): for a
+/// process about to exit after abandoning what held them.
+pub async fn settle_dropped_locks(within: std::time::Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    while dropped().as_ref().is_some_and(|d| !d.is_empty())
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Lease {
     #[serde(flatten)]

@@ -36,6 +36,7 @@ use crate::file::FileBackendOptions;
 use crate::lock::{HeldLock, LockGuard, LockInfo};
 use crate::name::{StackRef, DIY_ORGANIZATION};
 
+pub use self::lease::settle_dropped_locks;
 pub use self::url::{is_object_store_url, OBJECT_STORE_SCHEMES};
 use keys::Keys;
 

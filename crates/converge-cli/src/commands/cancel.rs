@@ -7,7 +7,7 @@
 //! fails at its next write; the update journal it left is compacted into
 //! the checkpoint at once, as after a crash.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 use anyhow::{bail, Result};
 
@@ -39,16 +39,11 @@ pub async fn run(ctx: &Context, stack: StackArg, yes: bool) -> Result<()> {
                 stack.stack
             );
         }
-        print!(
+        crate::prompt::confirm(
             "Cancelling breaks the lock; make sure that update is not running any more. \
-             Cancel it? [yes/no] "
-        );
-        std::io::stdout().flush()?;
-        let mut answer = String::new();
-        std::io::stdin().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "yes" | "y") {
-            bail!("confirmation declined; the lock was kept");
-        }
+             Cancel it?",
+            "confirmation declined; the lock was kept",
+        )?;
     }
     let broken = backend.break_locks(&stack).await?;
     println!(

@@ -6,7 +6,6 @@
 mod copy;
 pub(crate) mod list;
 
-use std::io::Read;
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
@@ -210,10 +209,10 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             let value = match value {
                 Some(v) => v,
                 None => {
-                    let mut s = String::new();
-                    std::io::stdin()
-                        .read_to_string(&mut s)
-                        .context("cannot read the value from stdin")?;
+                    let bytes =
+                        crate::prompt::read_stdin().context("cannot read the value from stdin")?;
+                    let s = String::from_utf8(bytes)
+                        .context("the value on stdin is not valid UTF-8")?;
                     s.strip_suffix('\n').unwrap_or(&s).to_owned()
                 }
             };

@@ -1,7 +1,7 @@
 //! `converge preview | up | refresh | destroy`.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
@@ -18,6 +18,7 @@ use converge_engine::saved_plan::refresh::refresh_plans;
 use converge_engine::{PlanConstraint, PlanUse};
 
 use crate::args::OperationArgs;
+use crate::commands::confirm::confirm;
 use crate::commands::execute::{execute, ExecuteParams, Executed};
 use crate::commands::open_stack::{self, Opened};
 use crate::commands::plan_file;
@@ -25,6 +26,7 @@ use crate::commands::stack::output::{display_json, stack_outputs};
 use crate::commands::stack::{history, tags};
 use crate::context::{now_rfc3339, Context};
 use crate::display::{say, DisplayOptions};
+use crate::interrupts::{check_not_cancelled, Response};
 use crate::passphrase::ReferencedSecrets;
 use crate::program::{check_runtime, load_program, program_config, ProgramAhead};
 use crate::project::Project;
@@ -86,6 +88,7 @@ impl Operation {
 
 pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()> {
     check_flags(op, &args)?;
+    winds_down(ctx, args.cancel_timeout);
     // A closed stdout (`converge up | head`) must not stop an operation
     // half way: while one runs, SIGPIPE is caught and the display's writes
     // fail quietly instead.
@@ -115,6 +118,7 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
         stack.clone(),
         Arc::new(ReferencedSecrets::new()),
     );
+    check_not_cancelled(&ctx.interrupts)?;
     let mut locked = StackState::new(backend, stack)
         .lock(ctx.lock_info())
         .await?;
@@ -167,7 +171,7 @@ async fn run_locked(
     // The stack's configuration, decrypted once: the program's, and the
     // default providers' (`<package>:<key>`).
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
-    let mut options = deployment_options(project, locked.stack(), args, &config)?;
+    let mut options = deployment_options(ctx, project, locked.stack(), args, &config)?;
     options.plan = saved.map(|plan| PlanConstraint {
         plan,
         usage: PlanUse::Enforce,
@@ -312,14 +316,9 @@ async fn run_locked(
         }
     }
     if needs_confirmation {
-        print!("\n{} [yes/no] ", op.question());
-        std::io::stdout().flush()?;
-        let mut answer = String::new();
-        std::io::stdin().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "yes" | "y") {
-            bail!("confirmation declined, not proceeding");
-        }
+        confirm(op.question()).await?;
     }
+    check_not_cancelled(&ctx.interrupts)?;
 
     if refresh_first {
         refresh.journaled(locked, &stack_name).await?;
@@ -351,6 +350,7 @@ async fn run_locked(
     )
     .await;
     let result = &executed.result;
+    report_interrupted(locked.base(), result);
     let finished = locked
         .finish(journal, result, Some(record))
         .await
@@ -601,7 +601,51 @@ fn parse_patterns(list: &[String], flag: &str) -> Result<Vec<UrnPattern>> {
         .collect()
 }
 
+/// An operation winds down on Ctrl-C or SIGTERM (see [`crate::interrupts`]),
+/// waiting `cancel_timeout` (or the default) for the steps under way.
+pub(crate) fn winds_down(ctx: &Context, cancel_timeout: Option<std::time::Duration>) {
+    ctx.interrupts.respond_with(Response::WindDown);
+    if let Some(timeout) = cancel_timeout {
+        ctx.interrupts.set_cancel_timeout(timeout);
+    }
+}
+
+/// After an operation the user stopped: the operations it left in flight,
+/// which the state now records as pending (the base's own were reported
+/// before it ran).
+pub(crate) fn report_interrupted(base: &Snapshot, result: &OperationResult) {
+    if !matches!(
+        result.error,
+        Some(converge_engine::EngineError::Interrupted { stopped: true })
+    ) {
+        return;
+    }
+    let left: Vec<_> = result
+        .snapshot
+        .pending_operations
+        .iter()
+        .filter(|p| {
+            !base
+                .pending_operations
+                .iter()
+                .any(|b| b.kind == p.kind && b.resource.urn == p.resource.urn)
+        })
+        .collect();
+    if left.is_empty() {
+        return;
+    }
+    eprintln!(
+        "\n{} operation(s) were still under way when Converge stopped waiting; the objects they \
+         name may or may not exist, and the state records them as pending:",
+        left.len()
+    );
+    for p in left {
+        eprintln!("    {} {}", p.kind, p.resource.urn);
+    }
+}
+
 pub(crate) fn deployment_options(
+    ctx: &Context,
     project: &Project,
     stack: &StackRef,
     args: &OperationArgs,
@@ -629,6 +673,7 @@ pub(crate) fn deployment_options(
     o.replace = parse_patterns(&args.replace, "replace")?;
     o.replace.extend(target_replace);
     o.continue_on_error = args.continue_on_error;
+    o.cancel = ctx.interrupts.cancellation().clone();
     o.provider_config = provider_config(&project.name, config);
     Ok(o)
 }

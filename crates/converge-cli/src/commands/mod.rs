@@ -3,6 +3,7 @@
 pub mod about;
 pub mod cancel;
 pub mod config;
+pub mod confirm;
 pub mod deploy;
 pub mod execute;
 pub mod import;

@@ -10,6 +10,7 @@ use converge_server::{Server, ServerOptions};
 use crate::args::ServeArgs;
 use crate::atomic_write::write_private_atomically;
 use crate::context::Context;
+use crate::interrupts::Response;
 
 pub async fn run(ctx: &Context, args: ServeArgs) -> Result<()> {
     let mut options = match (&args.database_url, &args.data_dir) {
@@ -34,7 +35,16 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> Result<()> {
     println!("Converge state service listening on http://{addr}");
     println!("Web console: http://{addr}/ (log in with an access token)");
     std::io::stdout().flush()?;
-    server.serve(listener).await.context("the service stopped")
+    // Ctrl-C or SIGTERM: stop accepting, finish the requests in flight
+    // (a rolling restart of replicas loses nothing), then exit.
+    ctx.interrupts.respond_with(Response::Drain);
+    let cancel = ctx.interrupts.cancellation().clone();
+    server
+        .serve_until(listener, async move { cancel.cancelled().await })
+        .await
+        .context("the service stopped")?;
+    println!("Converge state service stopped");
+    Ok(())
 }
 
 /// Makes sure `file` holds an admin token of `organization`: keeps a valid

@@ -144,7 +144,11 @@ fn history_row(h: &HistoryRecord) -> HistoryRow {
             .map(|v| v.to_string())
             .unwrap_or_default(),
         kind: h.kind.clone().unwrap_or_else(|| text("kind").to_owned()),
-        result: text("result").to_owned(),
+        result: if converge_backend::is_cancelled(&record) {
+            "cancelled".to_owned()
+        } else {
+            text("result").to_owned()
+        },
         started: start.and_then(readable).unwrap_or_default(),
         duration: match (start, end) {
             // Whole seconds (Pulumi's records) say nothing finer.

@@ -13,7 +13,7 @@ pub mod file_out;
 mod sdk_version;
 pub mod spec;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
@@ -24,13 +24,16 @@ use converge_engine::{DeploymentOptions, LockedStack, StackState};
 use converge_state::Snapshot;
 
 use crate::args::{ImportArgs, OperationArgs};
+use crate::commands::confirm::confirm;
 use crate::commands::deploy::{
-    deployment_options, go_duration, print_json, print_lines, report_pending, Operation,
+    deployment_options, go_duration, print_json, print_lines, report_interrupted, report_pending,
+    winds_down, Operation,
 };
 use crate::commands::execute::{execute, ExecuteParams};
 use crate::commands::open_stack::{self, Opened};
 use crate::context::Context;
 use crate::display::{say, DisplayOptions};
+use crate::interrupts::check_not_cancelled;
 use crate::passphrase::ReferencedSecrets;
 use crate::program::program_config;
 use crate::project::Project;
@@ -43,6 +46,7 @@ pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
     if args.file.is_some() && (args.name.is_some() || args.id.is_some()) {
         bail!("--file imports the resources of the file: give no TYPE NAME ID with it");
     }
+    winds_down(ctx, args.cancel_timeout);
     #[cfg(unix)]
     let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());
     let project = ctx.project()?;
@@ -54,6 +58,7 @@ pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
         stack.clone(),
         Arc::new(ReferencedSecrets::new()),
     );
+    check_not_cancelled(&ctx.interrupts)?;
     let mut locked = StackState::new(backend, stack)
         .lock(ctx.lock_info())
         .await?;
@@ -74,6 +79,7 @@ fn operation_args(args: &ImportArgs) -> OperationArgs {
         json: args.json,
         message: args.message.clone(),
         show_secrets: args.show_secrets,
+        cancel_timeout: args.cancel_timeout,
         ..OperationArgs::default()
     }
 }
@@ -111,7 +117,7 @@ async fn run_locked(
     )?;
     let op_args = operation_args(args);
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
-    let mut options = deployment_options(project, locked.stack(), &op_args, &config)?;
+    let mut options = deployment_options(ctx, project, locked.stack(), &op_args, &config)?;
     options.targets = Some(program.targets());
     let display = DisplayOptions {
         diff: args.diff,
@@ -166,14 +172,9 @@ async fn run_locked(
         }
     }
     if needs_confirmation {
-        print!("\nDo you want to perform this import? [yes/no] ");
-        std::io::stdout().flush()?;
-        let mut answer = String::new();
-        std::io::stdin().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "yes" | "y") {
-            bail!("confirmation declined, not proceeding");
-        }
+        confirm("Do you want to perform this import?").await?;
     }
+    check_not_cancelled(&ctx.interrupts)?;
     if !args.json {
         say(format!("Importing ({stack_name}):"));
     }
@@ -197,6 +198,7 @@ async fn run_locked(
         },
     )
     .await;
+    report_interrupted(locked.base(), &executed.result);
     let finished = locked
         .finish(journal, &executed.result, Some(record))
         .await

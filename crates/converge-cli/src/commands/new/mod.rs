@@ -7,7 +7,7 @@
 //! With `--yes` or `--non-interactive` nothing is asked: names and values
 //! come from the flags and the defaults.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -210,10 +210,7 @@ fn default_project_name(dir: &Path) -> String {
 }
 
 fn ask(question: &str, default: &str) -> Result<String> {
-    print!("{question} ({default}): ");
-    std::io::stdout().flush()?;
-    let mut line = String::new();
-    std::io::stdin().read_line(&mut line)?;
+    let line = crate::prompt::ask(&format!("{question} ({default}): "))?;
     let answer = line.trim();
     Ok(if answer.is_empty() {
         default.to_owned()

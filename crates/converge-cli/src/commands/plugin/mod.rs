@@ -3,7 +3,7 @@
 //! layout, so Pulumi and Converge share them. Converge downloads nothing:
 //! `install` takes a local archive or directory.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context as _, Result};
@@ -209,10 +209,7 @@ fn rm(ctx: &Context, args: RmArgs) -> Result<()> {
         for e in &doomed {
             println!("    {} {}-{}", e.kind, e.name, e.version);
         }
-        print!("Are you sure? (yes/no) ");
-        std::io::stdout().flush()?;
-        let mut answer = String::new();
-        std::io::stdin().read_line(&mut answer)?;
+        let answer = crate::prompt::ask("Are you sure? (yes/no) ")?;
         if !matches!(answer.trim(), "y" | "yes") {
             bail!("no plugins were removed");
         }

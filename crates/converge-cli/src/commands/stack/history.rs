@@ -57,6 +57,8 @@ struct Update {
     environment: BTreeMap<String, String>,
     config: serde_json::Map<String, serde_json::Value>,
     result: String,
+    /// The user cancelled the update (Converge's mark beside `result`).
+    cancelled: bool,
     resource_changes: BTreeMap<String, i64>,
 }
 
@@ -93,6 +95,7 @@ impl Update {
                 .cloned()
                 .unwrap_or_default(),
             result: text("result"),
+            cancelled: converge_backend::is_cancelled(&v),
             resource_changes: v
                 .get("resourceChanges")
                 .and_then(|m| m.as_object())
@@ -261,7 +264,11 @@ fn console(updates: &[Update], page: usize, full_dates: bool, now: time::OffsetD
         let count = |k: &str| u.resource_changes.get(k).copied().unwrap_or(0);
         out.push_str(&format!("Version: {}\n", u.version));
         out.push_str(&format!("UpdateKind: {}\n", u.kind));
-        out.push_str(&format!("Status: {}\n", u.result));
+        if u.cancelled {
+            out.push_str(&format!("Status: {} (cancelled)\n", u.result));
+        } else {
+            out.push_str(&format!("Status: {}\n", u.result));
+        }
         out.push_str(&format!("Message: {}\n", u.message));
         let when = match u.start {
             Some(t) if full_dates => full_date(t),

@@ -1,7 +1,7 @@
 //! `converge stack init | ls | select | rm | export | import | output |
 //! history | rename | tag`.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 use anyhow::{bail, Context as _, Result};
 use std::sync::Arc;
@@ -255,13 +255,10 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
                 stack.stack
             );
         }
-        print!(
+        let line = crate::prompt::ask(&format!(
             "This will permanently remove the '{}' stack!\nPlease confirm by typing its name: ",
             stack.stack
-        );
-        std::io::stdout().flush()?;
-        let mut line = String::new();
-        std::io::stdin().read_line(&mut line)?;
+        ))?;
         if line.trim() != stack.stack {
             bail!(
                 "confirmation did not match; stack {} was not removed",

@@ -4,7 +4,7 @@
 //! export of another stack would make the next update delete that stack's
 //! objects and create them anew) — both overridable with `--force`.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -90,10 +90,7 @@ pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOpti
             (b, path.display().to_string())
         }
         None => {
-            let mut b = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut b)
-                .context("cannot read the deployment from stdin")?;
+            let b = crate::prompt::read_stdin().context("cannot read the deployment from stdin")?;
             (b, "stdin".to_owned())
         }
     };

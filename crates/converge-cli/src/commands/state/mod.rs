@@ -18,7 +18,7 @@ mod rename;
 mod repair;
 mod taint;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
@@ -129,12 +129,5 @@ fn confirm(ctx: &Context, question: &str, yes: bool) -> Result<()> {
     if ctx.non_interactive || !std::io::stdin().is_terminal() {
         bail!("this needs confirmation: pass --yes");
     }
-    print!("{question} [yes/no] ");
-    std::io::stdout().flush()?;
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer)?;
-    if !matches!(answer.trim(), "yes" | "y") {
-        bail!("confirmation declined; the state is unchanged");
-    }
-    Ok(())
+    crate::prompt::confirm(question, "confirmation declined; the state is unchanged")
 }
