@@ -27,6 +27,7 @@ mod readers_after_crash;
 mod refresh_drift;
 mod saved_plans;
 mod serve;
+mod signal_trials;
 mod stack_commands;
 mod stack_meta;
 mod stack_ownership;

@@ -194,6 +194,13 @@ struct UpdateJson {
     end_time: Option<String>,
     #[serde(rename = "resourceChanges", skip_serializing_if = "Option::is_none")]
     resource_changes: Option<BTreeMap<String, i64>>,
+    /// Converge's mark of an update the user cancelled (absent otherwise;
+    /// Pulumi's readers ignore it).
+    #[serde(
+        rename = "convergeCancelled",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    cancelled: bool,
 }
 
 fn update_json(u: &Update, crypter: Option<&dyn Crypter>) -> Result<UpdateJson> {
@@ -217,6 +224,7 @@ fn update_json(u: &Update, crypter: Option<&dyn Crypter>) -> Result<UpdateJson> 
         result: u.result.clone(),
         end_time: finished.then(|| u.end.map(rfc5424).unwrap_or_default()),
         resource_changes: finished.then(|| u.resource_changes.clone()),
+        cancelled: u.cancelled,
     })
 }
 
