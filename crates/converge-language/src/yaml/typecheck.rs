@@ -143,12 +143,16 @@ impl<'a> Checker<'a> {
     /// A literal object or list against the type it is given for; `path`
     /// names it in messages.
     fn literal(&mut self, e: &Expr, ty: &'a TypeSpec, shapes: &'a Shapes, path: &str) {
+        // Only objects and lists hold names to check.
+        let nested = |v: &Expr| matches!(v.kind, ExprKind::Object(_) | ExprKind::List(_));
         match (&e.kind, shapes.resolve(ty)) {
             (ExprKind::Object(entries), TypeSpec::Object(props)) => {
                 for (key, v) in entries {
-                    let inner = format!("{path}.{}", key.name);
                     match props.get(&key.name) {
-                        Some(t) => self.literal(v, t, shapes, &inner),
+                        Some(t) if nested(v) => {
+                            self.literal(v, t, shapes, &format!("{path}.{}", key.name));
+                        }
+                        Some(_) => {}
                         None => {
                             let hint = hint(&key.name, props.keys().map(String::as_str));
                             let msg = format!(
@@ -162,12 +166,12 @@ impl<'a> Checker<'a> {
                 }
             }
             (ExprKind::Object(entries), TypeSpec::Map(element)) => {
-                for (key, v) in entries {
+                for (key, v) in entries.iter().filter(|(_, v)| nested(v)) {
                     self.literal(v, element, shapes, &format!("{path}.{}", key.name));
                 }
             }
             (ExprKind::List(items), TypeSpec::Array(element)) => {
-                for (n, item) in items.iter().enumerate() {
+                for (n, item) in items.iter().enumerate().filter(|(_, v)| nested(v)) {
                     self.literal(item, element, shapes, &format!("{path}[{n}]"));
                 }
             }
