@@ -5,8 +5,9 @@
 //!   client (issue 4), the built-in providers (issue 5) and the testkit's
 //!   mocks all implement it.
 //! - [`ProviderLoader`]: finds a provider for `(package, version)`.
-//! - [`PackageSchema`] (`schema`): a package's canonical tokens and the
-//!   rule that resolves the short forms programs write.
+//! - [`PackageSchema`] (`schema`): a package's canonical tokens, the
+//!   rule that resolves the short forms programs write, and what the
+//!   schema says of each member's properties.
 //! - [`terraform`]: Terraform provider plugins (tfplugin6): their values.
 //! - [`registry::ProviderRegistry`]: the configured provider instances of one
 //!   deployment, keyed by provider reference (`<urn>::<id>`).

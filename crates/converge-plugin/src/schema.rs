@@ -18,8 +18,18 @@
 //! the name itself is compared exactly.
 //! Only tokens the schema declares are answered; a token that matches
 //! none gets the schema's closest tokens as suggestions.
+//!
+//! Beside the tokens, a schema's [`Shapes`] (`shapes`): the names and
+//! types of each member's properties, for checking programs' property
+//! names before they run.
 
 use std::collections::BTreeSet;
+
+use serde::Deserialize;
+
+mod shapes;
+
+pub use shapes::{FunctionSpec, Properties, ResourceSpec, Shapes, TypeSpec, RESOURCE_OUTPUTS};
 
 /// A resource type or a function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,13 +48,18 @@ impl MemberKind {
     }
 }
 
-/// The canonical tokens a package schema declares.
+/// The canonical tokens a package schema declares, and what it says of
+/// their properties.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PackageSchema {
     pub name: String,
     pub version: Option<String>,
     pub resources: BTreeSet<String>,
     pub functions: BTreeSet<String>,
+    /// The members' properties; empty when the schema says nothing of
+    /// them, or says it in a shape this reader does not follow (the
+    /// tokens are still read then).
+    pub shapes: Shapes,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,8 +93,41 @@ fn hint(suggestions: &[String]) -> String {
 }
 
 impl PackageSchema {
-    /// Reads the name, version and the keys of `resources` and `functions`.
+    /// Reads the name, version, the keys of `resources` and `functions`,
+    /// and their properties.
     pub fn from_json(schema: &serde_json::Value) -> Result<PackageSchema, SchemaError> {
+        match shapes::RawSchema::deserialize(schema) {
+            Ok(raw) => Ok(PackageSchema::from_raw(raw)),
+            Err(_) => PackageSchema::tokens_of(schema),
+        }
+    }
+
+    /// [`Self::from_json`] of a schema's JSON text (`GetSchema`'s answer),
+    /// read in one pass.
+    pub fn from_text(text: &str) -> Result<PackageSchema, SchemaError> {
+        match serde_json::from_str::<shapes::RawSchema>(text) {
+            Ok(raw) => Ok(PackageSchema::from_raw(raw)),
+            Err(_) => {
+                let value: serde_json::Value =
+                    serde_json::from_str(text).map_err(|e| SchemaError::Json(e.to_string()))?;
+                PackageSchema::tokens_of(&value)
+            }
+        }
+    }
+
+    fn from_raw(mut raw: shapes::RawSchema) -> PackageSchema {
+        let shapes = raw.take_shapes();
+        PackageSchema {
+            name: raw.name,
+            version: raw.version,
+            resources: raw.resources.into_keys().collect(),
+            functions: raw.functions.into_keys().collect(),
+            shapes,
+        }
+    }
+
+    /// The tokens alone, of a schema whose properties are not read.
+    fn tokens_of(schema: &serde_json::Value) -> Result<PackageSchema, SchemaError> {
         let name = schema
             .get("name")
             .and_then(serde_json::Value::as_str)
@@ -99,14 +147,18 @@ impl PackageSchema {
                 .map(str::to_owned),
             resources: keys("resources"),
             functions: keys("functions"),
+            shapes: Shapes::default(),
         })
     }
 
-    /// [`Self::from_json`] of a schema's JSON text (`GetSchema`'s answer).
-    pub fn from_text(text: &str) -> Result<PackageSchema, SchemaError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| SchemaError::Json(e.to_string()))?;
-        PackageSchema::from_json(&value)
+    /// What the schema says of resource type `token`'s properties.
+    pub fn resource_spec(&self, token: &str) -> Option<&ResourceSpec> {
+        self.shapes.resources.get(token)
+    }
+
+    /// What the schema says of function `token`'s arguments and result.
+    pub fn function_spec(&self, token: &str) -> Option<&FunctionSpec> {
+        self.shapes.functions.get(token)
     }
 
     fn members(&self, kind: MemberKind) -> &BTreeSet<String> {

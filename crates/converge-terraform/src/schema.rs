@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use converge_model::{PathElement, PropertyPath};
+use converge_plugin::schema::{Properties, TypeSpec};
 use converge_plugin::terraform::values::CtyType;
 use converge_proto::tfplugin6::{self as tf, schema};
 
@@ -133,6 +134,26 @@ impl TypeSchema {
     }
 }
 
+/// A cty type as a package schema says it: object attributes by their
+/// Pulumi names, as values carry them; `dynamic` is not described.
+fn type_spec(ty: &CtyType) -> TypeSpec {
+    match ty {
+        CtyType::String => TypeSpec::String,
+        CtyType::Number => TypeSpec::Number,
+        CtyType::Bool => TypeSpec::Bool,
+        CtyType::Dynamic => TypeSpec::Any,
+        CtyType::List(e) | CtyType::Set(e) => TypeSpec::Array(Box::new(type_spec(e))),
+        CtyType::Tuple(_) => TypeSpec::Array(Box::new(TypeSpec::Any)),
+        CtyType::Map(e) => TypeSpec::Map(Box::new(type_spec(e))),
+        CtyType::Object { attributes, .. } => TypeSpec::Object(
+            attributes
+                .iter()
+                .map(|(n, t)| (pulumi_name(n), type_spec(t)))
+                .collect(),
+        ),
+    }
+}
+
 fn nested_object_type(owner: &str, object: &schema::Object) -> Result<CtyType, SchemaError> {
     let mut attributes = BTreeMap::new();
     for a in &object.attributes {
@@ -248,6 +269,25 @@ impl Block {
                     .find(|(n, _)| pulumi_name(n) == name)
                     .map(|(n, b)| Member::Block(n, b))
             })
+    }
+
+    /// Every member by its Pulumi name, with its type as a package schema
+    /// says it (what a resource's outputs, or a data source's result, hold).
+    pub fn pulumi_properties(&self) -> Properties {
+        let attributes = self
+            .attributes
+            .iter()
+            .map(|(n, a)| (pulumi_name(n), type_spec(&a.ty)));
+        let blocks = self.blocks.iter().map(|(n, nb)| {
+            let object = TypeSpec::Object(nb.block.pulumi_properties());
+            let ty = match nb.nesting {
+                Nesting::Single | Nesting::Group => object,
+                Nesting::List | Nesting::Set => TypeSpec::Array(Box::new(object)),
+                Nesting::Map => TypeSpec::Map(Box::new(object)),
+            };
+            (pulumi_name(n), ty)
+        });
+        attributes.chain(blocks).collect()
     }
 
     /// The Pulumi names of the members a configuration may set (not the

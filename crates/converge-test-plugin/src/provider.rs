@@ -265,9 +265,11 @@ impl ResourceProvider for TestProvider {
             "version": self.version,
             "config": {"variables": {"cloudFile": {"type": "string"}}},
             "resources": {THING: {
-                "inputProperties": {"value": {"type": "string"}, "size": {"type": "string"}},
+                "inputProperties": {"value": {"type": "string"}, "size": {"type": "string"},
+                                    "fail": {"type": "string"}},
                 "requiredInputs": ["value"],
                 "properties": {"value": {"type": "string"}, "size": {"type": "string"},
+                               "fail": {"type": "string"},
                                "length": {"type": "number"}, "pluginVersion": {"type": "string"}},
             }, COMPONENT: {
                 "isComponent": true,

@@ -14,8 +14,8 @@ use converge_model::{diff_objects, PathElement, PropertyMap, PropertyPath};
 use converge_plugin::{
     CallRequest, CallResponse, CheckRequest, CheckResponse, ConfigureRequest, ConstructRequest,
     ConstructResponse, CreateRequest, CreateResponse, DeleteRequest, DiffChanges,
-    DiffConfigRequest, DiffRequest, DiffResponse, InvokeRequest, InvokeResponse, PluginInfo,
-    Provider, ProviderError, ReadRequest, ReadResponse, UpdateRequest, UpdateResponse,
+    DiffConfigRequest, DiffRequest, DiffResponse, InvokeRequest, InvokeResponse, PackageSchema,
+    PluginInfo, Provider, ProviderError, ReadRequest, ReadResponse, UpdateRequest, UpdateResponse,
 };
 
 use crate::cloud::{CloudOp, MockCloud};
@@ -134,6 +134,8 @@ pub struct MockProvider {
     latency_of: BTreeMap<Rpc, Duration>,
     replace_on_changes: Vec<PropertyPath>,
     strict_lifecycle: bool,
+    /// What `schema` answers (`None`: GetSchema is unimplemented).
+    schema: Option<Arc<PackageSchema>>,
     handlers: Handlers,
     config: Mutex<Option<PropertyMap>>,
     calls: Mutex<Vec<Rpc>>,
@@ -166,6 +168,7 @@ impl MockProvider {
             latency_of: BTreeMap::new(),
             replace_on_changes: Vec::new(),
             strict_lifecycle: false,
+            schema: None,
             handlers: Handlers::default(),
             config: Mutex::new(None),
             calls: Mutex::new(Vec::new()),
@@ -215,6 +218,18 @@ impl MockProvider {
     /// made before `Configure` succeeded, as seed 001's lifecycle forbids.
     pub fn strict_lifecycle(mut self) -> Self {
         self.strict_lifecycle = true;
+        self
+    }
+
+    /// Answers `schema` with this package schema (JSON, as a plugin's
+    /// `GetSchema` gives it).
+    ///
+    /// # Panics
+    /// If it is not a schema.
+    pub fn with_schema(mut self, schema: &serde_json::Value) -> Self {
+        let parsed =
+            PackageSchema::from_json(schema).unwrap_or_else(|e| panic!("with_schema: {e}"));
+        self.schema = Some(Arc::new(parsed));
         self
     }
 
@@ -443,6 +458,12 @@ impl Provider for MockProvider {
         Ok(PluginInfo {
             version: Some(self.version.clone()),
         })
+    }
+
+    async fn schema(&self) -> Result<Arc<PackageSchema>, ProviderError> {
+        self.schema
+            .clone()
+            .ok_or(ProviderError::Unimplemented("GetSchema"))
     }
 
     async fn check_config(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {

@@ -1,5 +1,10 @@
 //! End to end: a YAML program written in the documentation's short
-//! tokens, for built-in providers and a plugin, through `converge`.
+//! tokens, for built-in providers and a plugin, through `converge`; and
+//! its property names checked against the same schemas before anything
+//! runs.
+
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::common;
 
@@ -66,6 +71,36 @@ impl World {
     fn state(&self) -> String {
         std::fs::read_to_string(self.scratch.backend.join(".pulumi/stacks/demo/dev.json")).unwrap()
     }
+
+    /// Every file of the backend, with its bytes.
+    fn backend_files(&self) -> BTreeMap<String, Vec<u8>> {
+        fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, root, out);
+                } else {
+                    let name = path.strip_prefix(root).unwrap().display().to_string();
+                    out.insert(name, std::fs::read(&path).unwrap());
+                }
+            }
+        }
+        let mut out = BTreeMap::new();
+        walk(&self.scratch.backend, &self.scratch.backend, &mut out);
+        out
+    }
+
+    fn write_program(&self, program: &str) {
+        std::fs::write(self.scratch.project.join("Pulumi.yaml"), program).unwrap();
+    }
+
+    /// `converge args…`, which must fail: its stderr.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.converge(args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "converge {args:?} succeeded:\n{err}");
+        err
+    }
 }
 
 #[test]
@@ -118,4 +153,85 @@ fn an_unknown_type_is_reported_at_its_place_with_the_closest() {
         "{err}"
     );
     assert_eq!(before, w.state());
+}
+
+const PETS: &str = "name: demo
+runtime: yaml
+resources:
+  pet:
+    type: random:RandomPet
+    properties:
+      length: 3
+outputs:
+  name: ${pet.id}
+";
+
+#[test]
+fn an_unknown_property_is_refused_by_preview_and_up_and_the_stack_is_untouched() {
+    let w = World::new(PETS);
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 3 created"), "{up}");
+    let before = w.backend_files();
+    w.write_program(&PETS.replace(
+        "  name: ${pet.id}\n",
+        "  name: ${pet.id}\n  typo: ${pet.nosuchproperty}\n  words: ${pet.lenght}\n",
+    ));
+    for args in [&["preview"][..], &["up", "--yes"]] {
+        let err = w.fails(args);
+        assert!(
+            err.contains(
+                "Pulumi.yaml:10:9: resource 'pet' (random:index/randomPet:RandomPet) has no \
+                 property 'nosuchproperty'; it has id, keepers, length, prefix, separator, urn"
+            ),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains(
+                "Pulumi.yaml:11:10: resource 'pet' (random:index/randomPet:RandomPet) has no \
+                 property 'lenght'; did you mean 'length'?"
+            ),
+            "{args:?}: {err}"
+        );
+        assert_eq!(before, w.backend_files(), "{args:?} changed the backend");
+    }
+    // The stack still holds the first version, which still deploys.
+    w.write_program(PETS);
+    let again = w.run(&["up", "--yes"]);
+    assert!(again.contains("3 unchanged"), "{again}");
+}
+
+#[test]
+fn a_plugins_schema_checks_the_program_against_its_properties() {
+    let w = World::new(
+        "name: demo
+runtime: yaml
+resources:
+  thing:
+    type: convergetest:Thing
+    properties:
+      valeu: x
+variables:
+  objects:
+    fn::invoke:
+      function: convergetest:count
+      return: cuont
+outputs:
+  length: ${thing.lenght}
+  version: ${thing.pluginVersion}
+",
+    );
+    let before = w.backend_files();
+    let err = w.fails(&["preview"]);
+    for expected in [
+        "Pulumi.yaml:7:7: resource 'thing' (convergetest:index:Thing) has no input property \
+         'valeu'; did you mean 'value'?",
+        "Pulumi.yaml:12:15: the result of function convergetest:index:count has no property \
+         'cuont'; did you mean 'count'?",
+        "Pulumi.yaml:14:11: resource 'thing' (convergetest:index:Thing) has no property \
+         'lenght'; did you mean 'length'?",
+    ] {
+        assert!(err.contains(expected), "{expected}\n{err}");
+    }
+    assert!(!err.contains("pluginVersion"), "{err}");
+    assert_eq!(before, w.backend_files());
 }

@@ -315,7 +315,12 @@ impl ExprParser<'_> {
                     invoke.arguments = Some(e);
                 }
                 "return" => match v.as_str() {
-                    Some(r) => invoke.ret = Some(r.to_owned()),
+                    Some(r) => {
+                        invoke.ret = Some(Key {
+                            name: r.to_owned(),
+                            pos: v.pos,
+                        })
+                    }
                     None => self.error(v.pos, "fn::invoke: return must be a string"),
                 },
                 _ => self.invoke_options(&mut invoke, v),

@@ -83,7 +83,9 @@ pub(crate) struct Invoke {
     pub parent: Option<Access>,
     pub depends_on: Vec<Access>,
     pub version: Option<Expr>,
-    pub ret: Option<String>,
+    /// `return:`, the property of the result to answer, and where it is
+    /// written.
+    pub ret: Option<Key>,
 }
 
 impl Expr {

@@ -8,6 +8,7 @@ use converge_model::{sha256_hex, Archive, ArchiveMember, Asset, PropertyMap, Pro
 
 use super::eval::{article, strip, to_text, unwrap_shallow, value_to_json, wrap, Scope};
 use super::expr::{Call, Expr, Invoke};
+use super::syntax::Key;
 use super::{Pos, YamlError};
 
 /// An argument after evaluation: known and stripped of secrets, or
@@ -297,7 +298,7 @@ async fn invoke(scope: &Scope<'_>, pos: Pos, invoke: &Invoke) -> Result<Property
     }
     let result = response.outputs;
     let value = match &invoke.ret {
-        Some(key) => result.get(key).cloned().ok_or_else(|| {
+        Some(Key { name: key, .. }) => result.get(key).cloned().ok_or_else(|| {
             scope.error(
                 pos,
                 format!("fn::invoke of {token}: the result has no '{key}'"),

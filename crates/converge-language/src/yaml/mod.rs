@@ -17,8 +17,9 @@
 //! template: config, variables, resources, outputs), `config` (typed
 //! configuration), `validate` (references, cycles, the dependency graph),
 //! `eval` and `functions` (values), `tokens` (type and function tokens
-//! through the package schemas, once per run), `run` (the program against
-//! the monitor).
+//! through the package schemas, once per run), `typecheck` (property
+//! names and references through the same schemas), `run` (the program
+//! against the monitor).
 
 mod ast;
 mod builtins;
@@ -29,6 +30,7 @@ mod functions;
 mod run;
 mod syntax;
 mod tokens;
+mod typecheck;
 mod validate;
 
 use std::collections::BTreeMap;

@@ -16,6 +16,7 @@ use super::ast::Resource;
 use super::eval::{article, strip, Info, ResourceOut, Scope, Slot};
 use super::expr::Expr;
 use super::tokens::{self, Tokens};
+use super::typecheck;
 use super::validate::Def;
 use super::{Loaded, YamlError, YamlProgram};
 
@@ -83,9 +84,11 @@ async fn run(loaded: Arc<Loaded>, monitor: Monitor) -> Result<(), String> {
     for warning in &loaded.template.warnings {
         monitor.diagnostic(Severity::Warning, None, warning.to_string());
     }
-    let tokens = tokens::resolve(&loaded, &monitor)
-        .await
-        .map_err(|errors| super::sorted(errors).to_string())?;
+    let (tokens, mut errors) = tokens::resolve(&loaded, &monitor).await;
+    errors.extend(typecheck::check(&loaded, &tokens));
+    if !errors.is_empty() {
+        return Err(super::sorted(errors).to_string());
+    }
     let stack = monitor
         .register_stack()
         .await

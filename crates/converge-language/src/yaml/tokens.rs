@@ -31,24 +31,46 @@ use super::{Loaded, Pos, YamlError};
 /// have no schema to resolve through.
 const ENGINE_PACKAGE: &str = "pulumi";
 
-/// The canonical tokens of one run.
+/// The canonical tokens of one run, and the schemas they were resolved
+/// through.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tokens {
-    /// Resource index → canonical type (absent: use the parsed token).
-    resources: HashMap<usize, String>,
-    /// Function token as written → canonical.
-    functions: HashMap<String, String>,
+    /// Resource index → its member (absent: use the parsed token).
+    resources: HashMap<usize, Member>,
+    /// Function token as written → its member.
+    functions: HashMap<String, Member>,
+}
+
+/// A resource type or function the package's schema declares.
+#[derive(Debug, Clone)]
+pub(crate) struct Member {
+    pub canonical: String,
+    pub schema: Arc<PackageSchema>,
 }
 
 impl Tokens {
     /// The type resource `index` registers as.
     pub fn resource<'a>(&'a self, index: usize, parsed: &'a str) -> &'a str {
-        self.resources.get(&index).map_or(parsed, String::as_str)
+        self.resources
+            .get(&index)
+            .map_or(parsed, |m| m.canonical.as_str())
     }
 
     /// The function `written` calls.
     pub fn function<'a>(&'a self, written: &'a str) -> &'a str {
-        self.functions.get(written).map_or(written, String::as_str)
+        self.functions
+            .get(written)
+            .map_or(written, |m| m.canonical.as_str())
+    }
+
+    /// Resource `index`'s type in its package's schema, if it has one.
+    pub fn resource_member(&self, index: usize) -> Option<&Member> {
+        self.resources.get(&index)
+    }
+
+    /// Function `written` in its package's schema, if it has one.
+    pub fn function_member(&self, written: &str) -> Option<&Member> {
+        self.functions.get(written)
     }
 }
 
@@ -61,8 +83,9 @@ struct Use<'a> {
     resource: Option<usize>,
 }
 
-/// Resolves every resource type and `fn::invoke` function of the program.
-pub(crate) async fn resolve(loaded: &Loaded, monitor: &Monitor) -> Result<Tokens, Vec<YamlError>> {
+/// Resolves every resource type and `fn::invoke` function of the program:
+/// the tokens, and an error for each token a schema does not declare.
+pub(crate) async fn resolve(loaded: &Loaded, monitor: &Monitor) -> (Tokens, Vec<YamlError>) {
     let t = &loaded.template;
     // (package, version) → the tokens to resolve against its schema.
     let mut uses: BTreeMap<(String, Option<String>), Vec<Use<'_>>> = BTreeMap::new();
@@ -104,25 +127,25 @@ pub(crate) async fn resolve(loaded: &Loaded, monitor: &Monitor) -> Result<Tokens
         };
         for u in list {
             match schema.resolve(u.kind, u.written) {
-                Ok(canonical) => match u.resource {
-                    Some(i) => {
-                        tokens.resources.insert(i, canonical.to_owned());
+                Ok(canonical) => {
+                    let member = Member {
+                        canonical: canonical.to_owned(),
+                        schema: Arc::clone(schema),
+                    };
+                    match u.resource {
+                        Some(i) => {
+                            tokens.resources.insert(i, member);
+                        }
+                        None => {
+                            tokens.functions.insert(u.written.to_owned(), member);
+                        }
                     }
-                    None => {
-                        tokens
-                            .functions
-                            .insert(u.written.to_owned(), canonical.to_owned());
-                    }
-                },
+                }
                 Err(unknown) => errors.push(YamlError::at(&t.file, u.pos, unknown.to_string())),
             }
         }
     }
-    if errors.is_empty() {
-        Ok(tokens)
-    } else {
-        Err(errors)
-    }
+    (tokens, errors)
 }
 
 /// The schemas of `packages`, asked for at once; a package without one is
@@ -156,9 +179,9 @@ fn literal(e: Option<&Expr>) -> Option<String> {
     }
 }
 
-/// Every `fn::invoke` of the template, in variables, resources and
-/// outputs.
-fn invokes(loaded: &Loaded) -> Vec<&Invoke> {
+/// Every expression of the template: variables, resources' properties,
+/// `get` and options, outputs.
+pub(crate) fn expressions(loaded: &Loaded) -> Vec<&Expr> {
     let t = &loaded.template;
     let mut exprs: Vec<&Expr> = Vec::new();
     exprs.extend(t.variables.iter().map(|v| &v.expr));
@@ -171,8 +194,14 @@ fn invokes(loaded: &Loaded) -> Vec<&Invoke> {
         exprs.extend(r.opts().exprs());
     }
     exprs.extend(t.outputs.iter().map(|(_, e)| e));
+    exprs
+}
+
+/// Every `fn::invoke` of the template, in variables, resources and
+/// outputs.
+pub(crate) fn invokes(loaded: &Loaded) -> Vec<&Invoke> {
     let mut out = Vec::new();
-    for e in exprs {
+    for e in expressions(loaded) {
         e.invokes(&mut out);
     }
     out

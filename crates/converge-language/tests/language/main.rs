@@ -9,3 +9,4 @@ mod nodejs_programs;
 mod python_programs;
 mod yaml_errors;
 mod yaml_lifecycle;
+mod yaml_schema_errors;

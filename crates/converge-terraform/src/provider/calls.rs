@@ -1,6 +1,8 @@
 //! The `Provider` trait: each Pulumi call as the Terraform calls it
 //! takes (the table in the parent module's docs).
 
+use converge_plugin::schema::{FunctionSpec, ResourceSpec, Shapes, TypeSpec};
+
 use super::*;
 
 fn differs(a: Option<&PropertyValue>, b: Option<&PropertyValue>) -> bool {
@@ -21,13 +23,36 @@ impl Provider for TerraformProvider {
         })
     }
 
+    /// The tokens, each resource's outputs and each data source's result
+    /// (Pulumi names). Inputs are left out: Check accepts Terraform's
+    /// names too, and refuses unknown ones itself.
     async fn schema(&self) -> Result<Arc<PackageSchema>, ProviderError> {
         let s = self.spare().await?;
+        let resources = s.resources.iter().map(|(token, m)| {
+            let spec = ResourceSpec {
+                inputs: None,
+                outputs: Some(m.schema.block.pulumi_properties()),
+                component: false,
+            };
+            (token.clone(), spec)
+        });
+        let functions = s.functions.iter().map(|(token, m)| {
+            let spec = FunctionSpec {
+                inputs: None,
+                result: TypeSpec::Object(m.schema.block.pulumi_properties()),
+            };
+            (token.clone(), spec)
+        });
         Ok(Arc::new(PackageSchema {
             name: self.package.clone(),
             version: self.shared.version.as_ref().map(ToString::to_string),
             resources: s.resources.keys().cloned().collect(),
             functions: s.functions.keys().cloned().collect(),
+            shapes: Shapes {
+                resources: resources.collect(),
+                functions: functions.collect(),
+                types: Default::default(),
+            },
         }))
     }
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use common::*;
 use converge_model::PropertyValue;
 use converge_plugin::host::{ChainLoader, PluginDirectory, PluginLoader};
+use converge_plugin::schema::TypeSpec;
 use converge_plugin::{
     CheckRequest, CreateRequest, DeleteRequest, InvokeRequest, MemberKind, Provider, ProviderError,
     ProviderLoader, ReadRequest, RegistryError,
@@ -381,6 +382,15 @@ async fn schema_tokens_are_asked_once_per_plugin_version() {
         schema.resolve(MemberKind::Function, "convergetest:count"),
         Ok(COUNT)
     );
+    // With the properties of each member.
+    let thing = schema.resource_spec(THING).unwrap();
+    assert!(thing.output("length").is_some() && thing.output("lenght").is_none());
+    assert!(thing.inputs.as_ref().unwrap().contains_key("value"));
+    let count = schema.function_spec(COUNT).unwrap();
+    let TypeSpec::Object(result) = &count.result else {
+        panic!("{count:?}")
+    };
+    assert_eq!(result.get("count"), Some(&TypeSpec::Number));
     // Another provider of the same plugin and version: the cached answer.
     let again = loader
         .load_plugin("convergetest", Some(&v("1.0.0")))
