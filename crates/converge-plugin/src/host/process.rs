@@ -31,7 +31,8 @@ const STDERR_TAIL_LINES: usize = 20;
 pub struct PluginCommand {
     pub program: PathBuf,
     pub args: Vec<OsString>,
-    /// Where it runs (default: [`LaunchSpec::working_dir`]).
+    /// Where it runs (default: the loader's working directory,
+    /// `PluginLoaderOptions::working_dir`).
     pub working_dir: Option<PathBuf>,
 }
 
