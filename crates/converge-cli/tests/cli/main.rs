@@ -18,6 +18,7 @@ mod kms_secrets;
 mod new_project;
 mod nodejs_programs;
 mod plugin_commands;
+mod plugin_startup;
 mod python_config;
 mod python_display;
 mod python_programs;

@@ -71,6 +71,27 @@ impl Service {
         Service { child, url, token }
     }
 
+    /// Sends SIGTERM (or SIGINT) and waits for the service to exit, at
+    /// most `guard` (a hang guard: past it the service is killed and
+    /// `None` returned).
+    pub fn stop_with(
+        &mut self,
+        signal: rustix::process::Signal,
+        guard: std::time::Duration,
+    ) -> Option<std::process::ExitStatus> {
+        let pid = rustix::process::Pid::from_raw(i32::try_from(self.child.id()).ok()?)?;
+        let _ = rustix::process::kill_process(pid, signal);
+        let started = std::time::Instant::now();
+        while started.elapsed() < guard {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        self.kill();
+        None
+    }
+
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
