@@ -19,6 +19,7 @@ mod new_project;
 mod nodejs_programs;
 mod plugin_commands;
 mod plugin_startup;
+mod python_compat;
 mod python_config;
 mod python_display;
 mod python_programs;

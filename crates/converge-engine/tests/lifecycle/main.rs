@@ -14,6 +14,7 @@ mod import;
 mod options;
 mod pipeline;
 mod plans;
+mod provider_versions;
 mod refresh;
 mod remote;
 mod replace;
