@@ -16,6 +16,7 @@ mod dynamic_providers;
 mod import;
 mod kms_secrets;
 mod new_project;
+mod nodejs_compat;
 mod nodejs_programs;
 mod plugin_commands;
 mod plugin_startup;

@@ -120,3 +120,73 @@ fn explicit_providers_of_two_versions_each_load_their_own_plugin() {
         "{again}"
     );
 }
+
+const TRANSFORMS: &str = r#"
+import pulumi
+from pulumi import ResourceOptions, ResourceTransformResult
+from pulumi.runtime import register_resource_transform, register_invoke_transform
+from pulumi.invoke import InvokeTransformResult
+
+
+def appending(word):
+    def transform(args):
+        if args.type_ != "convergetest:index:Thing":
+            return None
+        props = dict(args.props)
+        props["value"] = pulumi.Output.from_input(props["value"]).apply(lambda v: f"{v}+{word}")
+        return ResourceTransformResult(props, args.opts)
+    return transform
+
+
+def protecting(args):
+    return ResourceTransformResult(args.props, ResourceOptions.merge(args.opts, ResourceOptions(protect=True)))
+
+
+def tagging(args):
+    return InvokeTransformResult({**args.args, "tag": "transformed"}, args.opts)
+
+
+register_resource_transform(appending("stack"))
+register_invoke_transform(tagging)
+
+
+class Group(pulumi.ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("compat:index:Group", name, {}, opts)
+        self.member = pulumi.CustomResource(
+            "convergetest:index:Thing", f"{name}-member", {"value": "m", "length": None},
+            opts=ResourceOptions(parent=self, transforms=[appending("own")]))
+        self.register_outputs({})
+
+
+group = Group("group", opts=ResourceOptions(transforms=[appending("parent"), protecting]))
+plain = pulumi.CustomResource("convergetest:index:Thing", "plain", {"value": "p", "length": None})
+count = pulumi.runtime.invoke("convergetest:index:count", {"tag": "original"})
+pulumi.export("member", group.member.value)
+pulumi.export("plain", plain.value)
+pulumi.export("tag", count.value["tag"])
+"#;
+
+/// Transforms with the published SDK: a stack transform that changes
+/// every resource, a component's transforms (a property and an option)
+/// reaching its children, in Pulumi's order — the resource's own, its
+/// parent's, the stack's — and an invoke transform that changes an
+/// invoke's arguments.
+#[test]
+fn stack_resource_and_invoke_transforms_run_in_pulumis_order() {
+    let Some(w) = World::new(TRANSFORMS) else {
+        return;
+    };
+    let out = w.run(&["up", "--yes"]);
+    let outputs = w.outputs();
+    assert_eq!(outputs["member"], "m+own+parent+stack", "{outputs}\n{out}");
+    assert_eq!(outputs["plain"], "p+stack", "{outputs}");
+    assert_eq!(outputs["tag"], "transformed", "{outputs}");
+    let state = w.state();
+    assert_eq!(resource(&state, "group-member")["protect"], true);
+    assert_eq!(resource(&state, "group")["protect"], true);
+    assert!(resource(&state, "plain")["protect"].is_null());
+    // Unchanged on the next run: the transforms give the same inputs.
+    let again = w.run(&["up", "--yes"]);
+    assert!(!again.contains("updated"), "{again}");
+}

@@ -8,7 +8,7 @@ use converge_model::Urn;
 use converge_proto::marshal_properties;
 use converge_proto::pulumirpc::resource_monitor_server::ResourceMonitor;
 use converge_proto::pulumirpc::{
-    CallResponse, DeploymentInfo, ReadResourceRequest, ReadResourceResponse,
+    CallResponse, Callback, DeploymentInfo, ReadResourceRequest, ReadResourceResponse,
     RegisterResourceOutputsRequest, RegisterResourceRequest, RegisterResourceResponse,
     ResourceCallRequest, ResourceInvokeRequest, ResourceInvokeResponse, ResourceMonitorFeature,
     SupportsFeatureRequest, SupportsFeatureResponse,
@@ -21,10 +21,9 @@ use crate::error::EngineError;
 
 /// The features Converge's monitor supports, by their legacy names
 /// (`SupportsFeature`) and as enum values (`GetDeploymentInfo`). Everything
-/// else (transforms, invoke transforms, hooks, parameterization,
-/// replaceWith, …) is answered "not supported", so the SDKs either fall
-/// back or tell the user.
-const SUPPORTED: [(&str, ResourceMonitorFeature); 5] = [
+/// else is answered "not supported", so the SDKs either fall back or tell
+/// the user.
+const SUPPORTED: [(&str, ResourceMonitorFeature); 7] = [
     ("secrets", ResourceMonitorFeature::Secrets),
     (
         "resourceReferences",
@@ -33,6 +32,8 @@ const SUPPORTED: [(&str, ResourceMonitorFeature); 5] = [
     ("outputValues", ResourceMonitorFeature::OutputValues),
     ("deletedWith", ResourceMonitorFeature::DeletedWith),
     ("aliasSpecs", ResourceMonitorFeature::AliasSpecs),
+    ("transforms", ResourceMonitorFeature::Transforms),
+    ("invokeTransforms", ResourceMonitorFeature::InvokeTransforms),
 ];
 
 #[derive(Debug)]
@@ -137,12 +138,15 @@ impl ResourceMonitor for ResourceMonitorService {
         &self,
         request: Request<RegisterResourceRequest>,
     ) -> Result<Response<RegisterResourceResponse>, Status> {
-        let req = request.into_inner();
+        let mut req = request.into_inner();
+        let transforms = self.shared.transforms.apply(&mut req).await?;
         goals::check_supported(&req)?;
         if req.remote {
-            return construct::register_remote(&self.shared, &req)
-                .await
-                .map(Response::new);
+            let response = construct::register_remote(&self.shared, &req).await?;
+            self.shared
+                .transforms
+                .registered(&response.urn, &req.parent, transforms.own);
+            return Ok(Response::new(response));
         }
         let goal = goals::resource_goal(&req)?;
         let result = self
@@ -151,6 +155,9 @@ impl ResourceMonitor for ResourceMonitorService {
             .register_resource(goal)
             .await
             .map_err(|e| self.engine_error(e))?;
+        self.shared
+            .transforms
+            .registered(result.urn.as_str(), &req.parent, transforms.own);
         let object = marshal_properties(
             &result.outputs,
             to_program(req.accept_secrets, req.accept_resources),
@@ -176,6 +183,24 @@ impl ResourceMonitor for ResourceMonitorService {
             .register_resource_outputs(&urn, outputs)
             .await
             .map_err(|e| self.engine_error(e))?;
+        Ok(Response::new(()))
+    }
+
+    async fn register_stack_transform(
+        &self,
+        request: Request<Callback>,
+    ) -> Result<Response<()>, Status> {
+        self.shared.transforms.add_stack(request.into_inner());
+        Ok(Response::new(()))
+    }
+
+    async fn register_stack_invoke_transform(
+        &self,
+        request: Request<Callback>,
+    ) -> Result<Response<()>, Status> {
+        self.shared
+            .transforms
+            .add_stack_invoke(request.into_inner());
         Ok(Response::new(()))
     }
 

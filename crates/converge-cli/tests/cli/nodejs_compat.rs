@@ -1,0 +1,90 @@
+//! Pulumi's language-conformance behaviours, end to end with the published
+//! Node.js SDK and the test plugin: the Node.js halves of
+//! `python_compat`'s tests.
+
+use crate::common;
+
+use common::nodejs::{node_modules, NodeWorld};
+
+/// A world running `program` with the test plugin on PATH and its cloud.
+fn world(program: &str) -> Option<NodeWorld> {
+    let modules = node_modules()?;
+    let mut w = NodeWorld::new(&modules, program);
+    let bin = common::convergetest_bin_dir(w.scratch.dir.path());
+    w.env = vec![
+        ("PATH".into(), common::path_with(&bin)),
+        (
+            "CONVERGE_TEST_CLOUD_FILE".into(),
+            w.scratch.dir.path().join("cloud.json").into(),
+        ),
+    ];
+    Some(w)
+}
+
+fn outputs(w: &NodeWorld) -> serde_json::Value {
+    serde_json::from_str(&w.run(&["stack", "output", "--json"])).unwrap()
+}
+
+fn state(w: &NodeWorld) -> serde_json::Value {
+    serde_json::from_str(&w.run(&["stack", "export"])).unwrap()
+}
+
+fn resource<'a>(state: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["urn"].as_str().unwrap().ends_with(&format!("::{name}")))
+        .unwrap_or_else(|| panic!("no resource {name}"))
+}
+
+const TRANSFORMS: &str = r#"
+const pulumi = require("@pulumi/pulumi");
+
+const appending = word => args => {
+    if (args.type !== "convergetest:index:Thing") {
+        return undefined;
+    }
+    const value = pulumi.output(args.props.value).apply(v => `${v}+${word}`);
+    return { props: { ...args.props, value }, opts: args.opts };
+};
+const protecting = args => ({ props: args.props, opts: pulumi.mergeOptions(args.opts, { protect: true }) });
+
+pulumi.runtime.registerResourceTransform(appending("stack"));
+pulumi.runtime.registerInvokeTransform(args => ({ args: { ...args.args, tag: "transformed" }, opts: args.opts }));
+
+class Group extends pulumi.ComponentResource {
+    constructor(name, opts) {
+        super("compat:index:Group", name, {}, opts);
+        this.member = new pulumi.CustomResource("convergetest:index:Thing", `${name}-member`,
+            { value: "m", length: undefined }, { parent: this, transforms: [appending("own")] });
+        this.registerOutputs({});
+    }
+}
+
+const group = new Group("group", { transforms: [appending("parent"), protecting] });
+const plain = new pulumi.CustomResource("convergetest:index:Thing", "plain", { value: "p", length: undefined });
+const count = pulumi.runtime.invokeOutput("convergetest:index:count", { tag: "original" });
+exports.member = group.member.value;
+exports.plain = plain.value;
+exports.tag = count.apply(c => c.tag);
+"#;
+
+/// Transforms with the published Node.js SDK, as
+/// `python_compat::stack_resource_and_invoke_transforms_run_in_pulumis_order`.
+#[test]
+fn stack_resource_and_invoke_transforms_run_in_pulumis_order() {
+    let Some(w) = world(TRANSFORMS) else {
+        return;
+    };
+    let out = w.run(&["up", "--yes"]);
+    let outputs = outputs(&w);
+    assert_eq!(outputs["member"], "m+own+parent+stack", "{outputs}\n{out}");
+    assert_eq!(outputs["plain"], "p+stack", "{outputs}");
+    assert_eq!(outputs["tag"], "transformed", "{outputs}");
+    let state = state(&w);
+    assert_eq!(resource(&state, "group-member")["protect"], true);
+    assert_eq!(resource(&state, "group")["protect"], true);
+    let again = w.run(&["up", "--yes"]);
+    assert!(!again.contains("updated"), "{again}");
+}
