@@ -88,3 +88,53 @@ fn stack_resource_and_invoke_transforms_run_in_pulumis_order() {
     let again = w.run(&["up", "--yes"]);
     assert!(!again.contains("updated"), "{again}");
 }
+
+const CONTINUE_ON_ERROR: &str = r#"
+const pulumi = require("@pulumi/pulumi");
+
+const thing = (name, value, extra) =>
+    new pulumi.CustomResource("convergetest:index:Thing", name, { value, length: undefined, ...extra });
+const late = length => new Promise(resolve => setTimeout(() => resolve(`late-${length}`), 1000));
+
+const a = thing("a", "a", { fail: "create" });
+const b = thing("b", "b");
+const after = thing("after", b.length.apply(late));
+const dependent = thing("dependent", a.length.apply(l => `of-${l}`));
+exports.after = after.length;
+"#;
+
+/// `--continue-on-error` with the published Node.js SDK, as
+/// `python_compat::continue_on_error_creates_what_does_not_depend_on_a_failure`.
+#[test]
+fn continue_on_error_creates_what_does_not_depend_on_a_failure() {
+    let Some(w) = world(CONTINUE_ON_ERROR) else {
+        return;
+    };
+    let mut cmd = w.scratch.command("pw");
+    cmd.envs(w.env.iter().cloned())
+        .args(["up", "--yes", "--continue-on-error"]);
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("create failed on purpose"), "{text}");
+    // The Node.js SDK itself refuses to serialize what depends on a
+    // failed resource: the dependent never reaches the engine.
+    assert!(text.contains("failed to register"), "{text}");
+    let state = state(&w);
+    let names: Vec<&str> = state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["urn"].as_str().unwrap().rsplit("::").next().unwrap())
+        .collect();
+    for name in ["b", "after"] {
+        assert!(names.contains(&name), "{name} created: {names:?}\n{text}");
+    }
+    for name in ["a", "dependent"] {
+        assert!(!names.contains(&name), "{name} not created: {names:?}");
+    }
+}

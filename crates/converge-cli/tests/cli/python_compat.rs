@@ -190,3 +190,62 @@ fn stack_resource_and_invoke_transforms_run_in_pulumis_order() {
     let again = w.run(&["up", "--yes"]);
     assert!(!again.contains("updated"), "{again}");
 }
+
+const CONTINUE_ON_ERROR: &str = r#"
+import time
+import pulumi
+
+def thing(name, value, **props):
+    return pulumi.CustomResource("convergetest:index:Thing", name, {"value": value, "length": None, **props})
+
+def late(length):
+    # Registered well after `a` failed.
+    time.sleep(1)
+    return f"late-{length}"
+
+a = thing("a", "a", fail="create")
+b = thing("b", "b")
+after = thing("after", b.length.apply(late))
+dependent = thing("dependent", a.length.apply(lambda l: f"of-{l}"))
+pulumi.export("after", after.length)
+"#;
+
+/// `--continue-on-error` with the published SDK: the failed resource's
+/// error reaches the program as that resource's failure, independent and
+/// later resources are created, what depends on the failed one is
+/// skipped, and the update exits non-zero naming each failure.
+#[test]
+fn continue_on_error_creates_what_does_not_depend_on_a_failure() {
+    let Some(w) = World::new(CONTINUE_ON_ERROR) else {
+        return;
+    };
+    let out = w
+        .command()
+        .args(["up", "--yes", "--continue-on-error"])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("create failed on purpose"), "{text}");
+    assert!(
+        text.contains("skipped urn:pulumi:dev::compat::convergetest:index:Thing::dependent"),
+        "{text}"
+    );
+    let state = w.state();
+    let names: Vec<&str> = state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["urn"].as_str().unwrap().rsplit("::").next().unwrap())
+        .collect();
+    for name in ["b", "after"] {
+        assert!(names.contains(&name), "{name} created: {names:?}\n{text}");
+    }
+    for name in ["a", "dependent"] {
+        assert!(!names.contains(&name), "{name} not created: {names:?}");
+    }
+}

@@ -57,6 +57,30 @@ impl ResourceMonitorService {
     fn engine_error(&self, e: EngineError) -> Status {
         engine_error(&self.shared, e)
     }
+
+    /// A registration that failed. When the operation goes on after
+    /// errors and the program takes step results (the SDKs' `supportsResult
+    /// Reporting`), the answer says the resource failed — its outputs are
+    /// then unknown to the program, which goes on, and what depends on it
+    /// is skipped — rather than an error that ends the program.
+    fn failed_registration(
+        &self,
+        req: &RegisterResourceRequest,
+        e: EngineError,
+    ) -> Result<RegisterResourceResponse, Status> {
+        let continues =
+            self.shared.monitor.continues_on_error() && !self.shared.monitor.has_failed();
+        match e.urn() {
+            Some(urn) if continues && req.supports_result_reporting => {
+                Ok(RegisterResourceResponse {
+                    urn: urn.to_string(),
+                    result: converge_proto::pulumirpc::Result::Fail as i32,
+                    ..RegisterResourceResponse::default()
+                })
+            }
+            _ => Err(self.engine_error(e)),
+        }
+    }
 }
 
 #[tonic::async_trait]
@@ -149,12 +173,10 @@ impl ResourceMonitor for ResourceMonitorService {
             return Ok(Response::new(response));
         }
         let goal = goals::resource_goal(&req)?;
-        let result = self
-            .shared
-            .monitor
-            .register_resource(goal)
-            .await
-            .map_err(|e| self.engine_error(e))?;
+        let result = match self.shared.monitor.register_resource(goal).await {
+            Ok(result) => result,
+            Err(e) => return self.failed_registration(&req, e).map(Response::new),
+        };
         self.shared
             .transforms
             .registered(result.urn.as_str(), &req.parent, transforms.own);

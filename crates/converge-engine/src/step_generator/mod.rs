@@ -207,6 +207,15 @@ fn prepare(
         d.check_not_failed(&urn)?;
         check_timeouts(&urn, goal.options.custom_timeouts.as_ref())?;
         provider_version_input(&urn, &mut goal)?;
+        if d.opts.continue_on_error {
+            d.check_dependencies_not_failed(
+                &urn,
+                goal.parent
+                    .iter()
+                    .chain(&goal.dependencies)
+                    .chain(goal.property_dependencies.values().flatten()),
+            )?;
+        }
         let skipped = check_references(
             d,
             &urn,

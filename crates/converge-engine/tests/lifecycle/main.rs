@@ -8,6 +8,7 @@ mod aliases_inherited;
 mod basics;
 mod cancel;
 mod claims;
+mod continue_on_error;
 mod deletes;
 mod durability;
 mod import;
