@@ -107,8 +107,9 @@ fn error_text(e: &anyhow::Error) -> String {
 }
 
 /// What failed, in words a user can act on, before the error itself: the
-/// stack's lease, the state backend's storage, or a provider.
-fn failure_kind(e: &anyhow::Error) -> &'static str {
+/// stack's lease, the state backend's storage (with the operating system's
+/// cause and what to do), or a provider.
+fn failure_kind(e: &anyhow::Error) -> String {
     use converge_backend::BackendError;
     use converge_engine::{EngineError, StackStateError};
     for cause in e.chain() {
@@ -126,20 +127,21 @@ fn failure_kind(e: &anyhow::Error) -> &'static str {
         if let Some(b) = backend {
             if b.is_lease_lost() {
                 return "the stack's lease was lost (broken by `converge cancel`, or expired), \
-                        so this process could record no more: ";
+                        so this process could record no more: "
+                    .to_owned();
             }
-            if b.is_storage() {
-                return "the state backend's storage failed (disk error or full disk): ";
+            if let Some(failure) = b.storage_failure() {
+                return format!("the state backend's storage failed ({failure}): ");
             }
         }
         if let Some(
             EngineError::Step { .. } | EngineError::Construct { .. } | EngineError::Provider { .. },
         ) = cause.downcast_ref::<EngineError>()
         {
-            return "a provider failed: ";
+            return "a provider failed: ".to_owned();
         }
     }
-    ""
+    String::new()
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -170,7 +172,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 mod tests {
     use std::fmt;
 
-    use super::error_text;
+    use super::{error_text, failure_kind};
 
     /// An error that says its source's message and returns it as its
     /// source, as the engine's step errors do.
@@ -187,6 +189,25 @@ mod tests {
         fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
             Some(&self.0)
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_storage_failure_names_the_operating_systems_cause() {
+        use converge_backend::BackendError;
+        // Linux's EACCES and ENOTDIR.
+        for (code, cause) in [(13, "permission denied"), (20, "not a directory")] {
+            let io = std::io::Error::from_raw_os_error(code);
+            let e = anyhow::Error::new(BackendError::io("write", "/b/x.json", io))
+                .context("cannot save the checkpoint");
+            let kind = failure_kind(&e);
+            assert!(
+                kind.starts_with(&format!("the state backend's storage failed ({cause}; ")),
+                "{kind}"
+            );
+            assert!(!kind.contains("disk error or full disk"), "{kind}");
+        }
+        assert_eq!(failure_kind(&anyhow::anyhow!("other")), "");
     }
 
     #[test]
