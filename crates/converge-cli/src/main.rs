@@ -9,6 +9,7 @@ mod config_value;
 mod context;
 mod display;
 mod home;
+mod input_file;
 mod passphrase;
 mod program;
 mod project;
@@ -25,6 +26,15 @@ use crate::args::{Cli, Command};
 use crate::commands::deploy::Operation;
 use crate::context::Context;
 
+/// The stack of the thread that runs a command, and of the runtime's
+/// blocking threads. A state value may nest
+/// [`converge_state::json_limits::MAX_JSON_DEPTH`] (10,000) levels deep, as
+/// in Pulumi, and reading, writing, comparing, showing and freeing one
+/// recurses once per level: about 6 KB a level in a debug build (an
+/// update at that depth needs 64 MB there), far less in a release build.
+/// Only the pages a command touches are ever committed.
+const WORK_STACK_BYTES: usize = 256 << 20;
+
 fn main() {
     // `converge stack export | head` ends quietly, as Unix tools do;
     // operations catch SIGPIPE while they run (`commands::deploy`).
@@ -33,17 +43,34 @@ fn main() {
     #[cfg(feature = "mimalloc")]
     allocator::configure();
     let cli = Cli::parse();
+    let worker = std::thread::Builder::new()
+        .name("converge".into())
+        .stack_size(WORK_STACK_BYTES)
+        .spawn(move || run_command(cli));
+    match worker {
+        // A panic was reported by the hook; 101 is Rust's code for it.
+        Ok(worker) => exit(worker.join().unwrap_or(101)),
+        Err(e) => {
+            eprintln!("error: cannot start a thread to run the command: {e}");
+            exit(1);
+        }
+    }
+}
+
+/// Runs the command on the async runtime; the process's exit code.
+fn run_command(cli: Cli) -> i32 {
     // One thread: a multi-threaded runtime made a 10,000-resource `up`
     // slower (1.6 s to 2.5 s), since the journal's writer woke for smaller
     // batches (BENCHMARKS.md, issue 14); PBKDF2 runs on a thread of its own.
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .thread_stack_size(WORK_STACK_BYTES)
         .build()
     {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            exit(1);
+            return 1;
         }
     };
     let code = match runtime.block_on(run(cli)) {
@@ -66,7 +93,7 @@ fn main() {
     // are not waited for, nor is memory handed back one allocation at a
     // time: the process ends, and the kernel reclaims it all at once.
     runtime.shutdown_background();
-    exit(code);
+    code
 }
 
 /// Ends the process with `code`, stdout and stderr flushed.
