@@ -209,7 +209,7 @@ fn max_depth(bytes: &[u8]) -> usize {
 
 /// Nine levels of nine aliases: 387 million nodes in a few hundred bytes.
 fn alias_bomb(indent: &str) -> String {
-    let mut text = format!("{indent}l0: &l0 [{}]\n", vec!["\"lol\""; 9].join(", "));
+    let mut text = format!("{indent}l0: &l0 [{}]\n", ["\"lol\""; 9].join(", "));
     for level in 1..9 {
         let aliases = vec![format!("*l{}", level - 1); 9].join(", ");
         text.push_str(&format!("{indent}l{level}: &l{level} [{aliases}]\n"));
