@@ -80,35 +80,41 @@ pub fn check(bytes: &[u8]) -> Result<(), JsonLimitError> {
     if bytes.len() as u64 > MAX_JSON_BYTES {
         return Err(JsonLimitError::TooLarge);
     }
+    match first_past(bytes, MAX_JSON_DEPTH) {
+        None => Ok(()),
+        Some(at) => {
+            let (line, column) = line_and_column(bytes, at);
+            Err(JsonLimitError::TooDeep { line, column })
+        }
+    }
+}
+
+/// The offset of the first `[` or `{` nested deeper than `limit`, strings
+/// skipped; an unterminated string ends the text.
+fn first_past(bytes: &[u8], limit: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => match string_end(bytes, i + 1) {
-                Some(end) => i = end,
-                // Unterminated: the parser says so.
-                None => return Ok(()),
-            },
+    while let Some(at) = next_of(bytes, i, Needles::Structural) {
+        i = at + 1;
+        match bytes[at] {
+            b'"' => i = string_end(bytes, at + 1)? + 1,
             b'[' | b'{' => {
                 depth += 1;
-                if depth > MAX_JSON_DEPTH {
-                    let (line, column) = line_and_column(bytes, i);
-                    return Err(JsonLimitError::TooDeep { line, column });
+                if depth > limit {
+                    return Some(at);
                 }
             }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
+            _ => depth = depth.saturating_sub(1),
         }
-        i += 1;
     }
-    Ok(())
+    None
 }
 
 /// The index of the quote that closes the string whose text starts at
 /// `from`.
 fn string_end(bytes: &[u8], mut from: usize) -> Option<usize> {
     loop {
-        let at = from + memchr::memchr2(b'"', b'\\', bytes.get(from..)?)?;
+        let at = next_of(bytes, from, Needles::StringEnd)?;
         match bytes[at] {
             b'\\' => from = at + 2,
             _ => return Some(at),
@@ -116,11 +122,62 @@ fn string_end(bytes: &[u8], mut from: usize) -> Option<usize> {
     }
 }
 
+/// What [`next_of`] looks for.
+#[derive(Clone, Copy, PartialEq)]
+enum Needles {
+    /// `"`, `[`, `]`, `{`, `}`.
+    Structural,
+    /// `"`, `\`.
+    StringEnd,
+}
+
+/// The index of the first of `needles` at or after `from`. Eight bytes
+/// at a time (a checkpoint is mostly indentation and strings): a word
+/// with none of them is skipped whole, the rest is looked at byte by
+/// byte. A plain loop rather than `memchr`, since this crate is optimised
+/// in debug builds and its dependencies are not.
+fn next_of(bytes: &[u8], mut from: usize, needles: Needles) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    /// The bytes of `word` equal to `byte` have their high bit set
+    /// (exactly so up to the first one; none when none is).
+    fn equal(word: u64, byte: u8) -> u64 {
+        let x = word ^ (ONES * u64::from(byte));
+        x.wrapping_sub(ONES) & !x & (ONES * 0x80)
+    }
+    while let Some(chunk) = bytes.get(from..from + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let hits = match needles {
+            // `[` and `]` are `{` and `}` with bit 0x20 clear.
+            Needles::Structural => {
+                let folded = word | (ONES * 0x20);
+                equal(word, b'"') | equal(folded, b'{') | equal(folded, b'}')
+            }
+            Needles::StringEnd => equal(word, b'"') | equal(word, b'\\'),
+        };
+        if hits != 0 {
+            return Some(from + (hits.trailing_zeros() / 8) as usize);
+        }
+        from += 8;
+    }
+    let is_needle = |b: &u8| match needles {
+        Needles::Structural => matches!(b, b'"' | b'[' | b']' | b'{' | b'}'),
+        Needles::StringEnd => matches!(b, b'"' | b'\\'),
+    };
+    bytes
+        .get(from..)?
+        .iter()
+        .position(is_needle)
+        .map(|n| from + n)
+}
+
 /// 1-based line and column of byte `offset`, as serde_json counts them.
 fn line_and_column(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = &bytes[..offset];
-    let line = 1 + memchr::memchr_iter(b'\n', before).count();
-    let line_start = memchr::memrchr(b'\n', before).map_or(0, |n| n + 1);
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |n| n + 1);
     (line, offset - line_start + 1)
 }
 
@@ -172,6 +229,62 @@ mod tests {
         // Unterminated and unbalanced text is the parser's to report.
         assert_eq!(check(b"[\"abc"), Ok(()));
         assert_eq!(check(b"]]]{"), Ok(()));
+    }
+
+    /// [`first_past`], byte by byte.
+    fn naive_first_past(bytes: &[u8], limit: usize) -> Option<usize> {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        for (at, &b) in bytes.iter().enumerate() {
+            match (in_string, b) {
+                (true, _) if escaped => escaped = false,
+                (true, b'\\') => escaped = true,
+                (_, b'"') => in_string = !in_string,
+                (false, b'[' | b'{') => {
+                    depth += 1;
+                    if depth > limit {
+                        return Some(at);
+                    }
+                }
+                (false, b']' | b'}') => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn eight_bytes_at_a_time_count_as_one_at_a_time() {
+        // The bytes that matter and bytes that look like them to a
+        // word-wide comparison (`;` and `=` are `{`, `}` less 0x40; `[`
+        // and `]` are `{` and `}` less 0x20), in random texts.
+        let alphabet = b"\"\\[]{} a;=\n";
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for len in 0..120 {
+            for _ in 0..40 {
+                let text: Vec<u8> = (0..len)
+                    .map(|_| alphabet[(random() % alphabet.len() as u64) as usize])
+                    .collect();
+                for limit in 0..6 {
+                    assert_eq!(
+                        first_past(&text, limit),
+                        naive_first_past(&text, limit),
+                        "limit {limit}: {:?}",
+                        String::from_utf8_lossy(&text)
+                    );
+                }
+            }
+        }
+        let text = format!("  \"a[\\\"{{\" {}", nested(MAX_JSON_DEPTH + 1));
+        assert_eq!(
+            first_past(text.as_bytes(), MAX_JSON_DEPTH),
+            naive_first_past(text.as_bytes(), MAX_JSON_DEPTH)
+        );
     }
 
     #[test]
