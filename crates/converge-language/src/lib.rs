@@ -3,10 +3,13 @@
 //!
 //! - [`yaml`]: Pulumi YAML programs (`runtime: yaml`), parsed, checked and
 //!   evaluated in-process.
+//! - [`entry_point`]: `main:` of the project, checked to name something
+//!   that exists inside the project, for every runtime.
 //!
 //! **Invariants.** A language host only talks to the engine through the
 //! monitor; it never reads or writes state.
 
+pub mod entry_point;
 pub mod nodejs;
 pub mod process;
 pub mod python;

@@ -209,8 +209,7 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             let value = match value {
                 Some(v) => v,
                 None => {
-                    let bytes =
-                        crate::prompt::read_stdin().context("cannot read the value from stdin")?;
+                    let bytes = crate::prompt::read_stdin("the value from stdin")?;
                     let s = String::from_utf8(bytes)
                         .context("the value on stdin is not valid UTF-8")?;
                     s.strip_suffix('\n').unwrap_or(&s).to_owned()

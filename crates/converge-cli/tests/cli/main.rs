@@ -13,6 +13,7 @@ mod crash;
 mod custom_timeouts;
 mod deploy_commands;
 mod dynamic_providers;
+mod hostile_input;
 mod import;
 mod kms_secrets;
 mod new_project;

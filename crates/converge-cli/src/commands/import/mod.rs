@@ -234,8 +234,13 @@ fn write_code(
         return Ok(());
     };
     let text = codegen::generate(project, program, imports, snapshot)?;
-    crate::atomic_write::write_atomically(path, text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    crate::atomic_write::Output::named(
+        path,
+        std::path::Path::new(""),
+        crate::atomic_write::Dash::Refused,
+        "--out",
+    )?
+    .write(text.as_bytes())?;
     if !args.json {
         say(format!(
             "\nWrote the imported resources' code to {}",

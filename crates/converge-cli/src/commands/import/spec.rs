@@ -189,9 +189,8 @@ pub fn from_file(
     project: &str,
     protect: bool,
 ) -> Result<Imports> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the import file {}", path.display()))?;
-    let file: ImportFile = serde_json::from_str(&text)
+    let bytes = crate::input_file::read_file(path, "the import file")?;
+    let file: ImportFile = converge_state::json_limits::from_slice(&bytes)
         .with_context(|| format!("{} is not a valid import file", path.display()))?;
     resolve(file, base, stack, project, protect)
         .with_context(|| format!("import file {}", path.display()))
