@@ -24,6 +24,7 @@
 //! engine's), protocol 5, `.zip` provider packages, and the bridge's
 //! pluralised names for nested blocks.
 
+pub mod client;
 pub mod contract;
 pub mod diagnostics;
 pub mod loader;

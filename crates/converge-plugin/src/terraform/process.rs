@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::process::{Child, Command};
 use tonic::transport::{Channel, Endpoint, Uri};
 
-use super::handshake::{Handshake, HandshakeError, Network};
+use super::handshake::{Handshake, HandshakeError, Network, PROTOCOL_VERSIONS};
 use super::tls::{ClientCertificate, ServerKey, TlsError};
 use crate::child::{lock, signal_group, snapshot, stderr_note, truncate, Signal};
 
@@ -46,7 +46,7 @@ pub struct LaunchOptions {
 impl Default for LaunchOptions {
     fn default() -> Self {
         LaunchOptions {
-            protocol_versions: vec![6],
+            protocol_versions: PROTOCOL_VERSIONS.to_vec(),
             handshake_timeout: Duration::from_secs(30),
             env: Vec::new(),
             working_dir: None,
@@ -66,6 +66,12 @@ pub enum LaunchError {
         provider: String,
         status: String,
         stderr: Vec<String>,
+    },
+    #[error("Terraform provider {provider} speaks plugin protocol {found}, and Converge speaks {} (tfplugin{}): use a release of the provider that speaks one of them", join(.accepted, " and "), join(.accepted, "/"))]
+    Protocol {
+        provider: String,
+        found: String,
+        accepted: Vec<u32>,
     },
     #[error("Terraform provider {provider} printed a bad handshake line {line:?}: {source}{}", stderr_note(.stderr))]
     Handshake {
@@ -182,6 +188,13 @@ impl ProviderProcess {
                 }
                 let stderr = snapshot(&tail);
                 return Err(match failure {
+                    Failure::Handshake(_, HandshakeError::ProtocolVersion { found, accepted }) => {
+                        LaunchError::Protocol {
+                            provider,
+                            found,
+                            accepted,
+                        }
+                    }
                     Failure::Handshake(line, source) => LaunchError::Handshake {
                         provider,
                         line: truncate(&line, 200),
@@ -414,6 +427,14 @@ async fn connect(
     Endpoint::from_static("http://localhost")
         .connect_with_connector(connector)
         .await
+}
+
+fn join(versions: &[u32], separator: &str) -> String {
+    versions
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(separator)
 }
 
 /// The error and its sources, one line.
