@@ -15,7 +15,7 @@ use converge_plugin::terraform::process::LaunchOptions;
 use converge_plugin::Provider;
 
 use crate::provider::{Shared, TerraformProvider};
-use crate::session::ProcessConnector;
+use crate::session::{ProcessConnector, Session};
 
 /// Where providers are found and how they run.
 #[derive(Clone)]
@@ -65,25 +65,25 @@ impl TerraformLoader {
         }
     }
 
-    /// Asks every provider process started to exit, then ends them.
+    /// Asks every provider process started to exit (go-plugin's
+    /// `Shutdown`), waits up to the grace period for each, and kills only
+    /// those still running then. All at once: one slow provider does not
+    /// delay the others' shutdown.
     pub async fn shutdown(&self) {
-        let sessions: Vec<_> = {
-            let shared = self.shared.lock().unwrap_or_else(|p| p.into_inner());
-            shared
-                .values()
-                .flat_map(|s| {
-                    s.sessions
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .iter()
-                        .filter_map(std::sync::Weak::upgrade)
-                        .collect::<Vec<_>>()
-                })
-                .collect()
-        };
+        // Later loads start afresh.
+        let shared = std::mem::take(&mut *self.shared.lock().unwrap_or_else(|p| p.into_inner()));
+        let sessions: Vec<Arc<Session>> = shared
+            .values()
+            .flat_map(|s| {
+                std::mem::take(&mut *s.sessions.lock().unwrap_or_else(|p| p.into_inner()))
+            })
+            .collect();
+        let grace = self.options.shutdown_grace;
+        let mut tasks = tokio::task::JoinSet::new();
         for s in sessions {
-            s.shutdown(self.options.shutdown_grace).await;
+            tasks.spawn(async move { s.shutdown(grace).await });
         }
+        while tasks.join_next().await.is_some() {}
     }
 }
 

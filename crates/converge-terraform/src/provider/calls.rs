@@ -61,33 +61,38 @@ impl Provider for TerraformProvider {
     }
 
     async fn configure(&self, req: ConfigureRequest) -> Result<(), ProviderError> {
-        let s = self.open().await?;
-        let block = &s.schema.provider;
+        let spare = self.spare().await?;
+        let block = &spare.schema.provider;
         let (config, _) = checked_config(
             block,
             &provider_props(&req.inputs),
             ConfigKind::ProviderConfig,
         )
         .map_err(failures_error)?;
+        let encoded = encode(Some(&config), &block.implied_type())?;
+        let s = self.configured_for(encoded, req.urn.as_ref()).await?;
+        let _ = self.configured.set(s);
+        Ok(())
+    }
+
+    /// `StopProvider`, as Terraform sends it on an interrupt: the provider
+    /// stops its running operations (advisory).
+    async fn cancel(&self) -> Result<(), ProviderError> {
+        let Some(s) = self.configured.get() else {
+            return Ok(());
+        };
         let response = s
             .client()
-            .configure_provider(tf::configure_provider::Request {
-                terraform_version: TERRAFORM_VERSION.to_owned(),
-                config: Some(encode(Some(&config), &block.implied_type())?),
-            })
+            .stop_provider(tf::stop_provider::Request {})
             .await
-            .map_err(|e| s.rpc_error("ConfigureProvider", &e))?
+            .map_err(|e| s.rpc_error("StopProvider", &e))?
             .into_inner();
-        let findings = Findings::read(&response.diagnostics, Some(block));
-        self.warn(&findings, req.urn.as_ref());
-        if findings.has_errors() {
+        if !response.error.is_empty() {
             return Err(failed(format!(
-                "could not configure the Terraform provider {}: {}",
-                self.package,
-                findings.error_lines().join("; ")
+                "Terraform provider {} could not stop: {}",
+                self.package, response.error
             )));
         }
-        let _ = self.configured.set(s);
         Ok(())
     }
 
