@@ -13,6 +13,7 @@ mod import;
 mod options;
 mod pipeline;
 mod plans;
+mod provider_instances;
 mod refresh;
 mod remote;
 mod replace;

@@ -302,3 +302,43 @@ fn a_provider_speaking_another_protocol_is_named_with_the_versions() {
     );
     assert_eq!(w.object_names(), ["seed"]);
 }
+
+/// Twenty resources of one provider: each command (up with its preview,
+/// preview, refresh, destroy) starts one configured provider process and
+/// the unconfigured one that answers schema and validation; all of them
+/// end through Shutdown.
+#[test]
+fn twenty_resources_share_one_configured_process_per_command() {
+    if !go_provider::available() {
+        return;
+    }
+    let mut body = String::from("resources:\n");
+    for i in 0..20 {
+        body.push_str(&format!(
+            "  item{i}:\n    type: gostore:Item\n    properties:\n      key: k{i}\n      value: v{i}\n"
+        ));
+    }
+    let w = world("gotwenty", &body, "2.0.0", "");
+    let check = |args: &[&str]| {
+        w.run(args);
+        let events = w.events();
+        assert_eq!(
+            events.pids("configure").len(),
+            1,
+            "converge {args:?}: one configured process: {events:?}"
+        );
+        assert_eq!(
+            events.pids("start").len(),
+            2,
+            "converge {args:?}: the configured process and the schema connection: {events:?}"
+        );
+        assert_processes(&w, "6");
+    };
+    check(&["up", "--yes"]);
+    assert_eq!(w.object_names().len(), 21);
+    check(&["preview"]);
+    check(&["refresh", "--yes"]);
+    check(&["up", "--yes"]);
+    check(&["destroy", "--yes"]);
+    assert_eq!(w.object_names(), ["seed"]);
+}
