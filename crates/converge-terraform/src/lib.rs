@@ -27,6 +27,7 @@
 pub mod client;
 pub mod contract;
 pub mod diagnostics;
+pub mod install;
 pub mod loader;
 pub mod meta;
 pub mod names;
