@@ -231,3 +231,30 @@ impl Events {
             .collect()
     }
 }
+
+/// Release `version` as its `.zip` package (the executable, named
+/// `terraform-provider-gostore_vVERSION`, mode 0755), as registries and
+/// mirrors publish it.
+pub fn package(version: &str) -> Vec<u8> {
+    use std::io::Write;
+    let binary = std::fs::read(executable()).unwrap();
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut zip = zip::ZipWriter::new(&mut out);
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .unix_permissions(0o755);
+    zip.start_file(format!("terraform-provider-{TYPE}_v{version}"), options)
+        .unwrap();
+    zip.write_all(&binary).unwrap();
+    zip.finish().unwrap();
+    out.into_inner()
+}
+
+/// The package's file name for this platform:
+/// `terraform-provider-gostore_VERSION_OS_ARCH.zip`.
+pub fn package_name(version: &str) -> String {
+    format!(
+        "terraform-provider-{TYPE}_{version}_{}.zip",
+        converge_plugin::terraform::discovery::current_os_arch()
+    )
+}

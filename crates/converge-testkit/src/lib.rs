@@ -40,6 +40,7 @@
 mod cloud;
 pub mod fuzz;
 pub mod go_provider;
+pub mod http_files;
 mod lifecycle;
 mod loader;
 mod provider;

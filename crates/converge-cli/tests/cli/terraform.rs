@@ -23,6 +23,9 @@
 //!   through the same lifecycle from YAML and Python, a schema upgrade,
 //!   the processes each command starts and how they end, and a provider
 //!   of another protocol version.
+//! - `install`: `converge plugin install terraform` from a packed
+//!   filesystem mirror, a network mirror and a registry on 127.0.0.1;
+//!   hashes, the lock file, a tampered archive.
 //!
 //! Skipped (with a message) when `CONVERGE_TEST_TF_PYTHON` (the Python
 //! providers) or `CONVERGE_TEST_GO` (the Go provider) is not set; they
@@ -33,6 +36,7 @@
 mod contract;
 mod errors;
 mod go;
+mod install;
 mod python;
 mod upgrade;
 mod world;

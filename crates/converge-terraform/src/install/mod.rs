@@ -51,15 +51,15 @@ pub enum InstallError {
     Address(String),
     #[error("no release of {address}{} for {os_arch}: {}", constraint_note(.constraint), .tried.join("; "))]
     NotFound {
-        address: ProviderAddress,
+        address: String,
         constraint: String,
         os_arch: String,
         tried: Vec<String>,
     },
-    #[error("refusing {address} {version} from {source_name}: its hashes {} match none of {} ({}); nothing was installed or run", .got.join(", "), .expected.join(", "), .whose)]
+    #[error("refusing {package} from {source_name}: its hashes {} match none of {} ({}); nothing was installed or run", .got.join(", "), .expected.join(", "), .whose)]
     HashMismatch {
-        address: ProviderAddress,
-        version: semver::Version,
+        /// `ADDRESS VERSION`.
+        package: String,
         source_name: String,
         got: Vec<String>,
         expected: Vec<String>,
@@ -173,7 +173,7 @@ impl Installer {
             tried.push("no installation method of the CLI configuration serves it".to_owned());
         }
         Err(InstallError::NotFound {
-            address: address.clone(),
+            address: address.to_string(),
             constraint: match locked {
                 Some(l) => format!("= {} (the lock file's)", l.version),
                 None => constraint.to_string(),
@@ -200,8 +200,7 @@ impl Installer {
             got.push(hash::h1_of_dir(dir)?);
         }
         let refuse = |expected: &[String], whose: &str| InstallError::HashMismatch {
-            address: address.clone(),
-            version: version.clone(),
+            package: format!("{address} {version}"),
             source_name: source_name.to_owned(),
             got: got.clone(),
             expected: expected.to_vec(),
