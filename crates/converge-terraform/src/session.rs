@@ -29,8 +29,9 @@ pub struct Connection {
     pub process: Option<ProviderProcess>,
 }
 
-/// Opens connections to one provider: each configured provider instance
-/// gets its own (Terraform configures a provider process once).
+/// Opens connections to one provider: one for schema and validation, and
+/// one per provider configuration (Terraform configures a provider
+/// process once; the loader shares it among instances configured alike).
 #[async_trait]
 pub trait Connector: Send + Sync + fmt::Debug {
     async fn connect(&self) -> Result<Connection, ProviderError>;

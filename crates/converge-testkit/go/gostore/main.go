@@ -110,5 +110,19 @@ func main() {
 		VersionedPlugins: versions,
 		GRPCServer:       plugin.DefaultGRPCServer,
 	})
-	event("exit")
+	event("exit", peakRSS())
+}
+
+// peakRSS is the process's peak resident set ("VmHWM" in kB), or "".
+func peakRSS() string {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			return strings.Fields(line)[1]
+		}
+	}
+	return ""
 }
