@@ -236,20 +236,31 @@ impl Provider for TerraformProvider {
             req.planned.as_ref(),
             &plan.planned,
         )?;
-        let (id, properties) = self
-            .apply(
-                &s,
-                Change {
-                    urn: &req.urn,
-                    member,
-                    prior: None,
-                    plan: &plan,
-                    config: &config,
-                    secrets: &secrets,
-                },
-            )
-            .await?;
-        Ok(CreateResponse { id, properties })
+        let applied = self.apply(
+            &s,
+            Change {
+                urn: &req.urn,
+                member,
+                prior: None,
+                plan: &plan,
+                config: &config,
+                secrets: &secrets,
+            },
+        );
+        match self.keeping(&s, req.timeout, applied).await {
+            Timed::InTime(r) => {
+                let (id, properties) = r?;
+                Ok(CreateResponse { id, properties })
+            }
+            Timed::Late(r) => {
+                let (id, properties) = r?;
+                Err(ProviderError::PartialFailure {
+                    id,
+                    properties,
+                    reasons: vec![self.late(&req.urn, "create", req.timeout)],
+                })
+            }
+        }
     }
 
     async fn update(&self, req: UpdateRequest) -> Result<UpdateResponse, ProviderError> {
@@ -274,20 +285,25 @@ impl Provider for TerraformProvider {
             req.planned.as_ref(),
             &plan.planned,
         )?;
-        let (_, properties) = self
-            .apply(
-                &s,
-                Change {
-                    urn: &req.urn,
-                    member,
-                    prior: Some(&prior),
-                    plan: &plan,
-                    config: &config,
-                    secrets: &secrets,
-                },
-            )
-            .await?;
-        Ok(UpdateResponse { properties })
+        let applied = self.apply(
+            &s,
+            Change {
+                urn: &req.urn,
+                member,
+                prior: Some(&prior),
+                plan: &plan,
+                config: &config,
+                secrets: &secrets,
+            },
+        );
+        match self.keeping(&s, req.timeout, applied).await {
+            Timed::InTime(r) => Ok(UpdateResponse { properties: r?.1 }),
+            Timed::Late(r) => Err(ProviderError::PartialFailure {
+                id: req.id.clone(),
+                properties: r?.1,
+                reasons: vec![self.late(&req.urn, "update", req.timeout)],
+            }),
+        }
     }
 
     async fn delete(&self, req: DeleteRequest) -> Result<(), ProviderError> {
@@ -295,18 +311,23 @@ impl Provider for TerraformProvider {
         let member = self.resource(&s, &req.urn)?;
         let prior = self.prior(&s, &req.urn, member, &req.outputs).await?;
         let ty = object_type(member);
-        let response = s
-            .client()
-            .apply_resource_change(tf::apply_resource_change::Request {
-                type_name: member.tf_type.clone(),
-                prior_state: Some(encode(Some(&prior.state), &ty)?),
-                planned_state: Some(encode(None, &ty)?),
-                config: Some(encode(None, &ty)?),
-                planned_private: prior.private.clone(),
-                provider_meta: null_meta(),
-            })
-            .await
-            .map_err(|e| s.rpc_error("ApplyResourceChange", &e))?
+        let request = tf::apply_resource_change::Request {
+            type_name: member.tf_type.clone(),
+            prior_state: Some(encode(Some(&prior.state), &ty)?),
+            planned_state: Some(encode(None, &ty)?),
+            config: Some(encode(None, &ty)?),
+            planned_private: prior.private.clone(),
+            provider_meta: null_meta(),
+        };
+        let call = async {
+            s.client()
+                .apply_resource_change(request)
+                .await
+                .map_err(|e| s.rpc_error("ApplyResourceChange", &e))
+        };
+        let response = self
+            .abandoning(&s, req.timeout, &req.urn, "delete", call)
+            .await?
             .into_inner();
         let findings = Findings::read(&response.diagnostics, Some(&member.schema.block));
         self.warn(&findings, Some(&req.urn));
@@ -329,8 +350,9 @@ impl Provider for TerraformProvider {
             return self.import(&s, &req, member).await;
         };
         let prior = self.prior(&s, &req.urn, member, recorded).await?;
+        let call = self.read_resource(&s, &req.urn, member, &prior.state, prior.private.clone());
         let Some((state, private)) = self
-            .read_resource(&s, &req.urn, member, &prior.state, prior.private.clone())
+            .abandoning(&s, req.timeout, &req.urn, "read", call)
             .await?
         else {
             return Ok(ReadResponse::default());

@@ -44,6 +44,9 @@ use crate::shape::{
 mod calls;
 mod change;
 mod read;
+mod timeouts;
+
+use timeouts::Timed;
 
 /// The Terraform Core version `ConfigureProvider` announces: the protocol
 /// 6 release line whose behaviour Converge follows (providers may log it
