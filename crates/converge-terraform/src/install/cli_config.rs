@@ -66,8 +66,10 @@ impl Default for CliConfig {
 impl CliConfig {
     /// The configuration OpenTofu would read in this environment.
     pub fn from_environment() -> Result<CliConfig, InstallError> {
+        // A named file that does not exist is no configuration, as for
+        // OpenTofu.
         let file = match std::env::var_os("TF_CLI_CONFIG_FILE").filter(|v| !v.is_empty()) {
-            Some(f) => Some(PathBuf::from(f)),
+            Some(f) => Some(PathBuf::from(f)).filter(|f| f.exists()),
             None => dirs::home_dir().and_then(|h| {
                 [".tofurc", ".terraformrc"]
                     .iter()

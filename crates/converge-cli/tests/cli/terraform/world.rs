@@ -177,6 +177,7 @@ impl TfWorld {
             .env_remove(TestProvider::Breaker.directory_env())
             .env_remove(go_provider::DIRECTORY_ENV)
             .env_remove(go_provider::PROTOCOLS_ENV)
+            .env_remove("TF_CLI_CONFIG_FILE")
             .env(go_provider::EVENTS_ENV, self.events_path());
         for (k, v) in &self.env {
             c.env(k, v);
