@@ -15,6 +15,7 @@ mod import;
 mod options;
 mod pipeline;
 mod plans;
+mod provider_instances;
 mod provider_versions;
 mod refresh;
 mod remote;
