@@ -19,7 +19,7 @@ use tonic::transport::{Channel, Endpoint, Uri};
 
 use super::handshake::{Handshake, HandshakeError, Network, PROTOCOL_VERSIONS};
 use super::tls::{ClientCertificate, ServerKey, TlsError};
-use crate::child::{lock, signal_group, snapshot, stderr_note, truncate, Signal};
+use crate::child::{lock, signal_group, snapshot, stderr_note, truncate, GroupLeader, Signal};
 
 /// go-plugin's magic cookie for Terraform providers (Go providers exit
 /// without it).
@@ -110,6 +110,9 @@ pub struct ProviderProcess {
     channel: Channel,
     child: Mutex<Option<Child>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// Registers the provider's process group from its spawn on, so that
+    /// Converge's exit paths reach it whatever happens to this value.
+    _leader: GroupLeader,
 }
 
 impl ProviderProcess {
@@ -151,6 +154,7 @@ impl ProviderProcess {
             message: e.to_string(),
         })?;
         let pid = child.id();
+        let leader = GroupLeader::new(pid);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let stderr_task = child.stderr.take().map(|stderr| {
             tokio::spawn(log_lines(
@@ -296,6 +300,7 @@ impl ProviderProcess {
             channel,
             child: Mutex::new(Some(child)),
             stderr_tail: tail,
+            _leader: leader,
         })
     }
 
