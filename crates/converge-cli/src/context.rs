@@ -117,7 +117,7 @@ impl Context {
     pub async fn require_stack(&self, backend: &dyn Backend, stack: &StackRef) -> Result<()> {
         if !backend.stack_exists(stack).await? {
             bail!(
-                "no stack named {} in {}: run `converge stack ls` to see the stacks, \
+                "no stack named {} found in {}: run `converge stack ls` to see the stacks, \
                  or `converge stack init {}` to create it",
                 stack.stack,
                 backend.url(),

@@ -26,11 +26,15 @@ use crate::commands::stack::output::{display_json, stack_outputs};
 use crate::commands::stack::{history, tags};
 use crate::context::{now_rfc3339, Context};
 use crate::display::{say, DisplayOptions};
+use crate::event_log::EventLog;
 use crate::interrupts::{check_not_cancelled, Response};
 use crate::passphrase::ReferencedSecrets;
-use crate::program::{check_runtime, load_program, program_config, ProgramAhead};
+use crate::program::{
+    check_runtime, load_client_program, load_program, program_config, ProgramAhead,
+};
 use crate::project::Project;
 use crate::providers::Providers;
+use converge_engine::events::pulumi::PulumiEventOptions;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
@@ -88,6 +92,31 @@ impl Operation {
 
 pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()> {
     check_flags(op, &args)?;
+    let event_log = match &args.event_log {
+        Some(target) => Some(
+            EventLog::open(
+                target,
+                PulumiEventOptions {
+                    show_secrets: args.show_secrets,
+                },
+            )
+            .await?,
+        ),
+        None => None,
+    };
+    let result = run_logged(ctx, op, args, event_log.clone()).await;
+    if let Some(log) = event_log {
+        log.close().await;
+    }
+    result
+}
+
+async fn run_logged(
+    ctx: &Context,
+    op: Operation,
+    args: OperationArgs,
+    event_log: Option<EventLog>,
+) -> Result<()> {
     winds_down(ctx, args.cancel_timeout);
     // A closed stdout (`converge up | head`) must not stop an operation
     // half way: while one runs, SIGPIPE is caught and the display's writes
@@ -96,16 +125,20 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());
     // A YAML program is parsed, a Python program's interpreter started,
     // beside loading the project and opening the stack.
-    let runs_program = matches!(op, Operation::Preview | Operation::Up);
+    let runs_program = matches!(op, Operation::Preview | Operation::Up) && args.client.is_none();
     let ahead = runs_program.then(|| ProgramAhead::start(&ctx.cwd));
-    let project = ctx.project()?;
+    let mut project = ctx.project()?;
+    if let Some(file) = &args.config_file {
+        project = project.with_stack_config_file(&ctx.cwd, file);
+    }
     let ahead = ahead.map(|ahead| ahead.with_project(&project));
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
     crate::passphrase::derive_ahead(&project.stack_config_file(&stack.stack));
     ctx.require_stack(backend.as_ref(), &stack).await?;
-    // Fail on an unsupported program before touching anything.
-    if matches!(op, Operation::Preview | Operation::Up) {
+    // Fail on an unsupported program before touching anything (an inline
+    // program's runtime is the SDK's own).
+    if runs_program {
         check_runtime(&project)?;
     }
     if op != Operation::Preview {
@@ -123,13 +156,24 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
         .lock(ctx.lock_info())
         .await?;
     let providers = Providers::new(&project).with_stack_references(references);
-    let result = run_locked(ctx, op, &args, &project, &mut locked, &providers, ahead).await;
+    let result = run_locked(
+        ctx,
+        op,
+        &args,
+        &project,
+        &mut locked,
+        &providers,
+        ahead,
+        event_log,
+    )
+    .await;
     providers.shutdown().await;
     open_stack::release(locked, result).await
 }
 
 /// Everything under the stack lock: arguments → the stack's owner →
 /// display and confirmation.
+#[allow(clippy::too_many_arguments)]
 async fn run_locked(
     ctx: &Context,
     op: Operation,
@@ -138,6 +182,7 @@ async fn run_locked(
     locked: &mut LockedStack,
     providers: &Providers,
     ahead: Option<ProgramAhead>,
+    event_log: Option<EventLog>,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
     let Opened { settings, crypter } = open_stack::open(ctx, project, locked).await?;
@@ -171,6 +216,9 @@ async fn run_locked(
     // The stack's configuration, decrypted once: the program's, and the
     // default providers' (`<package>:<key>`).
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
+    if let Some(log) = &event_log {
+        log.set_config(prelude_config(&config, args.show_secrets));
+    }
     let mut options = deployment_options(ctx, project, locked.stack(), args, &config)?;
     options.plan = saved.map(|plan| PlanConstraint {
         plan,
@@ -196,16 +244,20 @@ async fn run_locked(
         display: display_options,
         json: args.json,
         before: op,
+        event_log: event_log.clone(),
     };
 
-    let program: Option<Box<dyn Program>> = match op {
-        Operation::Preview | Operation::Up => Some(load_program(
+    let program: Option<Box<dyn Program>> = match (op, &args.client) {
+        (Operation::Preview | Operation::Up, Some(address)) => {
+            Some(load_client_program(project, address, &config)?)
+        }
+        (Operation::Preview | Operation::Up, None) => Some(load_program(
             project,
             &stack_name,
             config,
             ahead.unwrap_or_default(),
         )?),
-        Operation::Refresh | Operation::Destroy => None,
+        (Operation::Refresh | Operation::Destroy, _) => None,
     };
     let program = program.as_deref();
     let interactive =
@@ -252,10 +304,11 @@ async fn run_locked(
                     ..display_options
                 },
                 json: args.json,
+                event_log: event_log.clone(),
             },
         )
         .await;
-        if !args.json {
+        if !args.json && !args.suppress_outputs {
             print_output_changes(locked.base(), &executed.result.snapshot, args.show_secrets);
         }
         print_lines(&executed.summary);
@@ -326,7 +379,11 @@ async fn run_locked(
     if !args.json {
         say(format!("{} ({stack_name}):", op.verb()));
     }
-    let record = history::update_record(op.history_kind(), args.message.as_deref(), &settings)?;
+    let mut record = history::update_record(op.history_kind(), args.message.as_deref(), &settings)?;
+    record.environment.insert(
+        "exec.kind".to_owned(),
+        args.exec_kind.clone().unwrap_or_else(|| "cli".to_owned()),
+    );
     let started = std::time::Instant::now();
     let journal = locked.start().await?;
     let executed = execute(
@@ -346,6 +403,7 @@ async fn run_locked(
             sink: journal.clone(),
             display: display_options,
             json: args.json,
+            event_log: event_log.clone(),
         },
     )
     .await;
@@ -361,7 +419,7 @@ async fn run_locked(
     if args.json {
         print_json(result, args.show_secrets)?;
     } else {
-        if op == Operation::Up {
+        if op == Operation::Up && !args.suppress_outputs {
             print_outputs(&result.snapshot, args.show_secrets);
         }
         print_lines(&executed.summary);
@@ -383,6 +441,26 @@ async fn run_locked(
 /// The four operations share their flags' definitions; each takes only
 /// Pulumi's: a flag another operation has is refused, not ignored.
 fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
+    if !args.policy_pack.is_empty() || !args.policy_pack_config.is_empty() {
+        bail!("policy packs are not supported yet: run without --policy-pack and --policy-pack-config");
+    }
+    if !args.policy_pack_config.is_empty()
+        && args.policy_pack_config.len() != args.policy_pack.len()
+    {
+        bail!("--policy-pack-config must be given once for each --policy-pack");
+    }
+    match (op, args.run_program) {
+        (Operation::Refresh | Operation::Destroy, Some(true)) => bail!(
+            "--run-program is not supported yet: `converge {}` works from the stack's state \
+             without running the program",
+            op.command()
+        ),
+        (Operation::Preview | Operation::Up, Some(false)) => bail!(
+            "`converge {}` always runs the program: --run-program=false is for refresh and destroy",
+            op.command()
+        ),
+        _ => {}
+    }
     let given = [
         ("--replace", !args.replace.is_empty()),
         ("--target-replace", !args.target_replace.is_empty()),
@@ -457,6 +535,7 @@ struct RefreshFirst<'a> {
     json: bool,
     /// The operation it comes before.
     before: Operation,
+    event_log: Option<EventLog>,
 }
 
 impl RefreshFirst<'_> {
@@ -512,6 +591,7 @@ impl RefreshFirst<'_> {
                     ..self.display
                 },
                 json: self.json,
+                event_log: self.event_log.clone(),
             },
         )
         .await
@@ -754,4 +834,23 @@ pub(crate) fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
     });
     say(serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+/// The configuration a `preludeEvent` shows: each value's text, a
+/// secret's as `[secret]` unless revealed.
+fn prelude_config(
+    config: &BTreeMap<String, ConfigValue>,
+    reveal: bool,
+) -> BTreeMap<String, String> {
+    config
+        .iter()
+        .map(|(k, v)| {
+            let text = if v.secret && !reveal {
+                "[secret]".to_owned()
+            } else {
+                v.value.clone()
+            };
+            (k.clone(), text)
+        })
+        .collect()
 }

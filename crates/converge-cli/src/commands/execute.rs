@@ -1,6 +1,7 @@
 //! One engine operation as the commands that change or preview a stack
 //! run it (`preview`, `up`, `refresh`, `destroy`, `import`): the engine on
-//! this thread, its events rendered by a task beside it.
+//! this thread, its events rendered by a task beside it — the one stream
+//! that feeds the display and, with `--event-log`, the event log.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use converge_state::Snapshot;
 use crate::commands::deploy::Operation;
 use crate::display::live::{Display, LiveDisplay};
 use crate::display::DisplayOptions;
+use crate::event_log::EventLog;
 use crate::providers::Providers;
 
 pub(crate) struct ExecuteParams<'a> {
@@ -23,6 +25,8 @@ pub(crate) struct ExecuteParams<'a> {
     pub sink: Arc<dyn converge_engine::JournalSink>,
     pub display: DisplayOptions,
     pub json: bool,
+    /// `--event-log`: where the operation's events also go.
+    pub event_log: Option<EventLog>,
 }
 
 /// Runs one engine operation while a task renders its events; returns its
@@ -41,6 +45,10 @@ pub(crate) async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
     };
     let display_options = p.display;
     let shows = !p.json;
+    let event_log = p.event_log;
+    if let Some(log) = &event_log {
+        log.prelude(p.options.preview);
+    }
     let renderer = tokio::spawn(async move {
         let mut errors_shown = false;
         while let Some(first) = rx.recv().await {
@@ -55,6 +63,9 @@ pub(crate) async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
             let _held = crate::display::hold_lines();
             let mut next = Some(first);
             while let Some(event) = next {
+                if let Some(log) = &event_log {
+                    log.record(&event);
+                }
                 if matches!(event, EngineEvent::Summary { .. }) {
                     return (display.summary(&event, display_options), errors_shown);
                 }

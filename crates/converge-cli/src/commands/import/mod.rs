@@ -153,6 +153,7 @@ async fn run_locked(
                     ..display
                 },
                 json: args.json,
+                event_log: None,
             },
         )
         .await;
@@ -195,6 +196,7 @@ async fn run_locked(
             sink: journal.clone(),
             display,
             json: args.json,
+            event_log: None,
         },
     )
     .await;
