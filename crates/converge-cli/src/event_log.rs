@@ -36,8 +36,6 @@ pub struct EventLog {
 struct Inner {
     events: PulumiEvents,
     transport: Transport,
-    /// The configuration each `preludeEvent` shows.
-    config: BTreeMap<String, String>,
     /// The first failure to deliver, reported once at the end.
     failure: Option<String>,
 }
@@ -89,24 +87,16 @@ impl EventLog {
             inner: Arc::new(Mutex::new(Inner {
                 events: PulumiEvents::new(options),
                 transport,
-                config: BTreeMap::new(),
                 failure: None,
             })),
         })
     }
 
-    /// The configuration the operations' `preludeEvent`s show: `key →
-    /// value`, secrets as the caller wants them shown.
-    pub fn set_config(&self, config: BTreeMap<String, String>) {
-        self.lock().config = config;
-    }
-
-    /// The `preludeEvent` of an operation about to run.
-    pub fn prelude(&self, planning: bool) {
+    /// The `preludeEvent` of an operation about to run with `config`
+    /// (`key → value`, secrets as the caller shows them).
+    pub fn prelude(&self, config: &BTreeMap<String, String>, planning: bool) {
         let mut inner = self.lock();
-        let config = std::mem::take(&mut inner.config);
-        let event = inner.events.prelude(&config, planning);
-        inner.config = config;
+        let event = inner.events.prelude(config, planning);
         inner.deliver(&event);
     }
 

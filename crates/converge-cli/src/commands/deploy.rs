@@ -216,9 +216,7 @@ async fn run_locked(
     // The stack's configuration, decrypted once: the program's, and the
     // default providers' (`<package>:<key>`).
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
-    if let Some(log) = &event_log {
-        log.set_config(prelude_config(&config, args.show_secrets));
-    }
+    let shown_config = Arc::new(prelude_config(&config, args.show_secrets));
     let mut options = deployment_options(ctx, project, locked.stack(), args, &config)?;
     options.plan = saved.map(|plan| PlanConstraint {
         plan,
@@ -245,6 +243,7 @@ async fn run_locked(
         json: args.json,
         before: op,
         event_log: event_log.clone(),
+        config: shown_config.clone(),
     };
 
     let program: Option<Box<dyn Program>> = match (op, &args.client) {
@@ -305,6 +304,7 @@ async fn run_locked(
                 },
                 json: args.json,
                 event_log: event_log.clone(),
+                config: shown_config.clone(),
             },
         )
         .await;
@@ -315,6 +315,7 @@ async fn run_locked(
         if let Some(e) = executed.error() {
             return Err(e);
         }
+        let digest = executed.digest;
         let preview = executed.result;
         if let (true, Some(path)) = (previewing, &args.save_plan) {
             if preview.error.is_none() {
@@ -354,7 +355,7 @@ async fn run_locked(
         }
         if previewing {
             if args.json {
-                print_json(&preview, args.show_secrets)?;
+                print_digest(digest.as_ref())?;
             }
             if let Some(e) = preview.error {
                 bail!("{e}");
@@ -404,6 +405,7 @@ async fn run_locked(
             display: display_options,
             json: args.json,
             event_log: event_log.clone(),
+            config: shown_config.clone(),
         },
     )
     .await;
@@ -417,7 +419,7 @@ async fn run_locked(
         eprintln!("warning: the update history could not be recorded: {e}");
     }
     if args.json {
-        print_json(result, args.show_secrets)?;
+        print_digest(executed.digest.as_ref())?;
     } else {
         if op == Operation::Up && !args.suppress_outputs {
             print_outputs(&result.snapshot, args.show_secrets);
@@ -536,6 +538,7 @@ struct RefreshFirst<'a> {
     /// The operation it comes before.
     before: Operation,
     event_log: Option<EventLog>,
+    config: Arc<BTreeMap<String, String>>,
 }
 
 impl RefreshFirst<'_> {
@@ -592,6 +595,7 @@ impl RefreshFirst<'_> {
                 },
                 json: self.json,
                 event_log: self.event_log.clone(),
+                config: self.config.clone(),
             },
         )
         .await
@@ -821,6 +825,15 @@ fn print_output_changes(base: &Snapshot, planned: &Snapshot, reveal: bool) {
     }
 }
 
+/// `--json`: the operation in Pulumi's digest shape
+/// (`converge_engine::events::digest`).
+fn print_digest(digest: Option<&serde_json::Value>) -> Result<()> {
+    let digest = digest.context("the operation's events ended before its summary")?;
+    say(serde_json::to_string_pretty(digest)?);
+    Ok(())
+}
+
+/// `import --json`: Converge's own shape.
 pub(crate) fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
     let outputs: serde_json::Map<String, serde_json::Value> = stack_outputs(Some(&result.snapshot))
         .iter()

@@ -3,9 +3,12 @@
 //! this thread, its events rendered by a task beside it — the one stream
 //! that feeds the display and, with `--event-log`, the event log.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
+use converge_engine::events::digest::Digest;
+use converge_engine::events::pulumi::{PulumiEventOptions, PulumiEvents};
 use converge_engine::{
     DeploymentOptions, EngineEvent, EventSink, OperationContext, OperationResult, Program,
 };
@@ -27,6 +30,9 @@ pub(crate) struct ExecuteParams<'a> {
     pub json: bool,
     /// `--event-log`: where the operation's events also go.
     pub event_log: Option<EventLog>,
+    /// The stack's configuration as the event log's prelude and `--json`
+    /// show it (secrets as `[secret]` unless revealed).
+    pub config: Arc<BTreeMap<String, String>>,
 }
 
 /// Runs one engine operation while a task renders its events; returns its
@@ -47,8 +53,18 @@ pub(crate) async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
     let shows = !p.json;
     let event_log = p.event_log;
     if let Some(log) = &event_log {
-        log.prelude(p.options.preview);
+        log.prelude(&p.config, p.options.preview);
     }
+    // `--json`: Pulumi's digest, folded from the same events in Pulumi's
+    // form.
+    let mut digest = p.json.then(|| {
+        (
+            PulumiEvents::new(PulumiEventOptions {
+                show_secrets: p.display.show_secrets,
+            }),
+            Digest::new((*p.config).clone()),
+        )
+    });
     let renderer = tokio::spawn(async move {
         let mut errors_shown = false;
         while let Some(first) = rx.recv().await {
@@ -66,8 +82,18 @@ pub(crate) async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
                 if let Some(log) = &event_log {
                     log.record(&event);
                 }
+                if let Some((translator, digest)) = &mut digest {
+                    for e in translator.translate(&event) {
+                        digest.add(&e);
+                    }
+                }
                 if matches!(event, EngineEvent::Summary { .. }) {
-                    return (display.summary(&event, display_options), errors_shown);
+                    let digest = digest.map(|(_, d)| d.to_json());
+                    return (
+                        display.summary(&event, display_options),
+                        errors_shown,
+                        digest,
+                    );
                 }
                 errors_shown |= shows
                     && matches!(
@@ -81,7 +107,7 @@ pub(crate) async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
                 next = rx.try_recv().ok();
             }
         }
-        (Vec::new(), errors_shown)
+        (Vec::new(), errors_shown, None)
     });
     let ctx = OperationContext {
         base: p.base,
@@ -97,11 +123,12 @@ pub(crate) async fn execute(op: Operation, p: ExecuteParams<'_>) -> Executed {
         (_, Some(program)) => converge_engine::update(ctx, program).await,
         (_, None) => converge_engine::update(ctx, &converge_engine::EmptyProgram).await,
     };
-    let (summary, errors_shown) = renderer.await.unwrap_or_default();
+    let (summary, errors_shown, digest) = renderer.await.unwrap_or_default();
     Executed {
         result,
         summary,
         errors_shown,
+        digest,
     }
 }
 
@@ -113,6 +140,8 @@ pub(crate) struct Executed {
     /// The display showed an error diagnostic (the program's own report of
     /// its failure, say).
     errors_shown: bool,
+    /// With `--json`: the operation in Pulumi's digest shape.
+    pub digest: Option<serde_json::Value>,
 }
 
 impl Executed {

@@ -7,6 +7,7 @@
 mod common;
 
 mod aliases;
+mod automation_json;
 mod automation_node;
 mod automation_python;
 mod backends;

@@ -154,6 +154,7 @@ async fn run_locked(
                 },
                 json: args.json,
                 event_log: None,
+                config: Default::default(),
             },
         )
         .await;
@@ -197,6 +198,7 @@ async fn run_locked(
             display,
             json: args.json,
             event_log: None,
+            config: Default::default(),
         },
     )
     .await;
