@@ -288,6 +288,10 @@ pub struct ImportArgs {
     /// project's language.
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
+    /// Generate program text for the imported resources (`--out`);
+    /// `--generate-code=false` writes none.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub generate_code: bool,
     /// Only preview: show what would be imported and change nothing.
     #[arg(long)]
     pub preview_only: bool,

@@ -46,6 +46,9 @@ pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
     if args.file.is_some() && (args.name.is_some() || args.id.is_some()) {
         bail!("--file imports the resources of the file: give no TYPE NAME ID with it");
     }
+    if !args.generate_code && args.out.is_some() {
+        bail!("--generate-code=false writes no code: give no --out with it");
+    }
     winds_down(ctx, args.cancel_timeout);
     #[cfg(unix)]
     let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());

@@ -143,8 +143,24 @@ def local():
     assert dev and dev[0].current and dev[0].resource_count == 3, stacks
     assert st.workspace.stack().name == "dev"
 
+    st.set_tag("team", "platform")
+    assert st.get_tag("team") == "platform"
+    assert st.list_tags()["team"] == "platform"
+    st.remove_tag("team")
+    assert "team" not in st.list_tags()
+    imported = st.import_resources(
+        resources=[
+            {"type": "random:index/randomString:RandomString", "name": "adopted", "id": "adoptme"}
+        ],
+        protect=False,
+        generate_code=False,
+    )
+    assert imported.summary.resource_changes.get("import") == 1, imported.summary
+    # Nothing is running: cancel says so and succeeds.
+    st.cancel()
+
     destroyed = st.destroy()
-    assert destroyed.summary.resource_changes == {"delete": 3}, destroyed.summary.resource_changes
+    assert destroyed.summary.resource_changes == {"delete": 4}, destroyed.summary.resource_changes
     st.workspace.remove_stack("dev")
     assert not [s for s in st.workspace.list_stacks() if s.name == "dev"]
     try:
