@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef, UpdateKind};
+use converge_engine::driver::{drive, DriverOptions, FrontEnd, OperationKind, Phase, Sources};
 use converge_engine::pulumi_provider::StackReferences;
 use converge_engine::{
     DeploymentOptions, LockedStack, OperationResult, Program, StackState, StepOp,
@@ -19,12 +20,12 @@ use converge_engine::{PlanConstraint, PlanUse};
 
 use crate::args::OperationArgs;
 use crate::commands::confirm::confirm;
-use crate::commands::execute::{execute, ExecuteParams, Executed};
+use crate::commands::execute::{RenderOptions, Rendered, Renderer};
 use crate::commands::open_stack::{self, Opened};
 use crate::commands::plan_file;
 use crate::commands::stack::output::{display_json, stack_outputs};
 use crate::commands::stack::{history, tags};
-use crate::context::{now_rfc3339, Context};
+use crate::context::Context;
 use crate::display::{say, DisplayOptions};
 use crate::event_log::EventLog;
 use crate::interrupts::{check_not_cancelled, Response};
@@ -77,6 +78,15 @@ impl Operation {
             Operation::Up | Operation::Preview => "Do you want to perform this update?",
             Operation::Refresh => "Do you want to perform this refresh?",
             Operation::Destroy => "Do you want to perform this destroy?",
+        }
+    }
+
+    /// What the driver runs.
+    fn kind(self) -> OperationKind {
+        match self {
+            Operation::Preview | Operation::Up => OperationKind::Update,
+            Operation::Refresh => OperationKind::Refresh,
+            Operation::Destroy => OperationKind::Destroy,
         }
     }
 
@@ -171,8 +181,9 @@ async fn run_logged(
     open_stack::release(locked, result).await
 }
 
-/// Everything under the stack lock: arguments → the stack's owner →
-/// display and confirmation.
+/// Everything under the stack lock: arguments → the operation driver
+/// (`converge_engine::driver`) with this command as its front-end →
+/// what the user sees.
 #[allow(clippy::too_many_arguments)]
 async fn run_locked(
     ctx: &Context,
@@ -217,16 +228,7 @@ async fn run_locked(
     // default providers' (`<package>:<key>`).
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
     let shown_config = Arc::new(prelude_config(&config, args.show_secrets));
-    let mut options = deployment_options(ctx, project, locked.stack(), args, &config)?;
-    options.plan = saved.map(|plan| PlanConstraint {
-        plan,
-        usage: PlanUse::Enforce,
-    });
-    let display_options = DisplayOptions {
-        diff: args.diff,
-        preview: false,
-        show_secrets: args.show_secrets,
-    };
+    let deployment = deployment_options(ctx, project, locked.stack(), args, &config)?;
     let previewing = match op {
         Operation::Preview => true,
         Operation::Refresh | Operation::Destroy => args.preview_only || refresh_only_preview,
@@ -236,15 +238,6 @@ async fn run_locked(
     // first — previewed (changing nothing) before a preview, journaled only
     // once the operation is confirmed.
     let refresh_first = (args.refresh || project.refresh_always()) && op != Operation::Refresh;
-    let refresh = RefreshFirst {
-        providers,
-        options: &options,
-        display: display_options,
-        json: args.json,
-        before: op,
-        event_log: event_log.clone(),
-        config: shown_config.clone(),
-    };
 
     let program: Option<Box<dyn Program>> = match (op, &args.client) {
         (Operation::Preview | Operation::Up, Some(address)) => {
@@ -258,7 +251,6 @@ async fn run_locked(
         )?),
         (Operation::Refresh | Operation::Destroy, _) => None,
     };
-    let program = program.as_deref();
     let interactive =
         !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
 
@@ -270,81 +262,68 @@ async fn run_locked(
              (or run `converge preview` to see the changes)"
         );
     }
-    let mut consistency = None;
-    if previewing || !args.skip_preview {
-        let base = if refresh_first {
-            Arc::new(refresh.previewed(locked, &stack_name).await?)
-        } else {
-            locked.shared_base()
-        };
-        if !args.json {
-            say(format!("{} ({stack_name}):", op.preview_header()));
-        }
-        let executed = execute(
-            op,
-            ExecuteParams {
-                base,
-                providers,
-                options: DeploymentOptions {
-                    preview: true,
-                    // The plan is kept only to save it, print it, write
-                    // the import file from it, or check the update
-                    // against it.
-                    record_plans: op == Operation::Up
-                        || args.save_plan.is_some()
-                        || args.json
-                        || args.import_file.is_some(),
-                    ..options.clone()
-                },
-                program,
-                sink: Arc::new(converge_engine::DiscardSink),
-                display: DisplayOptions {
-                    preview: true,
-                    ..display_options
-                },
-                json: args.json,
-                event_log: event_log.clone(),
-                config: shown_config.clone(),
+    let mut record = history::update_record(op.history_kind(), args.message.as_deref(), &settings)?;
+    record.environment.insert(
+        "exec.kind".to_owned(),
+        args.exec_kind.clone().unwrap_or_else(|| "cli".to_owned()),
+    );
+    let options = DriverOptions {
+        kind: op.kind(),
+        deployment,
+        preview_only: previewing,
+        skip_preview: args.skip_preview,
+        refresh_first,
+        // The plan is kept only to save it, print it or write the import
+        // file from it.
+        keep_preview_plans: args.save_plan.is_some() || args.json || args.import_file.is_some(),
+        plan: saved.map(|plan| PlanConstraint {
+            plan,
+            usage: PlanUse::Enforce,
+        }),
+        record: Some(record),
+    };
+    let mut front = Terminal {
+        ctx,
+        args,
+        op,
+        stack: &stack_name,
+        providers,
+        render: RenderOptions {
+            display: DisplayOptions {
+                diff: args.diff,
+                preview: false,
+                show_secrets: args.show_secrets,
             },
-        )
-        .await;
-        if !args.json && !args.suppress_outputs {
-            print_output_changes(locked.base(), &executed.result.snapshot, args.show_secrets);
-        }
-        print_lines(&executed.summary);
-        if let Some(e) = executed.error() {
-            return Err(e);
-        }
-        let digest = executed.digest;
-        let preview = executed.result;
-        if let (true, Some(path)) = (previewing, &args.save_plan) {
-            if preview.error.is_none() {
-                let resource_plans = if refresh_only_preview {
-                    refresh_plans(locked.base(), &preview.snapshot)
-                } else {
-                    preview.resource_plans.clone()
-                };
-                let plan = plan_file::NewPlan {
-                    resource_plans,
-                    refresh_only: refresh_only_preview,
-                    settings: &settings,
-                };
-                plan_file::save(path, locked, crypter.as_ref(), plan).await?;
-            }
-        }
-        // Without a saved plan, the update's results are still checked
-        // against what this preview knew.
-        if options.plan.is_none() && op == Operation::Up {
-            consistency = Some(PlanConstraint {
-                plan: Arc::new(converge_state::plan::DeploymentPlan {
-                    manifest: converge_state::Manifest::converge(now_rfc3339()),
-                    config: Default::default(),
-                    resource_plans: preview.resource_plans.clone(),
-                    base: None,
-                    refresh_only: false,
-                }),
-                usage: PlanUse::ConsistencyOnly,
-            });
+            json: args.json,
+            event_log,
+            config: shown_config,
+        },
+        needs_confirmation,
+        renderer: None,
+        rendered: None,
+        started: None,
+    };
+    let loader = providers.loader();
+    let sources = Sources {
+        loader: &loader,
+        program: program.as_deref(),
+    };
+    let driven = drive(locked, sources, options, &mut front).await?;
+    let rendered = front.rendered.take().unwrap_or_default();
+
+    if let Some(preview) = driven.preview.filter(|_| previewing) {
+        if let (Some(path), None) = (&args.save_plan, &preview.error) {
+            let resource_plans = if refresh_only_preview {
+                refresh_plans(locked.base(), &preview.snapshot)
+            } else {
+                preview.resource_plans.clone()
+            };
+            let plan = plan_file::NewPlan {
+                resource_plans,
+                refresh_only: refresh_only_preview,
+                settings: &settings,
+            };
+            plan_file::save(path, locked, crypter.as_ref(), plan).await?;
         }
         if let (Some(path), None) = (&args.import_file, &preview.error) {
             let n = crate::commands::import::file_out::write(path, &preview)?;
@@ -353,84 +332,37 @@ async fn run_locked(
                 path.display()
             );
         }
-        if previewing {
-            if args.json {
-                print_digest(digest.as_ref())?;
-            }
-            if let Some(e) = preview.error {
-                bail!("{e}");
-            }
-            if args.expect_no_changes && has_changes(&preview) {
-                return Err(UnexpectedChanges::Proposed.into());
-            }
-            return Ok(());
+        if args.json {
+            print_digest(rendered.digest.as_ref())?;
         }
         if let Some(e) = preview.error {
             bail!("{e}");
         }
+        if args.expect_no_changes && has_changes(&preview) {
+            return Err(UnexpectedChanges::Proposed.into());
+        }
+        return Ok(());
     }
-    if needs_confirmation {
-        confirm(op.question()).await?;
-    }
-    check_not_cancelled(&ctx.interrupts)?;
 
-    if refresh_first {
-        refresh.journaled(locked, &stack_name).await?;
-    }
-    if !args.json {
-        say(format!("{} ({stack_name}):", op.verb()));
-    }
-    let mut record = history::update_record(op.history_kind(), args.message.as_deref(), &settings)?;
-    record.environment.insert(
-        "exec.kind".to_owned(),
-        args.exec_kind.clone().unwrap_or_else(|| "cli".to_owned()),
-    );
-    let started = std::time::Instant::now();
-    let journal = locked.start().await?;
-    let executed = execute(
-        op,
-        ExecuteParams {
-            base: locked.shared_base(),
-            providers,
-            options: DeploymentOptions {
-                // The update records what each resource did only to check
-                // it against a plan (`--plan`, or the preview it showed):
-                // the records hold a copy of every resource's values.
-                record_plans: options.plan.is_some() || consistency.is_some(),
-                plan: options.plan.clone().or(consistency),
-                ..options.clone()
-            },
-            program,
-            sink: journal.clone(),
-            display: display_options,
-            json: args.json,
-            event_log: event_log.clone(),
-            config: shown_config.clone(),
-        },
-    )
-    .await;
-    let result = &executed.result;
-    report_interrupted(locked.base(), result);
-    let finished = locked
-        .finish(journal, result, Some(record))
-        .await
-        .context("the update ran, but its final state could not be saved; it will be recovered from the journal on the next run")?;
+    let (Some(result), Some(finished)) = (driven.operation, driven.finished) else {
+        bail!("the {} did not run", op.command());
+    };
     if let Some(e) = finished.history_error {
         eprintln!("warning: the update history could not be recorded: {e}");
     }
     if args.json {
-        print_digest(executed.digest.as_ref())?;
+        print_digest(rendered.digest.as_ref())?;
     } else {
         if op == Operation::Up && !args.suppress_outputs {
             print_outputs(&result.snapshot, args.show_secrets);
         }
-        print_lines(&executed.summary);
-        say(format!("\nDuration: {}", go_duration(started.elapsed())));
+        print_lines(&rendered.summary);
+        let took = front.started.map(|s| s.elapsed()).unwrap_or_default();
+        say(format!("\nDuration: {}", go_duration(took)));
     }
-    if let Some(e) = executed.error() {
+    if let Some(e) = rendered.error(&result) {
         return Err(e);
     }
-    let result = executed.result;
     if let Some(e) = result.error {
         return Err(anyhow::Error::new(e));
     }
@@ -438,6 +370,88 @@ async fn run_locked(
         return Err(UnexpectedChanges::Occurred.into());
     }
     Ok(())
+}
+
+/// The command as the operation driver's front-end: a header and a
+/// renderer for each phase, the preview's output changes and summary,
+/// the confirmation prompt.
+struct Terminal<'a> {
+    ctx: &'a Context,
+    args: &'a OperationArgs,
+    op: Operation,
+    stack: &'a str,
+    providers: &'a Providers,
+    render: RenderOptions,
+    needs_confirmation: bool,
+    /// The running phase's renderer.
+    renderer: Option<Renderer>,
+    /// What the last phase showed (the operation's summary and digest
+    /// are printed after its outputs, once the drive is done).
+    rendered: Option<Rendered>,
+    /// When the operation itself started.
+    started: Option<std::time::Instant>,
+}
+
+#[async_trait::async_trait]
+impl FrontEnd for Terminal<'_> {
+    type Error = anyhow::Error;
+
+    fn start(&mut self, phase: Phase) -> converge_engine::EventSink {
+        let header = match phase {
+            Phase::RefreshPreview => Operation::Refresh.preview_header(),
+            Phase::Preview => self.op.preview_header(),
+            Phase::Refresh => Operation::Refresh.verb(),
+            Phase::Operation => {
+                self.started = Some(std::time::Instant::now());
+                self.op.verb()
+            }
+        };
+        if !self.args.json {
+            say(format!("{header} ({}):", self.stack));
+        }
+        let (events, renderer) = Renderer::start(
+            self.providers,
+            RenderOptions {
+                display: DisplayOptions {
+                    preview: phase.previews(),
+                    ..self.render.display
+                },
+                ..self.render.clone()
+            },
+        );
+        self.renderer = Some(renderer);
+        events
+    }
+
+    async fn end(&mut self, phase: Phase, base: &Snapshot, result: &OperationResult) -> Result<()> {
+        let rendered = match self.renderer.take() {
+            Some(renderer) => renderer.finish().await,
+            None => Rendered::default(),
+        };
+        match phase {
+            Phase::RefreshPreview | Phase::Refresh => print_lines(&rendered.summary),
+            Phase::Preview => {
+                if !self.args.json && !self.args.suppress_outputs {
+                    print_output_changes(base, &result.snapshot, self.args.show_secrets);
+                }
+                print_lines(&rendered.summary);
+                if let Some(e) = rendered.error(result) {
+                    return Err(e);
+                }
+            }
+            Phase::Operation => report_interrupted(base, result),
+        }
+        self.rendered = Some(rendered);
+        Ok(())
+    }
+
+    async fn confirm(&mut self, _preview: Option<&OperationResult>) -> Result<()> {
+        if self.needs_confirmation {
+            confirm(self.op.question()).await?;
+        }
+        check_not_cancelled(&self.ctx.interrupts)?;
+        Ok(())
+    }
 }
 
 /// The four operations share their flags' definitions; each takes only
@@ -526,90 +540,6 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The refresh before an operation (`--refresh`, `options.refresh:
-/// always`).
-struct RefreshFirst<'a> {
-    providers: &'a Providers,
-    options: &'a DeploymentOptions,
-    display: DisplayOptions,
-    json: bool,
-    /// The operation it comes before.
-    before: Operation,
-    event_log: Option<EventLog>,
-    config: Arc<BTreeMap<String, String>>,
-}
-
-impl RefreshFirst<'_> {
-    /// Reads every resource and changes nothing: the state a preview of
-    /// the operation starts from.
-    async fn previewed(&self, locked: &LockedStack, stack: &str) -> Result<Snapshot> {
-        if !self.json {
-            say(format!(
-                "{} ({stack}):",
-                Operation::Refresh.preview_header()
-            ));
-        }
-        let refreshed = self
-            .run(locked, true, Arc::new(converge_engine::DiscardSink))
-            .await;
-        print_lines(&refreshed.summary);
-        self.check(refreshed.result.error)?;
-        Ok(Arc::unwrap_or_clone(refreshed.result.snapshot))
-    }
-
-    /// Reads every resource into the stack's state, as its own journaled
-    /// run, once the operation is confirmed.
-    async fn journaled(&self, locked: &mut LockedStack, stack: &str) -> Result<()> {
-        if !self.json {
-            say(format!("{} ({stack}):", Operation::Refresh.verb()));
-        }
-        let journal = locked.start().await?;
-        let refreshed = self.run(locked, false, journal.clone()).await;
-        print_lines(&refreshed.summary);
-        locked.finish(journal, &refreshed.result, None).await?;
-        self.check(refreshed.result.error)
-    }
-
-    async fn run(
-        &self,
-        locked: &LockedStack,
-        preview: bool,
-        sink: Arc<dyn converge_engine::JournalSink>,
-    ) -> Executed {
-        execute(
-            Operation::Refresh,
-            ExecuteParams {
-                base: locked.shared_base(),
-                providers: self.providers,
-                options: DeploymentOptions {
-                    preview,
-                    ..self.options.clone()
-                },
-                program: None,
-                sink,
-                display: DisplayOptions {
-                    preview,
-                    ..self.display
-                },
-                json: self.json,
-                event_log: self.event_log.clone(),
-                config: self.config.clone(),
-            },
-        )
-        .await
-    }
-
-    fn check(&self, error: Option<converge_engine::EngineError>) -> Result<()> {
-        match error {
-            Some(e) => bail!(
-                "the refresh before the {} failed: {e}",
-                self.before.history_kind().as_str()
-            ),
-            None => Ok(()),
-        }
-    }
 }
 
 /// `--expect-no-changes` found changes (Pulumi's messages; exit code 255).

@@ -9,6 +9,7 @@ mod basics;
 mod cancel;
 mod claims;
 mod deletes;
+mod driver;
 mod durability;
 mod import;
 mod options;
