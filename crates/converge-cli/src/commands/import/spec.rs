@@ -342,6 +342,15 @@ fn order(
     Ok(out)
 }
 
+/// A map that may be written as `null`.
+fn null_as_empty<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::Deserialize as _;
+    Ok(Option::<BTreeMap<String, String>>::deserialize(d)?.unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,14 +404,8 @@ mod tests {
         }
         let unknown = serde_json::from_str::<ImportFile>(r#"{"resources": [], "extra": 1}"#);
         assert!(unknown.is_err());
+        // The Automation API writes an absent name table as null.
+        let sdk = serde_json::from_str::<ImportFile>(r#"{"resources": [], "nameTable": null}"#);
+        assert!(sdk.unwrap().name_table.is_empty());
     }
-}
-
-/// A map that may be written as `null`.
-fn null_as_empty<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    use serde::Deserialize as _;
-    Ok(Option::<BTreeMap<String, String>>::deserialize(d)?.unwrap_or_default())
 }
