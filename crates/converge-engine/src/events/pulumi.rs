@@ -93,7 +93,10 @@ impl PulumiEvents {
                 };
                 let metadata = self.metadata(*op, urn, old, new.as_deref(), diff);
                 let mut out = Vec::new();
-                if !self.open.remove(&(*op, urn.clone())) {
+                // A refresh that finds the object gone ends as a deletion.
+                let opened = self.open.remove(&(*op, urn.clone()))
+                    || (*op == StepOp::Delete && self.open.remove(&(StepOp::Refresh, urn.clone())));
+                if !opened {
                     out.push(self.wrap(
                         "resourcePreEvent",
                         json!({ "metadata": metadata, "planning": self.planning }),
@@ -426,6 +429,25 @@ mod tests {
             failed["detailedDiff"]["tags.env"],
             json!({"diffKind": "update-replace", "inputDiff": true})
         );
+    }
+
+    #[test]
+    fn a_refresh_that_finds_the_object_gone_ends_as_its_deletion() {
+        let mut e = PulumiEvents::new(PulumiEventOptions::default());
+        e.translate(&EngineEvent::StepStarted {
+            op: StepOp::Refresh,
+            urn: urn("s"),
+        });
+        let out = e.translate(&EngineEvent::StepFinished {
+            op: StepOp::Delete,
+            urn: urn("s"),
+            old: Some(state("s")),
+            new: None,
+            diff: BTreeMap::new(),
+            error: None,
+        });
+        assert_eq!(out.len(), 1, "the refresh's pre event opened it: {out:?}");
+        assert_eq!(out[0]["resOutputsEvent"]["metadata"]["op"], "delete");
     }
 
     #[test]
