@@ -18,6 +18,7 @@ const PROTO_FILES: &[&str] = &[
     "pulumi/codegen/hcl.proto",
     "pulumi/engine.proto",
     "pulumi/errors.proto",
+    "pulumi/events.proto",
     "pulumi/language.proto",
     "pulumi/plugin.proto",
     "pulumi/provider.proto",

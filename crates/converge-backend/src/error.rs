@@ -42,7 +42,7 @@ pub enum BackendError {
 
     /// The stack does not exist in this backend.
     #[error(
-        "no stack named {stack} in {backend}: run `converge stack ls` to see the stacks, \
+        "no stack named {stack} found in {backend}: run `converge stack ls` to see the stacks, \
          or `converge stack init {stack}` to create it"
     )]
     StackNotFound { stack: String, backend: String },

@@ -8,6 +8,7 @@ mod commands;
 mod config_value;
 mod context;
 mod display;
+mod event_log;
 mod home;
 mod input_file;
 mod interrupts;
@@ -214,7 +215,7 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
         }
         Command::Serve(args) => commands::serve::run(&ctx, args).await,
         Command::Logout => commands::login::logout(&ctx),
-        Command::Whoami { verbose } => commands::login::whoami(&ctx, verbose),
+        Command::Whoami { verbose, json } => commands::login::whoami(&ctx, verbose, json).await,
         Command::Stack(cmd) => commands::stack::run(&ctx, cmd).await,
         Command::Config(args) => commands::config::run(&ctx, args).await,
         Command::State(cmd) => commands::state::run(&ctx, cmd).await,
@@ -227,6 +228,10 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
         Command::Plugin(cmd) => commands::plugin::run(&ctx, cmd),
         Command::About(args) => commands::about::run(&ctx, args).await,
         Command::New(args) => commands::new::run(&ctx, args).await,
+        Command::Version => {
+            commands::version::run();
+            Ok(())
+        }
     }
 }
 

@@ -170,6 +170,18 @@ pub fn load_program(
     }
 }
 
+/// The inline program an Automation API SDK serves at `address`
+/// (`--client`), run with the stack's configuration.
+pub fn load_client_program(
+    project: &Project,
+    address: &str,
+    config: &BTreeMap<String, ConfigValue>,
+) -> Result<Box<dyn Program>> {
+    let program = converge_language::client::ClientProgram::new(address, &project.dir)?
+        .with_options(run_options(config));
+    Ok(Box::new(program))
+}
+
 /// How the program's dynamic providers run: with the interpreter that
 /// runs the program (Python: the project's virtualenv or `python3`;
 /// Node.js: `node` and the SDK in the project's `node_modules`), in the

@@ -107,6 +107,8 @@ pub struct Project {
     /// The project-level configuration (`config:`).
     pub config: ProjectConfig,
     doc: Mapping,
+    /// `--config-file`: the stack configuration file of every stack.
+    stack_config_override: Option<PathBuf>,
 }
 
 impl Project {
@@ -198,6 +200,7 @@ impl Project {
             name,
             config,
             doc,
+            stack_config_override: None,
         })
     }
 
@@ -250,7 +253,17 @@ impl Project {
 
     /// The path of `Pulumi.<stack>.yaml`.
     pub fn stack_config_file(&self, stack: &str) -> PathBuf {
-        self.stack_config_dir().join(format!("Pulumi.{stack}.yaml"))
+        match &self.stack_config_override {
+            Some(path) => path.clone(),
+            None => self.stack_config_dir().join(format!("Pulumi.{stack}.yaml")),
+        }
+    }
+
+    /// The project with `path` as its stacks' configuration file
+    /// (`--config-file`), relative to `cwd`.
+    pub fn with_stack_config_file(mut self, cwd: &Path, path: &Path) -> Project {
+        self.stack_config_override = Some(cwd.join(path));
+        self
     }
 }
 

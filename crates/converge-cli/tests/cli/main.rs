@@ -7,6 +7,10 @@
 mod common;
 
 mod aliases;
+mod automation_json;
+mod automation_node;
+mod automation_python;
+mod automation_surface;
 mod backends;
 mod console;
 mod crash;

@@ -10,6 +10,7 @@ mod cancel;
 mod claims;
 mod continue_on_error;
 mod deletes;
+mod driver;
 mod durability;
 mod import;
 mod options;

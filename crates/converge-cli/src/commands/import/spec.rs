@@ -18,8 +18,13 @@ use crate::args::ImportArgs;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ImportFile {
-    /// Names of existing resources (parents, providers) → their URNs.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Names of existing resources (parents, providers) → their URNs
+    /// (`null`, as the Automation API writes an absent table, is none).
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "null_as_empty"
+    )]
     pub name_table: BTreeMap<String, String>,
     pub resources: Vec<ImportFileResource>,
 }
@@ -336,6 +341,15 @@ fn order(
     Ok(out)
 }
 
+/// A map that may be written as `null`.
+fn null_as_empty<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::Deserialize as _;
+    Ok(Option::<BTreeMap<String, String>>::deserialize(d)?.unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,5 +403,8 @@ mod tests {
         }
         let unknown = serde_json::from_str::<ImportFile>(r#"{"resources": [], "extra": 1}"#);
         assert!(unknown.is_err());
+        // The Automation API writes an absent name table as null.
+        let sdk = serde_json::from_str::<ImportFile>(r#"{"resources": [], "nameTable": null}"#);
+        assert!(sdk.unwrap().name_table.is_empty());
     }
 }

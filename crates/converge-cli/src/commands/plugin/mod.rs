@@ -56,6 +56,10 @@ pub struct InstallArgs {
     /// Install again even if this version is installed.
     #[arg(long)]
     pub reinstall: bool,
+    /// A server to download the plugin from (refused: Converge does not
+    /// download plugins; pass --file).
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -111,6 +115,12 @@ fn install_plugin(args: InstallArgs) -> Result<()> {
         );
     };
     let version = parse_version(&version)?;
+    if let Some(server) = &args.server {
+        bail!(
+            "--server {server}: Converge does not download plugins; pass --file PATH with the \
+             {kind} plugin {name} {version} instead"
+        );
+    }
     let Some(file) = args.file else {
         bail!(
             "Converge does not download plugins: pass --file PATH with the {kind} plugin {name} \
