@@ -142,6 +142,15 @@ impl PythonProgram {
     /// The runner's arguments for a run in `s`.
     fn args(&self, s: &process::Session) -> Result<Vec<OsString>, String> {
         let python = self.interpreter();
+        if let Some(toolchain) = self.project.runtime_option("toolchain") {
+            if toolchain != "pip" && self.interpreter.is_none() {
+                return Err(format!(
+                    "runtime.options.toolchain is {toolchain:?} in Pulumi.yaml, and Converge runs \
+                     Python programs with pip in a virtualenv: set `toolchain: pip` and \
+                     `virtualenv: venv`, then install the requirements into it"
+                ));
+            }
+        }
         let venv = self.virtualenv().filter(|_| self.interpreter.is_none());
         if let Some(venv) = &venv {
             if !python.exists() {
@@ -280,5 +289,28 @@ mod tests {
         );
         let explicit = with_venv.with_interpreter("/opt/python");
         assert_eq!(explicit.interpreter(), PathBuf::from("/opt/python"));
+    }
+
+    #[test]
+    fn a_toolchain_other_than_pip_is_refused_before_anything_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Pulumi.yaml"),
+            "name: p\nruntime:\n  name: python\n  options:\n    toolchain: uv\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("__main__.py"), "").unwrap();
+        let session = process::Session {
+            address: "127.0.0.1:1".into(),
+            project: "p".into(),
+            stack: "dev".into(),
+            preview: true,
+            parallel: 1,
+        };
+        let e = PythonProgram::new(dir.path())
+            .unwrap()
+            .args(&session)
+            .unwrap_err();
+        assert!(e.contains("\"uv\"") && e.contains("toolchain: pip"), "{e}");
     }
 }

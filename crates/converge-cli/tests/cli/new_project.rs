@@ -2,9 +2,13 @@
 //! `python`, `typescript` — their SDKs installed for real from PyPI and
 //! npm, as a user's would be) and a local template directory in Pulumi's
 //! format, each followed by `converge up` that deploys at once and a
-//! second `up` that changes nothing; the refusals (a non-empty directory,
-//! an existing stack, an unknown template); and `converge about --json`
-//! on the projects made.
+//! second `up` that changes nothing; templates from a .zip URL served on
+//! 127.0.0.1, from a directory of templates (Pulumi's templates
+//! repository layout) and from `$PULUMI_HOME/templates`, with the runtime
+//! options they lack written in (Python always in its own virtualenv);
+//! the refusals (a non-empty directory, an existing stack, an unknown
+//! template, a toolchain Converge does not run); and `converge about
+//! --json` on the projects made.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -491,4 +495,211 @@ fn typescript_template_installs_its_packages_with_npm_and_deploys() {
         deps.contains(&"@pulumi/pulumi".to_owned()) && deps.contains(&"@pulumi/random".to_owned()),
         "{deps:?}"
     );
+}
+
+/// Serves `body` at any path on 127.0.0.1 (a path ending in `missing.zip`
+/// answers 404), for as many requests as come; returns the base URL.
+fn serve(body: Vec<u8>) -> String {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 4096];
+            let n = stream.read(&mut request).unwrap_or(0);
+            let head = String::from_utf8_lossy(&request[..n]).into_owned();
+            let missing = head.lines().next().unwrap_or("").contains("missing.zip");
+            let (status, body) = if missing {
+                ("404 Not Found", &b"no such template"[..])
+            } else {
+                ("200 OK", &body[..])
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: application/zip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(body);
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn zip_of(files: &[(&str, &str)]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut zip = zip::ZipWriter::new(&mut out);
+    for (name, content) in files {
+        zip.start_file(*name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.write_all(content.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap();
+    out.into_inner()
+}
+
+/// A Python template as Pulumi's older templates are written: no
+/// runtime options at all.
+const BARE_PYTHON_TEMPLATE: &str = "\
+name: ${PROJECT}
+description: ${DESCRIPTION}
+runtime: python
+template:
+  description: A bare Python program
+";
+
+#[test]
+fn a_zip_url_template_gets_pips_virtualenv_and_never_the_shared_interpreter() {
+    let w = World::new();
+    let url = serve(zip_of(&[
+        (
+            "templates-main/bare-python/Pulumi.yaml",
+            BARE_PYTHON_TEMPLATE,
+        ),
+        (
+            "templates-main/bare-python/__main__.py",
+            "import pulumi\npulumi.export(\"where\", __import__(\"sys\").prefix)\n",
+        ),
+        (
+            "templates-main/bare-python/requirements.txt",
+            "pulumi>=3.0.0,<4.0.0\n",
+        ),
+    ]));
+    let out = w.run(
+        w.root(),
+        &[
+            "new",
+            &format!("{url}/archive/templates.zip"),
+            "--yes",
+            "--dir",
+            "bare",
+            "--name",
+            "bare-demo",
+        ],
+    );
+    assert!(out.contains("Runtime option toolchain: pip"), "{out}");
+    assert!(out.contains("Runtime option virtualenv: venv"), "{out}");
+    let project = w.project("bare");
+    let pulumi_yaml = std::fs::read_to_string(project.join("Pulumi.yaml")).unwrap();
+    assert_eq!(
+        pulumi_yaml,
+        "name: bare-demo\ndescription: A bare Python program\nruntime:\n  name: python\n  \
+         options:\n    toolchain: pip\n    virtualenv: venv\n"
+    );
+    assert!(project.join("venv/bin/python").exists());
+    let up = w.run(&project, &["up", "--yes"]);
+    assert!(up.contains("+ 1 created"), "{up}");
+    let outputs: serde_json::Value =
+        serde_json::from_str(&w.run(&project, &["stack", "output", "--json"])).unwrap();
+    let prefix = outputs["where"].as_str().unwrap();
+    assert!(prefix.ends_with("bare/venv"), "{outputs}");
+
+    // A missing archive, an archive that is not one, --offline: each a
+    // clear refusal, nothing written.
+    let e = w.fails(
+        w.root(),
+        &["new", &format!("{url}/missing.zip"), "--yes", "--dir", "m"],
+    );
+    assert!(e.contains("404"), "{e}");
+    assert!(!w.project("m").exists());
+    let e = w.fails(
+        w.root(),
+        &[
+            "new",
+            &format!("{url}/t.zip"),
+            "--yes",
+            "--offline",
+            "--dir",
+            "o",
+        ],
+    );
+    assert!(e.contains("--offline"), "{e}");
+    let e = w.fails(
+        w.root(),
+        &[
+            "new",
+            "https://github.com/pulumi/templates",
+            "--yes",
+            "--dir",
+            "g",
+        ],
+    );
+    assert!(e.contains(".zip archives only"), "{e}");
+}
+
+#[test]
+fn a_directory_of_templates_and_pulumis_template_directory() {
+    let w = World::new();
+    let repo = w.project("templates");
+    let write = |rel: &str, text: &str| {
+        let path = repo.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("yaml-pet/Pulumi.yaml", LOCAL_TEMPLATE);
+    write("bare-python/Pulumi.yaml", BARE_PYTHON_TEMPLATE);
+    write(
+        "node-bare/Pulumi.yaml",
+        "name: ${PROJECT}\nruntime: nodejs\ntemplate:\n  description: Node\n",
+    );
+    write(
+        "uv-python/Pulumi.yaml",
+        "name: ${PROJECT}\nruntime:\n  name: python\n  options:\n    toolchain: uv\n",
+    );
+    // Without a terminal, a directory of templates needs one named.
+    let e = w.fails(w.root(), &["new", "templates", "--yes", "--dir", "x"]);
+    assert!(
+        e.contains("holds 4 templates (bare-python, node-bare, uv-python, yaml-pet)"),
+        "{e}"
+    );
+    assert!(!w.project("x").exists());
+    // One of them, by its directory.
+    let out = w.run(
+        w.root(),
+        &[
+            "new",
+            "templates/node-bare",
+            "--yes",
+            "--generate-only",
+            "--dir",
+            "node",
+            "--name",
+            "node-demo",
+        ],
+    );
+    assert!(out.contains("Runtime option packagemanager: npm"), "{out}");
+    let pulumi_yaml = std::fs::read_to_string(w.project("node").join("Pulumi.yaml")).unwrap();
+    assert!(
+        pulumi_yaml.contains("  options:\n    packagemanager: npm\n"),
+        "{pulumi_yaml}"
+    );
+    // A toolchain Converge does not run: refused, nothing written.
+    let e = w.fails(
+        w.root(),
+        &["new", "templates/uv-python", "--yes", "--dir", "uv"],
+    );
+    assert!(e.contains("toolchain is \"uv\""), "{e}");
+    assert!(!w.project("uv").exists());
+    // By name, from Pulumi's template directory ($PULUMI_HOME/templates).
+    let pulumi_templates = w.root().join("pulumi-home/templates/yaml-pet");
+    std::fs::create_dir_all(&pulumi_templates).unwrap();
+    std::fs::write(pulumi_templates.join("Pulumi.yaml"), LOCAL_TEMPLATE).unwrap();
+    let out = w.run(
+        w.root(),
+        &[
+            "new",
+            "yaml-pet",
+            "--yes",
+            "--dir",
+            "pet",
+            "--name",
+            "pet-demo",
+            "-c",
+            "greeting=hey",
+        ],
+    );
+    assert!(out.contains("Created stack 'dev'"), "{out}");
+    let outputs = w.deploy_twice(&w.project("pet"));
+    assert_eq!(outputs["greeting"], "hey");
 }

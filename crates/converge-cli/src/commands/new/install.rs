@@ -2,7 +2,7 @@
 //! as Pulumi does after `pulumi new`: Python — a virtualenv
 //! (`runtime.options.virtualenv`, made with `python3 -m venv`; the
 //! interpreter is `PULUMI_PYTHON_CMD` if set) and `pip install -r
-//! requirements.txt` in it; Node.js — `npm install` (or the
+//! requirements.txt` in it, never in the shared interpreter; Node.js — `npm install` (or the
 //! `packagemanager` option's `yarn`/`pnpm`); YAML needs nothing.
 
 use std::path::Path;
@@ -43,7 +43,12 @@ fn python(dir: &Path, settings: &ProjectSettings) -> Result<()> {
             )?;
             venv_dir.join("bin").join("python")
         }
-        None => python3.into(),
+        // `converge new` always sets one; a project without is refused
+        // rather than installed into the interpreter everyone shares.
+        None => bail!(
+            "the project names no virtualenv (runtime.options.virtualenv in Pulumi.yaml): \
+             Converge installs a project's requirements into its own virtualenv only"
+        ),
     };
     if !requirements.is_file() {
         return Ok(());

@@ -1,9 +1,12 @@
-//! `converge new TEMPLATE`: a new project from a template — a built-in
-//! one (`yaml`, `python`, `typescript`, embedded in the binary) or a local
-//! directory in Pulumi's template format — in an empty directory (or any,
-//! with `--force`); then, as Pulumi does, its stack is created and
-//! selected, the template's config set on it, and its dependencies
-//! installed with the runtime's own tools, so `converge up` runs at once.
+//! `converge new TEMPLATE`: a new project from a template in Pulumi's
+//! format (found as `source.rs` says: a local directory, a directory of
+//! templates, a `.zip` URL, `$PULUMI_HOME/templates`, or a built-in one)
+//! in an empty directory (or any, with `--force`); the runtime options it
+//! lacks asked for as Pulumi's language hosts ask (`runtime_options.rs`)
+//! and written into `Pulumi.yaml`; then, as Pulumi does, its stack is
+//! created and selected, the template's config set on it, and its
+//! dependencies installed with the runtime's own tools into the project's
+//! own environment, so `converge up` runs at once.
 //! With `--yes` or `--non-interactive` nothing is asked: names and values
 //! come from the flags and the defaults.
 
@@ -23,6 +26,8 @@ use crate::project::Project;
 use crate::stack_settings::StackSettings;
 
 mod install;
+mod runtime_options;
+mod source;
 mod template;
 
 /// The stack `converge new` creates unless told otherwise, as Pulumi's.
@@ -30,10 +35,16 @@ const DEFAULT_STACK: &str = "dev";
 
 #[derive(Debug, Args)]
 pub struct NewArgs {
-    /// A built-in template (`yaml`, `python`, `typescript`) or the path of
-    /// a local template directory.
+    /// A template: the path of a local template directory (or of a
+    /// directory of templates, as Pulumi's templates repository is laid
+    /// out), the URL of a .zip archive of one, the name of one in
+    /// $PULUMI_HOME/templates, or a built-in one (`yaml`, `python`,
+    /// `typescript`).
     #[arg(value_name = "TEMPLATE")]
     pub template: Option<String>,
+    /// Download nothing: use local templates only.
+    #[arg(long)]
+    pub offline: bool,
     /// The project's name (default: the directory's name).
     #[arg(short, long, value_name = "NAME")]
     pub name: Option<String>,
@@ -71,7 +82,11 @@ pub async fn run(ctx: &Context, args: NewArgs) -> Result<()> {
             template::builtin_names().join(", ")
         );
     };
-    let template = template::load(&template_arg, &ctx.cwd)?;
+    let source_options = source::SourceOptions {
+        interactive,
+        offline: args.offline,
+    };
+    let mut template = source::resolve(&template_arg, &ctx.cwd, &source_options).await?;
     let dir = match &args.dir {
         Some(d) => ctx.cwd.join(d),
         None => ctx.cwd.clone(),
@@ -110,6 +125,8 @@ pub async fn run(ctx: &Context, args: NewArgs) -> Result<()> {
         );
     }
     let given_config = parse_config_flags(&args.config)?;
+    let runtime_options =
+        complete_runtime_options(&mut template, &name, &description, interactive)?;
 
     // The stack must not exist yet: found out before anything is written.
     let backend = if args.generate_only {
@@ -131,6 +148,9 @@ pub async fn run(ctx: &Context, args: NewArgs) -> Result<()> {
     let project = Project::require(&dir)
         .with_context(|| format!("the template {} made an invalid project", template.name))?;
     println!("Created project '{name}' in {}", dir.display());
+    for (key, value) in &runtime_options {
+        println!("Runtime option {key}: {value} (in Pulumi.yaml)");
+    }
     if template.important {
         println!("note: this template is marked important: read its files before deploying");
     }
@@ -162,6 +182,36 @@ pub async fn run(ctx: &Context, args: NewArgs) -> Result<()> {
     };
     println!("To perform an initial deployment, run {cd}`converge up`");
     Ok(())
+}
+
+/// The template's project file, rendered for the new project, with the
+/// runtime options it lacks asked for (or defaulted) and written in; an
+/// option Converge cannot honour is refused before anything is written.
+fn complete_runtime_options(
+    template: &mut template::Template,
+    name: &str,
+    description: &str,
+    interactive: bool,
+) -> Result<Vec<(String, String)>> {
+    let Some(file) = template
+        .files
+        .iter_mut()
+        .find(|f| f.path == Path::new("Pulumi.yaml") || f.path == Path::new("Pulumi.yml"))
+    else {
+        return Ok(Vec::new());
+    };
+    let rendered = template::render_file(file, name, description);
+    let text = String::from_utf8(rendered)
+        .with_context(|| format!("template {}: Pulumi.yaml is not UTF-8", template.name))?;
+    let completed = runtime_options::complete(
+        &text,
+        &format!("template {}: Pulumi.yaml", template.name),
+        interactive,
+    )?;
+    if let Some(text) = completed.text {
+        file.content = text.into_bytes();
+    }
+    Ok(completed.added)
 }
 
 /// Refuses a directory holding anything (but `.git`) without `--force`.

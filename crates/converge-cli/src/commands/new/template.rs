@@ -100,35 +100,22 @@ pub fn builtin_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(name, _)| *name).collect()
 }
 
-/// The template `arg` names: a local directory if one exists at that
-/// path (relative to `cwd`), else a built-in template.
-pub fn load(arg: &str, cwd: &Path) -> Result<Template> {
-    let local = cwd.join(arg);
-    if local.is_dir() {
-        return load_dir(&local);
-    }
-    if let Some((name, files)) = BUILTIN.iter().find(|(name, _)| *name == arg) {
-        let files = files
-            .iter()
-            .map(|(path, content)| TemplateFile {
-                path: PathBuf::from(path),
-                content: content.as_bytes().to_vec(),
-                mode: None,
-            })
-            .collect();
-        return from_files((*name).to_owned(), files);
-    }
-    if local.exists() {
-        bail!("template {arg}: {} is not a directory", local.display());
-    }
-    bail!(
-        "no template named {arg:?}: use one of the built-in templates ({}) or the path of a local \
-         template directory (Converge downloads no templates)",
-        builtin_names().join(", ")
-    )
+/// The built-in template `name`, if there is one.
+pub fn builtin(name: &str) -> Option<Template> {
+    let (name, files) = BUILTIN.iter().find(|(n, _)| *n == name)?;
+    let files = files
+        .iter()
+        .map(|(path, content)| TemplateFile {
+            path: PathBuf::from(path),
+            content: content.as_bytes().to_vec(),
+            mode: None,
+        })
+        .collect();
+    Some(from_files((*name).to_owned(), files).expect("the built-in templates are valid"))
 }
 
-fn load_dir(dir: &Path) -> Result<Template> {
+/// The template in the local directory `dir`.
+pub fn load_dir(dir: &Path) -> Result<Template> {
     let mut files = Vec::new();
     collect(dir, Path::new(""), &mut files)
         .with_context(|| format!("cannot read the template {}", dir.display()))?;
@@ -271,7 +258,7 @@ mod tests {
 
     #[test]
     fn the_template_section_is_read_then_dropped() {
-        let t = load("python", Path::new("/")).unwrap();
+        let t = builtin("python").unwrap();
         assert!(t.description.contains("Python"));
         let project = t
             .files
@@ -301,7 +288,7 @@ mod tests {
         .unwrap();
         std::fs::create_dir(d.path().join("sub")).unwrap();
         std::fs::write(d.path().join("sub/readme.md"), "# ${PROJECT}").unwrap();
-        let t = load(d.path().to_str().unwrap(), Path::new("/")).unwrap();
+        let t = load_dir(d.path()).unwrap();
         assert_eq!(t.description, "Local");
         assert!(t.important);
         assert_eq!(
@@ -322,10 +309,6 @@ mod tests {
             ]
         );
         assert_eq!(t.files.len(), 2);
-        let e = load("nope", Path::new("/")).unwrap_err().to_string();
-        assert!(
-            e.contains("python, typescript") || e.contains("yaml, python"),
-            "{e}"
-        );
+        assert!(builtin("nope").is_none());
     }
 }
