@@ -53,7 +53,7 @@ async fn bootstrap(server: &Server, file: &Path, organization: &str) -> Result<(
     if let Ok(existing) = std::fs::read_to_string(file) {
         let existing = existing.trim();
         if let Ok(caller) = server.authenticate(existing).await {
-            if caller.admin && caller.organization == organization {
+            if caller.is_org_admin() && caller.organization == organization {
                 println!("Using the admin token in {}", file.display());
                 return Ok(());
             }

@@ -67,6 +67,10 @@ impl Store {
         if lease.is_none() {
             insert_update(&mut tx, &stack.to_string(), &update_id, "journal", "{}").await?;
         }
+        sqlx::query("UPDATE updates SET journaled = 1 WHERE id = $1")
+            .bind(&update_id)
+            .execute(&mut *tx)
+            .await?;
         // A lease holder may journal several runs in one update (a refresh
         // before the update): each journal starts empty.
         sqlx::query("DELETE FROM journal_entries WHERE update_id = $1")
@@ -208,9 +212,17 @@ impl Store {
         &self,
         stack: &StackRef,
         lease: Option<&LeaseCredential>,
+        audit: &super::Audit,
     ) -> Result<(), ApiError> {
         let (mut tx, id) = self.begin_write(stack, lease).await?;
-        close(&mut tx, &id).await?;
+        let update = close(&mut tx, &id).await?;
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({ "updateID": update }),
+            )
+            .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -286,8 +298,12 @@ pub(super) async fn compact_open(
     )))
 }
 
-/// Deletes a stack's journal and its entries.
-pub(super) async fn close(conn: &mut AnyConnection, stack_id: &str) -> Result<(), ApiError> {
+/// Deletes a stack's journal and its entries; returns its update, if a
+/// journal was open.
+pub(super) async fn close(
+    conn: &mut AnyConnection,
+    stack_id: &str,
+) -> Result<Option<String>, ApiError> {
     let row = sqlx::query("DELETE FROM journals WHERE stack_id = $1 RETURNING update_id")
         .bind(stack_id)
         .fetch_optional(&mut *conn)
@@ -307,8 +323,9 @@ pub(super) async fn close(conn: &mut AnyConnection, stack_id: &str) -> Result<()
         .bind(&update_id)
         .execute(&mut *conn)
         .await?;
+        return Ok(Some(update_id));
     }
-    Ok(())
+    Ok(None)
 }
 
 fn check_digest(digest: &str) -> Result<(), ApiError> {

@@ -7,9 +7,11 @@
 //! deciding every race.
 
 mod activity;
+pub(crate) mod audit;
 mod history;
 mod journal;
 mod leases;
+mod members;
 mod sessions;
 mod stacks;
 mod tags;
@@ -25,10 +27,13 @@ use crate::db::Db;
 use crate::error::ApiError;
 
 pub use activity::ActiveUpdate;
+pub use audit::{Actor, Audit, AuditQuery};
 pub use history::HistoryRecord;
 pub use journal::NewEntry;
-pub use stacks::StackInfo;
-pub use tokens::{Caller, NewToken};
+pub use leases::INTERRUPTED_MESSAGE;
+pub use members::StackFacts;
+pub use stacks::{StackFilter, StackInfo, StackListQuery};
+pub use tokens::{Access, Caller, NewToken, Role, Scope, TokenSpec};
 
 /// A lease as a client presents it: the update it started and the secret
 /// token it was given.
@@ -90,6 +95,11 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 pub(crate) fn new_secret(prefix: &str) -> String {
     let bytes: [u8; 32] = rand::random();
     format!("{prefix}{}", hex::encode(bytes))
+}
+
+/// Unix seconds as RFC 3339.
+pub(crate) fn rfc3339_of(unix_secs: i64) -> String {
+    rfc3339(unix_secs)
 }
 
 fn rfc3339(unix_secs: i64) -> String {

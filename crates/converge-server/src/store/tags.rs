@@ -29,6 +29,7 @@ impl Store {
         &self,
         stack: &StackRef,
         tags: &BTreeMap<String, String>,
+        audit: &super::Audit,
     ) -> Result<(), ApiError> {
         if let Some(name) = tags.keys().find(|n| n.trim().is_empty()) {
             return Err(ApiError::bad_request(
@@ -50,6 +51,13 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({ "tags": tags.keys().collect::<Vec<_>>() }),
+            )
+            .await?;
         tx.commit().await?;
         Ok(())
     }

@@ -10,3 +10,4 @@ mod conformance;
 mod console_api;
 mod leases;
 mod retries;
+mod scopes;
