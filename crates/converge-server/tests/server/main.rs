@@ -9,5 +9,6 @@ mod api;
 mod conformance;
 mod console_api;
 mod leases;
+mod limits;
 mod retries;
 mod scopes;

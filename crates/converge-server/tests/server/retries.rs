@@ -99,6 +99,7 @@ async fn retried_appends_are_stored_once() {
                 attempts: 4,
                 initial_backoff: std::time::Duration::from_millis(10),
                 max_backoff: std::time::Duration::from_millis(50),
+                throttle_limit: std::time::Duration::from_secs(60),
             },
         })
         .unwrap();
