@@ -159,3 +159,97 @@ async fn a_client_over_its_rate_is_slowed_not_failed() {
         "every 429 says when to retry"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_come_a_page_at_a_time_and_the_backend_reads_every_page() {
+    use converge_backend::{HistoryStore, ListHistoryOptions, ListStacksOptions, UpdateKind};
+    let (mut options, dir) = common::options(Storage::Sqlite).unwrap();
+    options.rate_limit = None;
+    let server = common::start_with(options, dir).await;
+    let backend = server.backend();
+    let stack = StackRef::with_organization(server.organization.clone(), "p", "dev").unwrap();
+    backend.create_stack(&stack, b"{}").await.unwrap();
+    for i in 1..=1003 {
+        let record = serde_json::json!({ "kind": "update", "version": i });
+        backend
+            .add_history(&stack, UpdateKind::Update, record.to_string().as_bytes())
+            .await
+            .unwrap();
+    }
+    // More than a page: the backend follows the continuation tokens.
+    let all = backend
+        .list_history(&stack, &ListHistoryOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1003);
+    let versions: Vec<i64> = all
+        .iter()
+        .map(|h| {
+            serde_json::from_slice::<serde_json::Value>(&h.record).unwrap()["version"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        versions,
+        (1..=1003).rev().collect::<Vec<_>>(),
+        "newest first, each once"
+    );
+    let some = backend
+        .list_history(&stack, &ListHistoryOptions { limit: Some(1001) })
+        .await
+        .unwrap();
+    assert_eq!(some.len(), 1001);
+    // The API's pages, raw.
+    let client = reqwest::Client::new();
+    let get = |path: String| {
+        let client = client.clone();
+        let token = server.token.clone();
+        async move {
+            let resp = client
+                .get(path)
+                .header("authorization", format!("token {token}"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), StatusCode::OK);
+            serde_json::from_slice::<serde_json::Value>(&resp.bytes().await.unwrap()).unwrap()
+        }
+    };
+    let base = format!(
+        "{}/api/stacks/{}/p/dev/history",
+        server.url(),
+        server.organization
+    );
+    let first = get(format!("{base}?limit=2")).await;
+    assert_eq!(first["updates"].as_array().unwrap().len(), 2);
+    let token = first["continuationToken"].as_str().unwrap();
+    let second = get(format!("{base}?limit=2&continuationToken={token}")).await;
+    let version = |v: &serde_json::Value, i: usize| -> i64 {
+        serde_json::from_str::<serde_json::Value>(v["updates"][i]["record"].as_str().unwrap())
+            .unwrap()["version"]
+            .as_i64()
+            .unwrap()
+    };
+    assert_eq!((version(&first, 1), version(&second, 0)), (1002, 1001));
+    for name in ["a", "b", "c"] {
+        let s = StackRef::with_organization(server.organization.clone(), "q", name).unwrap();
+        backend.create_stack(&s, b"{}").await.unwrap();
+    }
+    let stacks = format!(
+        "{}/api/stacks/{}?project=q&limit=2",
+        server.url(),
+        server.organization
+    );
+    let page = get(stacks.clone()).await;
+    assert_eq!(page["stacks"].as_array().unwrap().len(), 2);
+    let token = page["continuationToken"].as_str().unwrap();
+    let rest = get(format!("{stacks}&continuationToken={token}")).await;
+    assert_eq!(rest["stacks"][0]["stackName"], "c");
+    assert!(rest["continuationToken"].is_null());
+    let listed = backend
+        .list_stacks(&ListStacksOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 4);
+}
