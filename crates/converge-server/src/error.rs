@@ -131,6 +131,8 @@ pub enum ServerError {
     UnsupportedUrl(String),
     #[error("{0}")]
     Api(#[from] ApiError),
+    #[error("{0}")]
+    BadOption(String),
     #[error("{action}: {source}")]
     Io {
         action: String,

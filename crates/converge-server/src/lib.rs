@@ -57,6 +57,17 @@ pub const DEFAULT_ORGANIZATION: &str = converge_backend::DIY_ORGANIZATION;
 /// How long a shutting-down service waits for the requests in flight.
 pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// A trusted proxy: an address (`127.0.0.1`) or a block (`10.0.0.0/8`).
+pub fn parse_trusted_proxy(text: &str) -> Result<ipnet::IpNet, ServerError> {
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| {
+            ServerError::BadOption(format!(
+                "--trusted-proxy {text:?} is neither an IP address nor a CIDR block (10.0.0.0/8)"
+            ))
+        })
+}
+
 /// A token's default request rate in each replica: far above what one
 /// update needs (its journal appends are batched), low enough that a
 /// runaway script cannot take a replica from everyone else.
