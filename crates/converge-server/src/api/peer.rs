@@ -71,3 +71,26 @@ mod tests {
         assert_eq!(client_address(None, &headers, &trusted), "");
     }
 }
+
+/// The client's address as an extractor (see [`client_address`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Peer(pub String);
+
+impl axum::extract::FromRequestParts<super::AppState> for Peer {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &super::AppState,
+    ) -> Result<Peer, std::convert::Infallible> {
+        let peer = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|c| c.0);
+        Ok(Peer(client_address(
+            peer,
+            &parts.headers,
+            &state.limits.trusted_proxies,
+        )))
+    }
+}

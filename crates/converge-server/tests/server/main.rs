@@ -7,6 +7,7 @@ mod common;
 
 mod api;
 mod conformance;
+mod console_admin;
 mod console_api;
 mod leases;
 mod limits;
