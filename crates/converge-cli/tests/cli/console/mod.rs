@@ -11,6 +11,7 @@
 //! `target/console-screenshots/`.
 
 mod browser;
+mod organization;
 
 use std::path::Path;
 use std::process::{Child, Stdio};
