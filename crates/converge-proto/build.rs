@@ -1,4 +1,4 @@
-//! Compiles Converge's pulumirpc and tfplugin6 .proto files (in `proto/`) with protox, so no
+//! Compiles Converge's pulumirpc, tfplugin5 and tfplugin6 .proto files (in `proto/`) with protox, so no
 //! system `protoc` is needed, and generates prost messages plus tonic clients
 //! and servers. The compiled descriptor set is also written to OUT_DIR, for
 //! the compatibility test and for gRPC reflection.
@@ -18,11 +18,13 @@ const PROTO_FILES: &[&str] = &[
     "pulumi/codegen/hcl.proto",
     "pulumi/engine.proto",
     "pulumi/errors.proto",
+    "pulumi/events.proto",
     "pulumi/language.proto",
     "pulumi/plugin.proto",
     "pulumi/provider.proto",
     "pulumi/resource.proto",
     "pulumi/source.proto",
+    "tfplugin5/tfplugin5.proto",
     "tfplugin6/tfplugin6.proto",
 ];
 

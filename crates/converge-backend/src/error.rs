@@ -42,7 +42,7 @@ pub enum BackendError {
 
     /// The stack does not exist in this backend.
     #[error(
-        "no stack named {stack} in {backend}: run `converge stack ls` to see the stacks, \
+        "no stack named {stack} found in {backend}: run `converge stack ls` to see the stacks, \
          or `converge stack init {stack}` to create it"
     )]
     StackNotFound { stack: String, backend: String },
@@ -195,11 +195,110 @@ impl BackendError {
         matches!(self, BackendError::Service { code, .. } if code == "lease_lost")
     }
 
-    /// True when local storage failed (a disk error, a full disk).
-    pub fn is_storage(&self) -> bool {
-        matches!(self, BackendError::Io { .. })
+    /// When local storage failed (no space left, permission denied, a
+    /// read-only file system, a path through a file, a disk error): what
+    /// the operating system said, and what to do.
+    pub fn storage_failure(&self) -> Option<StorageFailure> {
+        match self {
+            BackendError::Io { source, .. } => Some(StorageFailure::of(source)),
+            _ => None,
+        }
+    }
+}
+
+/// A failure of local storage in a user's words: the operating system's
+/// cause and, where there is one, what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageFailure {
+    /// The operating system's words: "no space left on device",
+    /// "permission denied", "read-only file system", "not a directory".
+    pub cause: String,
+    pub remedy: Option<&'static str>,
+}
+
+impl StorageFailure {
+    /// What `e` says, and the remedy of its kind.
+    pub fn of(e: &std::io::Error) -> StorageFailure {
+        use std::io::ErrorKind;
+        let remedy = match e.kind() {
+            ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+                Some("free some space, then run the command again")
+            }
+            ErrorKind::PermissionDenied => {
+                Some("give this user permission to write there, or use another location")
+            }
+            ErrorKind::ReadOnlyFilesystem => Some("use a location on a writable file system"),
+            ErrorKind::NotADirectory => {
+                Some("a part of the path is a file where a directory is expected")
+            }
+            _ => None,
+        };
+        StorageFailure {
+            cause: os_words(e),
+            remedy,
+        }
+    }
+}
+
+impl std::fmt::Display for StorageFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.remedy {
+            Some(remedy) => write!(f, "{}; {remedy}", self.cause),
+            None => f.write_str(&self.cause),
+        }
+    }
+}
+
+/// The operating system's words for `e`: its message without Rust's
+/// " (os error N)", starting in lower case ("no space left on device").
+pub fn os_words(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = match text.find(" (os error ") {
+        Some(at) => &text[..at],
+        None => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
 /// Shorthand for results of backend operations.
 pub type Result<T, E = BackendError> = std::result::Result<T, E>;
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::io;
+
+    use super::*;
+
+    #[test]
+    fn storage_failures_say_the_operating_systems_cause() {
+        let failure = |code| StorageFailure::of(&io::Error::from_raw_os_error(code));
+        // Linux's numbers: ENOSPC, EACCES, EROFS, ENOTDIR, EIO.
+        assert_eq!(
+            failure(28).to_string(),
+            "no space left on device; free some space, then run the command again"
+        );
+        assert_eq!(
+            failure(13).to_string(),
+            "permission denied; give this user permission to write there, or use another location"
+        );
+        assert_eq!(
+            failure(30).to_string(),
+            "read-only file system; use a location on a writable file system"
+        );
+        assert_eq!(
+            failure(20).to_string(),
+            "not a directory; a part of the path is a file where a directory is expected"
+        );
+        assert_eq!(failure(5).to_string(), "input/output error");
+        let e = BackendError::io("write", "/x", io::Error::from_raw_os_error(28));
+        assert_eq!(e.storage_failure(), Some(failure(28)));
+        assert_eq!(
+            BackendError::Unsupported("x".into()).storage_failure(),
+            None
+        );
+    }
+}

@@ -159,6 +159,10 @@ pub(crate) fn check_entries(stack: &StackRef, entries: &[Vec<u8>]) -> Result<()>
 }
 
 /// Whether `bytes` is exactly one JSON value (whitespace around it allowed).
+/// serde_json skips the value without building it or recursing, so an
+/// entry of any depth is checked without a recursion limit or a deep
+/// stack; how deep an entry may be is for its reader
+/// (`converge_state::json_limits`).
 pub(crate) fn is_json(bytes: &[u8]) -> std::result::Result<(), serde_json::Error> {
     serde_json::from_slice::<serde::de::IgnoredAny>(bytes).map(|_| ())
 }
@@ -166,6 +170,14 @@ pub(crate) fn is_json(bytes: &[u8]) -> std::result::Result<(), serde_json::Error
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_of_any_depth_are_checked_without_recursion() {
+        let depth = 1_000_000;
+        let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert!(is_json(deep.as_bytes()).is_ok());
+        assert!(is_json(&deep.as_bytes()[1..]).is_err());
+    }
 
     #[test]
     fn digests_and_entries_are_checked() {

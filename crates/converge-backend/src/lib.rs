@@ -52,7 +52,7 @@ pub use capabilities::{
     SaveOptions, StackLocker, StackStore, StackSummary, StackTags, TagStore, UpdateKind,
 };
 pub use checkpoint_text::{checkpoint_text, CheckpointText, CheckpointWriter};
-pub use error::{BackendError, NameKind, Result};
+pub use error::{os_words, BackendError, NameKind, Result, StorageFailure};
 pub use file::{FileBackend, FileBackendOptions, LayoutVersion, StackPaths};
 pub use file_url::{parse_file_url, parse_file_url_with_home};
 pub use history_record::{is_cancelled, CANCELLED_FIELD};

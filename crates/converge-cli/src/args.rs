@@ -60,6 +60,9 @@ pub enum Command {
         /// Also show the backend URL.
         #[arg(short, long)]
         verbose: bool,
+        /// Print JSON: `user`, `url`, `organizations`.
+        #[arg(short, long)]
+        json: bool,
     },
     /// Manage stacks.
     #[command(subcommand)]
@@ -99,6 +102,9 @@ pub enum Command {
     /// Create a project from a template (`yaml`, `python`, `typescript`, or
     /// a local template directory), create its stack and install its SDK.
     New(crate::commands::new::NewArgs),
+    /// Print Converge's version and the Pulumi CLI version it implements
+    /// (under the name `pulumi`: that version alone, as Pulumi prints it).
+    Version,
 }
 
 /// `converge serve`.
@@ -221,6 +227,42 @@ pub struct OperationArgs {
     /// operations; a second Ctrl-C stops waiting at once.
     #[arg(long, value_name = "DURATION", env = "CONVERGE_CANCEL_TIMEOUT", value_parser = parse_duration)]
     pub cancel_timeout: Option<std::time::Duration>,
+    /// Write the engine's events (Pulumi's `EngineEvent` JSON) to this
+    /// file, one a line, or stream them to the `pulumirpc.Events` server
+    /// at `tcp://HOST:PORT`.
+    #[arg(long, value_name = "FILE")]
+    pub event_log: Option<String>,
+    /// Run the program that the language runtime at this address serves
+    /// (an Automation API inline program) instead of the project's.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub client: Option<String>,
+    /// How the operation was started, recorded in the update's history
+    /// as `exec.kind`.
+    #[arg(long, value_name = "KIND", value_parser = ["cli", "auto.local", "auto.inline"])]
+    pub exec_kind: Option<String>,
+    /// (refresh, destroy) Run the program to learn its providers first
+    /// (not supported yet: refresh and destroy use the stack's state).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub run_program: Option<bool>,
+    /// Colour the output: always, never, raw or auto (Converge's output
+    /// has no colour).
+    #[arg(long, value_name = "MODE", value_parser = ["always", "never", "raw", "auto"])]
+    pub color: Option<String>,
+    /// Do not show the stack's outputs.
+    #[arg(long)]
+    pub suppress_outputs: bool,
+    /// Do not show progress while the operation runs.
+    #[arg(long)]
+    pub suppress_progress: bool,
+    /// Run a policy pack (not supported yet).
+    #[arg(long = "policy-pack", value_name = "PACK")]
+    pub policy_pack: Vec<String>,
+    /// A policy pack's configuration (not supported yet).
+    #[arg(long = "policy-pack-config", value_name = "FILE")]
+    pub policy_pack_config: Vec<String>,
+    /// Use this stack configuration file instead of `Pulumi.<stack>.yaml`.
+    #[arg(long, value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
 }
 
 /// `converge import` (Pulumi's flags).
@@ -258,6 +300,10 @@ pub struct ImportArgs {
     /// project's language.
     #[arg(short, long, value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
+    /// Generate program text for the imported resources (`--out`);
+    /// `--generate-code=false` writes none.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub generate_code: bool,
     /// Only preview: show what would be imported and change nothing.
     #[arg(long)]
     pub preview_only: bool,
@@ -624,6 +670,40 @@ pub enum ConfigCommand {
         key: String,
         #[arg(long)]
         path: bool,
+    },
+    /// Set several configuration values at once (`--plaintext KEY=VALUE`,
+    /// `--secret KEY=VALUE`, repeatable; or `--json`).
+    SetAll {
+        /// A plaintext value, `KEY=VALUE` (repeatable).
+        #[arg(long = "plaintext", value_name = "KEY=VALUE")]
+        plaintext: Vec<String>,
+        /// A value to encrypt, `KEY=VALUE` (repeatable).
+        #[arg(long = "secret", value_name = "KEY=VALUE")]
+        secret: Vec<String>,
+        /// Treat the keys as property paths (`a.b[0]`).
+        #[arg(long)]
+        path: bool,
+        /// The values as JSON, in the shape `converge config --json`
+        /// prints: `{"KEY": {"value": "…", "secret": false}, …}`
+        /// (`objectValue` for objects and arrays).
+        #[arg(long, value_name = "JSON", conflicts_with_all = ["plaintext", "secret", "path"])]
+        json: Option<String>,
+    },
+    /// Remove several configuration values.
+    RmAll {
+        /// The keys to remove.
+        #[arg(value_name = "KEY", required = true)]
+        keys: Vec<String>,
+        /// Treat the keys as property paths (`a.b[0]`).
+        #[arg(long)]
+        path: bool,
+    },
+    /// Replace the stack's configuration file with the configuration of
+    /// its last update (the old file is kept as `.bak` unless --force).
+    Refresh {
+        /// Overwrite the configuration file without keeping a backup.
+        #[arg(short, long)]
+        force: bool,
     },
     /// Copy one configuration value, or all of them, to another stack
     /// (secrets are re-encrypted for it).

@@ -40,7 +40,9 @@ impl Context {
         Ok(Context {
             cwd,
             home: Home::from_env()?,
-            non_interactive: global.non_interactive,
+            // The Automation API SDKs set PULUMI_AUTOMATION_API: nothing
+            // may prompt.
+            non_interactive: global.non_interactive || automation_api(),
             interrupts,
         })
     }
@@ -117,7 +119,7 @@ impl Context {
     pub async fn require_stack(&self, backend: &dyn Backend, stack: &StackRef) -> Result<()> {
         if !backend.stack_exists(stack).await? {
             bail!(
-                "no stack named {} in {}: run `converge stack ls` to see the stacks, \
+                "no stack named {} found in {}: run `converge stack ls` to see the stacks, \
                  or `converge stack init {}` to create it",
                 stack.stack,
                 backend.url(),
@@ -139,6 +141,13 @@ impl Context {
         }
         LockInfo::current()
     }
+}
+
+/// Whether an Automation API SDK started this process
+/// (`PULUMI_AUTOMATION_API` set to a true value).
+pub fn automation_api() -> bool {
+    std::env::var("PULUMI_AUTOMATION_API")
+        .is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
 }
 
 /// Opens the backend at `url` (`file://`, or an object store: `s3://`,

@@ -8,7 +8,9 @@ mod commands;
 mod config_value;
 mod context;
 mod display;
+mod event_log;
 mod home;
+mod input_file;
 mod interrupts;
 mod passphrase;
 mod program;
@@ -28,6 +30,15 @@ use crate::commands::deploy::Operation;
 use crate::context::Context;
 use crate::interrupts::{Abandoned, Interrupts, Received};
 
+/// The stack of the thread that runs a command, and of the runtime's
+/// blocking threads. A state value may nest
+/// [`converge_state::json_limits::MAX_JSON_DEPTH`] (10,000) levels deep, as
+/// in Pulumi, and reading, writing, comparing, showing and freeing one
+/// recurses once per level: about 6 KB a level in a debug build (an
+/// update at that depth needs 64 MB there), far less in a release build.
+/// Only the pages a command touches are ever committed.
+const WORK_STACK_BYTES: usize = 256 << 20;
+
 fn main() {
     // `converge stack export | head` ends quietly, as Unix tools do;
     // operations catch SIGPIPE while they run (`commands::deploy`).
@@ -36,17 +47,34 @@ fn main() {
     #[cfg(feature = "mimalloc")]
     allocator::configure();
     let cli = Cli::parse();
+    let worker = std::thread::Builder::new()
+        .name("converge".into())
+        .stack_size(WORK_STACK_BYTES)
+        .spawn(move || run_command(cli));
+    match worker {
+        // A panic was reported by the hook; 101 is Rust's code for it.
+        Ok(worker) => exit(worker.join().unwrap_or(101)),
+        Err(e) => {
+            eprintln!("error: cannot start a thread to run the command: {e}");
+            exit(1);
+        }
+    }
+}
+
+/// Runs the command on the async runtime; the process's exit code.
+fn run_command(cli: Cli) -> i32 {
     // One thread: a multi-threaded runtime made a 10,000-resource `up`
     // slower (1.6 s to 2.5 s), since the journal's writer woke for smaller
     // batches (BENCHMARKS.md, issue 14); PBKDF2 runs on a thread of its own.
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .thread_stack_size(WORK_STACK_BYTES)
         .build()
     {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            exit(1);
+            return 1;
         }
     };
     // Child process groups (plugins, programs) are ended on every way out,
@@ -90,7 +118,7 @@ fn main() {
     // are not waited for, nor is memory handed back one allocation at a
     // time: the process ends, and the kernel reclaims it all at once.
     runtime.shutdown_background();
-    exit(code);
+    code
 }
 
 /// Ends every child process group still running when dropped.
@@ -142,8 +170,9 @@ fn error_text(e: &anyhow::Error) -> String {
 }
 
 /// What failed, in words a user can act on, before the error itself: the
-/// stack's lease, the state backend's storage, or a provider.
-fn failure_kind(e: &anyhow::Error) -> &'static str {
+/// stack's lease, the state backend's storage (with the operating system's
+/// cause and what to do), or a provider.
+fn failure_kind(e: &anyhow::Error) -> String {
     use converge_backend::BackendError;
     use converge_engine::{EngineError, StackStateError};
     for cause in e.chain() {
@@ -161,20 +190,21 @@ fn failure_kind(e: &anyhow::Error) -> &'static str {
         if let Some(b) = backend {
             if b.is_lease_lost() {
                 return "the stack's lease was lost (broken by `converge cancel`, or expired), \
-                        so this process could record no more: ";
+                        so this process could record no more: "
+                    .to_owned();
             }
-            if b.is_storage() {
-                return "the state backend's storage failed (disk error or full disk): ";
+            if let Some(failure) = b.storage_failure() {
+                return format!("the state backend's storage failed ({failure}): ");
             }
         }
         if let Some(
             EngineError::Step { .. } | EngineError::Construct { .. } | EngineError::Provider { .. },
         ) = cause.downcast_ref::<EngineError>()
         {
-            return "a provider failed: ";
+            return "a provider failed: ".to_owned();
         }
     }
-    ""
+    String::new()
 }
 
 async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
@@ -185,7 +215,7 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
         }
         Command::Serve(args) => commands::serve::run(&ctx, args).await,
         Command::Logout => commands::login::logout(&ctx),
-        Command::Whoami { verbose } => commands::login::whoami(&ctx, verbose),
+        Command::Whoami { verbose, json } => commands::login::whoami(&ctx, verbose, json).await,
         Command::Stack(cmd) => commands::stack::run(&ctx, cmd).await,
         Command::Config(args) => commands::config::run(&ctx, args).await,
         Command::State(cmd) => commands::state::run(&ctx, cmd).await,
@@ -198,6 +228,10 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
         Command::Plugin(cmd) => commands::plugin::run(&ctx, cmd),
         Command::About(args) => commands::about::run(&ctx, args).await,
         Command::New(args) => commands::new::run(&ctx, args).await,
+        Command::Version => {
+            commands::version::run();
+            Ok(())
+        }
     }
 }
 
@@ -205,7 +239,7 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
 mod tests {
     use std::fmt;
 
-    use super::error_text;
+    use super::{error_text, failure_kind};
 
     /// An error that says its source's message and returns it as its
     /// source, as the engine's step errors do.
@@ -222,6 +256,25 @@ mod tests {
         fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
             Some(&self.0)
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_storage_failure_names_the_operating_systems_cause() {
+        use converge_backend::BackendError;
+        // Linux's EACCES and ENOTDIR.
+        for (code, cause) in [(13, "permission denied"), (20, "not a directory")] {
+            let io = std::io::Error::from_raw_os_error(code);
+            let e = anyhow::Error::new(BackendError::io("write", "/b/x.json", io))
+                .context("cannot save the checkpoint");
+            let kind = failure_kind(&e);
+            assert!(
+                kind.starts_with(&format!("the state backend's storage failed ({cause}; ")),
+                "{kind}"
+            );
+            assert!(!kind.contains("disk error or full disk"), "{kind}");
+        }
+        assert_eq!(failure_kind(&anyhow::anyhow!("other")), "");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::thread::JoinHandle;
 
 use anyhow::{bail, Context as _, Result};
 use converge_engine::Program;
+use converge_language::entry_point;
 use converge_language::nodejs::NodeProgram;
 use converge_language::process::RunOptions;
 use converge_language::python::{PythonAhead, PythonProgram};
@@ -17,14 +18,18 @@ use crate::config_value::{contains_secure, secure_ciphertext, to_json};
 use crate::project::Project;
 use crate::stack_settings::StackSettings;
 
-/// Fails early (before the stack is locked) for a runtime this version
-/// cannot run.
+/// Fails early (before the stack is locked) for a program this version
+/// cannot run: an unknown runtime, or a `main` that does not name
+/// something inside the project directory (a YAML program that is not
+/// there would otherwise run as an empty one and delete every resource).
 pub fn check_runtime(project: &Project) -> Result<()> {
     match project.runtime() {
-        Some("yaml" | "python" | "nodejs") => Ok(()),
+        Some("yaml" | "python" | "nodejs") => {}
         Some(other) => bail!("{}: unknown runtime {other:?}", project.dir.display()),
         None => bail!("{}: the project has no runtime", project.dir.display()),
     }
+    entry_point::resolve(&project.dir, project.main())?;
+    Ok(())
 }
 
 /// The stack's configuration as programs see it: `project:key` → value,
@@ -163,6 +168,18 @@ pub fn load_program(
         Ok(p) => Ok(Box::new(p)),
         Err(errors) => bail!("the program has errors:\n{errors}"),
     }
+}
+
+/// The inline program an Automation API SDK serves at `address`
+/// (`--client`), run with the stack's configuration.
+pub fn load_client_program(
+    project: &Project,
+    address: &str,
+    config: &BTreeMap<String, ConfigValue>,
+) -> Result<Box<dyn Program>> {
+    let program = converge_language::client::ClientProgram::new(address, &project.dir)?
+        .with_options(run_options(config));
+    Ok(Box::new(program))
 }
 
 /// How the program's dynamic providers run: with the interpreter that

@@ -10,9 +10,10 @@ use crate::project_config::{ParseOptions, ProjectConfig};
 pub const PROJECT_FILE_NAMES: [&str; 2] = ["Pulumi.yaml", "Pulumi.yml"];
 
 /// The keys of the project file a [`Project`] keeps and reads after loading.
-const KEPT_KEYS: [&str; 7] = [
+const KEPT_KEYS: [&str; 8] = [
     "name",
     "runtime",
+    "main",
     "description",
     "backend",
     "options",
@@ -106,6 +107,8 @@ pub struct Project {
     /// The project-level configuration (`config:`).
     pub config: ProjectConfig,
     doc: Mapping,
+    /// `--config-file`: the stack configuration file of every stack.
+    stack_config_override: Option<PathBuf>,
 }
 
 impl Project {
@@ -145,10 +148,8 @@ impl Project {
     }
 
     pub fn load(file: &Path) -> Result<Project> {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let value: KeptDoc = serde_norway::from_str(&text)
-            .with_context(|| format!("{} is not valid YAML", file.display()))?;
+        // Bounded: size, nesting and aliases (an alias bomb is refused here).
+        let value: KeptDoc = converge_yaml::load(file)?;
         let doc = match value {
             KeptDoc::Mapping(m) => m,
             KeptDoc::Null => bail!(
@@ -199,12 +200,19 @@ impl Project {
             name,
             config,
             doc,
+            stack_config_override: None,
         })
     }
 
     /// The runtime's name (`runtime: python` or `runtime: {name: python}`).
     pub fn runtime(&self) -> Option<&str> {
         runtime_name(&self.doc)
+    }
+
+    /// `main`: where the program is, relative to the project directory
+    /// (checked by `converge_language::entry_point::resolve`).
+    pub fn main(&self) -> Option<&str> {
+        self.doc.get("main")?.as_str()
     }
 
     /// `description`, if the project has one.
@@ -245,7 +253,17 @@ impl Project {
 
     /// The path of `Pulumi.<stack>.yaml`.
     pub fn stack_config_file(&self, stack: &str) -> PathBuf {
-        self.stack_config_dir().join(format!("Pulumi.{stack}.yaml"))
+        match &self.stack_config_override {
+            Some(path) => path.clone(),
+            None => self.stack_config_dir().join(format!("Pulumi.{stack}.yaml")),
+        }
+    }
+
+    /// The project with `path` as its stacks' configuration file
+    /// (`--config-file`), relative to `cwd`.
+    pub fn with_stack_config_file(mut self, cwd: &Path, path: &Path) -> Project {
+        self.stack_config_override = Some(cwd.join(path));
+        self
     }
 }
 
@@ -298,7 +316,7 @@ mod tests {
         let f = write(d.path(), "name: a/b\nruntime: yaml\n");
         assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("invalid project name"));
         let f = write(d.path(), "name: [\n");
-        assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("not valid YAML"));
+        assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("invalid YAML"));
         let f = write(
             d.path(),
             "name: a\nruntime: yaml\nconfig:\n  aws:region: {default: x}\n",
@@ -325,7 +343,7 @@ mod tests {
         }
         // The program's body is read past, but must still be YAML.
         let f = write(d.path(), "name: a\nruntime: yaml\nresources: {r: [\n");
-        assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("not valid YAML"));
+        assert!(format!("{:#}", Project::load(&f).unwrap_err()).contains("invalid YAML"));
     }
 
     #[test]
@@ -338,6 +356,8 @@ mod tests {
         let p = Project::load(&f).unwrap();
         let keys: Vec<&str> = p.doc.keys().filter_map(Value::as_str).collect();
         assert_eq!(keys, ["name", "runtime", "description"]);
+        let f = write(d.path(), "name: a\nruntime: yaml\nmain: prog/\n");
+        assert_eq!(Project::load(&f).unwrap().main(), Some("prog/"));
         assert_eq!(p.description(), Some("d"));
     }
 

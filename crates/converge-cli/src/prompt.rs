@@ -5,7 +5,7 @@
 //! the terminal's echo restored after a passphrase prompt — instead of
 //! waiting for Enter.
 
-use std::io::{BufRead as _, Read as _, Write as _};
+use std::io::{BufRead as _, Write as _};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
@@ -24,7 +24,11 @@ pub fn ask(question: &str) -> Result<String> {
     let line = wait_for(
         || {
             let mut line = String::new();
-            std::io::stdin().lock().read_line(&mut line).map(|_| line)
+            std::io::stdin()
+                .lock()
+                .read_line(&mut line)
+                .map(|_| line)
+                .context("cannot read the answer")
         },
         || println!(),
     )?;
@@ -41,19 +45,14 @@ pub fn confirm(question: &str, declined: &str) -> Result<()> {
     Ok(())
 }
 
-/// All of stdin (a value or a document piped in).
-pub fn read_stdin() -> Result<Vec<u8>> {
+/// All of stdin (a value or a document piped in, `what` in errors), up
+/// to the most Converge reads as one JSON document.
+pub fn read_stdin(what: &str) -> Result<Vec<u8>> {
+    let what = what.to_owned();
     wait_for(
-        || {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .map(|_| bytes)
-        },
+        move || crate::input_file::read_bounded(std::io::stdin().lock(), &what),
         || {},
     )
-    .context("cannot read stdin")
 }
 
 /// Prompts for a secret at the terminal, without echo.
@@ -61,7 +60,7 @@ pub fn read_secret(prompt: &str) -> Result<String> {
     let saved = TerminalMode::save();
     let prompt = prompt.to_owned();
     wait_for(
-        move || rpassword::prompt_password(prompt),
+        move || rpassword::prompt_password(prompt).context("cannot read from the terminal"),
         move || {
             // The reader still waits with echo off: give the terminal back.
             if let Some(saved) = saved {
@@ -76,7 +75,7 @@ pub fn read_secret(prompt: &str) -> Result<String> {
 /// Ctrl-C or SIGTERM: then `interrupted` runs and the command is told
 /// nothing changed.
 fn wait_for<T: Send + 'static>(
-    read: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+    read: impl FnOnce() -> Result<T> + Send + 'static,
     interrupted: impl FnOnce(),
 ) -> Result<T> {
     if received_any() {
@@ -91,7 +90,7 @@ fn wait_for<T: Send + 'static>(
         .context("cannot start a thread to read the answer")?;
     loop {
         match answered.recv_timeout(POLL) {
-            Ok(answer) => return Ok(answer?),
+            Ok(answer) => return answer,
             Err(RecvTimeoutError::Timeout) if received_any() => {
                 interrupted();
                 return Err(CancelledBeforeStart.into());

@@ -15,7 +15,9 @@ use converge_plugin::builtin::BuiltinLoader;
 use converge_plugin::host::{
     ChainLoader, LogSeverity, PluginLoader, PluginLoaderOptions, PluginLogLine, PluginLogSource,
 };
+use converge_plugin::terraform::discovery::current_os_arch;
 use converge_plugin::ProviderLoader;
+use converge_terraform::install::{CliConfig, Installer};
 use converge_terraform::{TerraformLoader, TerraformLoaderOptions};
 
 use crate::program::dynamic_providers;
@@ -80,6 +82,32 @@ fn plugin_timeout() -> Option<std::time::Duration> {
     }
 }
 
+/// Terraform providers for `project`: its lock file, and the CLI
+/// configuration's installation methods and plugin cache directory (a
+/// configuration that cannot be read is reported and left out).
+fn terraform_options(
+    project: &Project,
+    logger: converge_plugin::host::PluginLogger,
+) -> TerraformLoaderOptions {
+    let mut options = TerraformLoaderOptions {
+        logger: Some(logger),
+        lock_dir: Some(project.dir.clone()),
+        ..TerraformLoaderOptions::default()
+    };
+    match CliConfig::from_environment() {
+        Ok(config) => {
+            if let Some(cache) = &config.plugin_cache_dir {
+                if !options.discovery.dirs.contains(cache) {
+                    options.discovery.dirs.insert(0, cache.clone());
+                }
+            }
+            options.installer = Some(Installer::new(config, current_os_arch()));
+        }
+        Err(e) => eprintln!("warning: the OpenTofu CLI configuration is left out: {e}"),
+    }
+    options
+}
+
 impl Providers {
     /// The providers for `project`'s program.
     pub fn new(project: &Project) -> Self {
@@ -96,10 +124,7 @@ impl Providers {
             options.startup_timeout = timeout;
         }
         let plugins = Arc::new(PluginLoader::new(options));
-        let terraform = Arc::new(TerraformLoader::new(TerraformLoaderOptions {
-            logger: Some(logger),
-            ..TerraformLoaderOptions::default()
-        }));
+        let terraform = Arc::new(TerraformLoader::new(terraform_options(project, logger)));
         let loader: Arc<dyn ProviderLoader> = Arc::new(ChainLoader::new(vec![
             plugins.clone(),
             terraform.clone(),

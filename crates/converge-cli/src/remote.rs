@@ -43,6 +43,23 @@ pub fn open_service_backend(url: &str) -> Result<Box<dyn Backend>> {
     })?))
 }
 
+/// Who the token for `url` is, when `url` names a state service (`None`
+/// for other backends).
+pub async fn identify(url: &str) -> Result<Option<converge_backend::http::TokenIdentity>> {
+    if !is_service_url(url) {
+        return Ok(None);
+    }
+    let url = normalize_service_url(url)?;
+    let stored = Home::from_env()?.service_account(&url)?;
+    let token = env_token()
+        .or_else(|| stored.map(|a| a.token))
+        .with_context(|| format!("no access token for {url}: set PULUMI_ACCESS_TOKEN"))?;
+    let who = HttpBackend::identify(&url, &token)
+        .await
+        .with_context(|| format!("cannot ask {url} who the token is"))?;
+    Ok(Some(who))
+}
+
 /// `converge login http://…`: checks the token with the service and
 /// stores it (the credentials file is owner-only).
 pub async fn login(ctx: &Context, url: &str, token: Option<String>) -> Result<()> {

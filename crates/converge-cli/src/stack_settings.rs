@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
+use converge_yaml::YamlErrorKind;
 use serde_norway::{Mapping, Value};
 
 use crate::atomic_write::write_atomically;
@@ -26,16 +27,17 @@ pub struct StackSettings {
 impl StackSettings {
     /// Loads the file; a missing file is an empty configuration.
     pub fn load(path: &Path) -> Result<StackSettings> {
-        let doc = match std::fs::read_to_string(path) {
-            Ok(text) => match serde_norway::from_str::<Value>(&text)
-                .with_context(|| format!("{} is not valid YAML", path.display()))?
-            {
-                Value::Mapping(m) => m,
-                Value::Null => Mapping::new(),
-                _ => bail!("{} must be a YAML mapping", path.display()),
+        // Bounded: size, nesting and aliases (an alias bomb is refused here).
+        let doc = match converge_yaml::load::<Value>(path) {
+            Ok(Value::Mapping(m)) => m,
+            Ok(Value::Null) => Mapping::new(),
+            Ok(_) => bail!("{} must be a YAML mapping", path.display()),
+            Err(e) => match &e.kind {
+                YamlErrorKind::Read(io) if io.kind() == std::io::ErrorKind::NotFound => {
+                    Mapping::new()
+                }
+                _ => return Err(e.into()),
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Mapping::new(),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
         if let Some(c) = doc.get("config") {
             if !c.is_mapping() && !c.is_null() {

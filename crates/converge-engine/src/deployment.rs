@@ -128,6 +128,12 @@ pub(crate) struct Progress {
     ledger: Ledger,
     aliases: HashMap<Urn, Vec<Urn>>,
     pub failure: Option<EngineError>,
+    /// Every failure, in order (with `continue_on_error`, the operation's
+    /// error names them all).
+    pub failures: Vec<EngineError>,
+    /// The registrations that failed or were skipped because what they
+    /// depend on did: what depends on them is skipped in turn.
+    pub failed: std::collections::HashSet<Urn>,
     /// What this deployment did (or plans to do) with each resource.
     pub resource_plans: BTreeMap<Urn, converge_state::plan::ResourcePlan>,
 }
@@ -233,6 +239,8 @@ impl Deployment {
             ledger: Ledger::new(Arc::clone(&base)),
             aliases: HashMap::new(),
             failure: None,
+            failures: Vec::new(),
+            failed: std::collections::HashSet::new(),
             resource_plans: BTreeMap::new(),
         };
         Deployment {
@@ -378,11 +386,40 @@ impl Deployment {
         }
     }
 
-    /// Records a failure (the first one is the operation's error).
+    /// Records a failure (the first one is the operation's error) and the
+    /// resource it is of.
     pub fn fail(&self, err: &EngineError) {
         let mut p = self.progress();
         if p.failure.is_none() {
             p.failure = Some(err.clone());
+        }
+        if let Some(urn) = err.urn() {
+            p.failed.insert(urn.clone());
+        }
+        // A step's failure is recorded by the step and again by its
+        // registration: once is enough.
+        if !p.failures.contains(err) {
+            p.failures.push(err.clone());
+        }
+    }
+
+    /// With `continue_on_error`, a registration that depends on one that
+    /// failed (or was skipped) is skipped, naming it.
+    pub fn check_dependencies_not_failed<'a>(
+        &self,
+        urn: &Urn,
+        mut dependencies: impl Iterator<Item = &'a Urn>,
+    ) -> Result<(), EngineError> {
+        let p = self.progress();
+        if p.failed.is_empty() {
+            return Ok(());
+        }
+        match dependencies.find(|d| p.failed.contains(*d)) {
+            Some(dependency) => Err(EngineError::DependencyFailed {
+                urn: urn.clone(),
+                dependency: dependency.clone(),
+            }),
+            None => Ok(()),
         }
     }
 

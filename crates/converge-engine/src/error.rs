@@ -107,6 +107,14 @@ pub enum EngineError {
     Journal(#[from] JournalError),
     #[error("skipped {0}: an earlier step failed")]
     Cancelled(Urn),
+    /// With `continue_on_error`: a registration that depends on a resource
+    /// that failed (or was itself skipped) is not run.
+    #[error("skipped {urn}: it depends on {dependency}, which failed")]
+    DependencyFailed { urn: Urn, dependency: Urn },
+    /// With `continue_on_error`: every failure of the operation, when there
+    /// was more than one.
+    #[error("{} resources failed:{}", .0.len(), .0.iter().map(|e| format!("\n  - {e}")).collect::<String>())]
+    Failures(Vec<EngineError>),
     /// The user cancelled the operation before this step started.
     #[error("{0} was not started: the operation was cancelled")]
     NotStarted(Urn),
@@ -166,4 +174,32 @@ pub enum EngineError {
     GetResourceUrn(#[source] UrnError),
     #[error("pulumi:pulumi:getResource: unknown resource {0}")]
     UnknownResource(Urn),
+}
+
+impl EngineError {
+    /// The resource this error is about, if it is about one.
+    pub fn urn(&self) -> Option<&Urn> {
+        match self {
+            EngineError::Step { urn, .. }
+            | EngineError::Provider { urn, .. }
+            | EngineError::CheckFailed { urn, .. }
+            | EngineError::Protected { urn, .. }
+            | EngineError::PlanViolation { urn, .. }
+            | EngineError::DuplicateUrn(urn)
+            | EngineError::OldResourceClaimed { urn, .. }
+            | EngineError::AmbiguousAliases { urn, .. }
+            | EngineError::ImportReplaces { urn, .. }
+            | EngineError::ImportedReplace { urn, .. }
+            | EngineError::ImportNotFound { urn, .. }
+            | EngineError::BadCustomTimeout { urn, .. }
+            | EngineError::TimedOut { urn, .. }
+            | EngineError::UnknownDependency { urn, .. }
+            | EngineError::DependencyNotTargeted { urn, .. }
+            | EngineError::Cancelled(urn)
+            | EngineError::NotStarted(urn)
+            | EngineError::DependencyFailed { urn, .. }
+            | EngineError::DependentNotTargeted { urn, .. } => Some(urn),
+            _ => None,
+        }
+    }
 }

@@ -29,11 +29,16 @@
 //!   the resources to adopt).
 //! - [`cancel`]: a user's interruption (Ctrl-C): no new step starts, then
 //!   steps under way are no longer waited for.
-//! - [`events`], [`plan`]: what the CLI renders.
+//! - [`driver`]: preview → confirmation → operation on a locked stack,
+//!   with refresh-first, saved and consistency plans and the history
+//!   record, for every front-end to drive.
+//! - [`events`], [`plan`]: what the front-ends render; `events::pulumi`
+//!   is the stream in Pulumi's `EngineEvent` form.
 
 pub mod cancel;
 mod deletions;
 mod deployment;
+pub mod driver;
 pub mod error;
 pub mod events;
 pub mod goal;

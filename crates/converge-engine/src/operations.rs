@@ -132,6 +132,13 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     if error.is_none() && kind == Kind::Update {
         error = saved_plan::enforce::unrun_steps(&d);
     }
+    // Going on after failures, the operation names each of them.
+    if d.opts.continue_on_error {
+        let failures = std::mem::take(&mut d.progress().failures);
+        if failures.len() > 1 {
+            error = Some(EngineError::Failures(failures));
+        }
+    }
     // An operation the user cancelled that did not do all it set out to
     // (something was refused or abandoned, or steps failed, as providers
     // told to cancel do) ends as cancelled, rather than with the refusals

@@ -30,8 +30,10 @@ pub struct NodeProgram {
 impl NodeProgram {
     /// The program of the project in `project_dir`.
     pub fn new(project_dir: impl Into<PathBuf>) -> Result<NodeProgram, LanguageError> {
+        let project = ProjectSettings::load(project_dir)?;
+        project.check_entry_point()?;
         Ok(NodeProgram {
-            project: ProjectSettings::load(project_dir)?,
+            project,
             options: RunOptions::default(),
             node: PathBuf::from("node"),
         })

@@ -17,6 +17,8 @@ use converge_plugin::child::{GroupLeader, Signal};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::entry_point::{self, EntryPointError};
+
 /// The exit code of a program that has reported its failure through the
 /// engine's log (both SDKs use 32).
 pub const EXIT_REPORTED: i32 = 32;
@@ -58,14 +60,11 @@ impl Default for RunOptions {
 /// Why a language host could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum LanguageError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: {message}")]
-    Parse { path: PathBuf, message: String },
+    /// Not YAML, past a limit of `converge_yaml`, or not a project.
+    #[error("{0}")]
+    Yaml(#[from] converge_yaml::YamlError),
+    #[error("{0}")]
+    EntryPoint(#[from] EntryPointError),
 }
 
 /// The settings of a project's `Pulumi.yaml` that a language host uses.
@@ -97,15 +96,7 @@ impl ProjectSettings {
         else {
             return Ok(settings);
         };
-        let text = std::fs::read_to_string(&path).map_err(|source| LanguageError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let doc: serde_json::Value =
-            serde_norway::from_str(&text).map_err(|e| LanguageError::Parse {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
+        let doc: serde_json::Value = converge_yaml::load(&path)?;
         settings.main = doc
             .get("main")
             .and_then(|m| m.as_str())
@@ -124,6 +115,14 @@ impl ProjectSettings {
             settings.runtime_options.insert(key.clone(), text);
         }
         Ok(settings)
+    }
+
+    /// Checks that `main` names something that exists inside the project
+    /// directory ([`entry_point::resolve`]); a host does before it runs
+    /// anything.
+    pub fn check_entry_point(&self) -> Result<(), LanguageError> {
+        entry_point::resolve(&self.dir, self.main.as_deref())?;
+        Ok(())
     }
 
     /// What the program is: `main` under the project directory, else the
@@ -426,7 +425,7 @@ mod tests {
         std::fs::write(dir.path().join("Pulumi.yaml"), "name: [\n").unwrap();
         assert!(matches!(
             ProjectSettings::load(dir.path()),
-            Err(LanguageError::Parse { .. })
+            Err(LanguageError::Yaml(_))
         ));
     }
 

@@ -40,8 +40,10 @@ impl PythonProgram {
     /// The program of the project in `project_dir` (its `Pulumi.yaml`, if
     /// any, says where the program and the virtualenv are).
     pub fn new(project_dir: impl Into<PathBuf>) -> Result<PythonProgram, LanguageError> {
+        let project = ProjectSettings::load(project_dir)?;
+        project.check_entry_point()?;
         Ok(PythonProgram {
-            project: ProjectSettings::load(project_dir)?,
+            project,
             options: RunOptions::default(),
             interpreter: None,
             ahead: Arc::default(),

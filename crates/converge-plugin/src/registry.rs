@@ -81,13 +81,20 @@ pub fn provider_version(
 pub struct ProviderRegistry {
     loader: Arc<dyn ProviderLoader>,
     instances: Mutex<HashMap<String, Arc<dyn Provider>>>,
+    /// Configurations of provider resources no step configured, made on
+    /// first use: one per reference, however many steps ask at once.
+    on_first_use: Mutex<HashMap<String, FirstUse>>,
 }
+
+/// A configuration made once, by the first caller.
+type FirstUse = Arc<tokio::sync::OnceCell<Arc<dyn Provider>>>;
 
 impl ProviderRegistry {
     pub fn new(loader: Arc<dyn ProviderLoader>) -> Self {
         ProviderRegistry {
             loader,
             instances: Mutex::new(HashMap::new()),
+            on_first_use: Mutex::new(HashMap::new()),
         }
     }
 
@@ -217,9 +224,46 @@ impl ProviderRegistry {
             .ok_or_else(|| RegistryError::UnknownProvider(reference.to_string()))
     }
 
+    /// The configured instance a resource refers to, configured now from
+    /// `inputs` (the provider resource's recorded inputs) when no step of
+    /// this deployment configured it — a provider resource carried over
+    /// unchanged. Concurrent callers share one configuration, so each
+    /// provider resource is one instance (one plugin process) per
+    /// deployment.
+    pub async fn get_or_configure(
+        &self,
+        reference: &ProviderReference,
+        inputs: &PropertyMap,
+    ) -> Result<Arc<dyn Provider>, RegistryError> {
+        if let Ok(p) = self.get(reference) {
+            return Ok(p);
+        }
+        let key = reference.to_string();
+        let once = self
+            .on_first_use
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key)
+            .or_default()
+            .clone();
+        let provider = once
+            .get_or_try_init(|| async {
+                self.configure(&reference.urn, Some(&reference.id), inputs, false)
+                    .await?;
+                self.get(reference)
+            })
+            .await?;
+        Ok(provider.clone())
+    }
+
     /// Forgets a deleted provider's instance.
     pub fn remove(&self, reference: &ProviderReference) {
-        self.instances().remove(&reference.to_string());
+        let key = reference.to_string();
+        self.on_first_use
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
+        self.instances().remove(&key);
     }
 
     /// Asks every configured instance to stop its outstanding work

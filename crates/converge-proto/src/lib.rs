@@ -1,5 +1,5 @@
 //! Converge's wire schema: the `pulumirpc` gRPC protocol spoken by Pulumi's
-//! SDKs, provider plugins and language hosts, Terraform's `tfplugin6`
+//! SDKs, provider plugins and language hosts, Terraform's `tfplugin5`/`tfplugin6`
 //! provider protocol, and the conversion between `google.protobuf.Struct`
 //! and Converge's [`PropertyValue`].
 //!
@@ -8,8 +8,10 @@
 //!   Pulumi's; `tests/descriptors.rs` checks them against the installed Python
 //!   SDK). Servers answer `Unimplemented` for methods an implementation does
 //!   not override.
-//! - [`tfplugin6`]: the same for Terraform's provider plugin protocol
-//!   version 6 (`tests/tf_descriptors.rs` checks it against PyPI's `tf`).
+//! - [`tfplugin6`], [`tfplugin5`]: the same for Terraform's provider plugin
+//!   protocol, versions 6 and 5 (`tests/proto/tf_descriptors.rs` checks 6
+//!   against PyPI's `tf`, `tests/proto/tfplugin5_descriptors.rs` checks 5
+//!   against PyPI's `tfplugin-proto-all`).
 //! - [`plugin`]: go-plugin's controller and stdio services, which
 //!   Terraform providers serve beside `tfplugin6.Provider`.
 //! - [`google::rpc::Status`]: the message a gRPC error's details decode to.
@@ -43,6 +45,14 @@ pub mod pulumirpc {
     pub mod codegen {
         include!(concat!(env!("OUT_DIR"), "/pulumirpc.codegen.rs"));
     }
+}
+
+/// Generated code for package `tfplugin5`: Terraform's provider plugin
+/// protocol, version 5 (most released providers), from our own
+/// `proto/tfplugin5/tfplugin5.proto` (the field numbers of protocol 5.5).
+/// Client and server.
+pub mod tfplugin5 {
+    include!(concat!(env!("OUT_DIR"), "/tfplugin5.rs"));
 }
 
 /// Generated code for package `tfplugin6`: Terraform's provider plugin

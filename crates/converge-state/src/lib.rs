@@ -11,12 +11,15 @@
 //!   a base plus entries (seed 002).
 //! - [`surgery`]: the edits of `converge state` (delete, protect, rename),
 //!   each checked against every integrity rule.
+//! - [`json_limits`]: the size and depth bounds of every JSON document
+//!   read as state, checked before it is parsed.
 //! - [`secrets`]: the passphrase crypter (Pulumi-compatible), the blinding
 //!   crypter for display, and the opaque mode that keeps ciphertext as is.
 
 pub mod checkpoint;
 pub mod integrity;
 pub mod journal;
+pub mod json_limits;
 pub mod plan;
 pub mod secrets;
 pub mod snapshot;

@@ -1,4 +1,4 @@
-//! Terraform providers (tfplugin6) as Converge providers. Converge plays
+//! Terraform providers (tfplugin5 and tfplugin6) as Converge providers. Converge plays
 //! Terraform Core's part of seeds 003/004: it merges the proposed new
 //! state, upgrades every prior state, plans twice and checks the second
 //! plan against the first, checks every apply, and keeps provider private
@@ -7,7 +7,8 @@
 //! against a saved plan; here a broken rule is an error.
 //!
 //! - [`loader`]: a package with no Pulumi plugin but a Terraform provider
-//!   of that TYPE (OpenTofu's local layouts) runs the Terraform provider.
+//!   of that TYPE (OpenTofu's local layouts, the lock file's version) runs
+//!   the Terraform provider.
 //! - [`provider`]: the `Provider` trait over tfplugin6 (`calls.rs`),
 //!   planning and applying (`change.rs`), reading and import (`read.rs`).
 //! - [`session`]: one connection, its schema and the Pulumi tokens.
@@ -19,13 +20,23 @@
 //! - [`meta`]: schema version and private data in state (`__meta`).
 //! - [`diagnostics`]: provider diagnostics as messages.
 //!
+//! - [`client`]: one client for protocols 5 and 6 (tfplugin6's messages,
+//!   converted one to one for a provider that chose 5).
+//! - [`install`]: provider installation by the OpenTofu CLI
+//!   configuration (mirrors, registries), hashes and the lock file.
+//!
+//! One configured provider process per provider configuration and
+//! command ([`loader`]); every process ends through go-plugin's
+//! `Shutdown`.
+//!
 //! Deliberately absent: process management and wire values (in
 //! `converge_plugin::terraform`), any rule of its own (the rules are the
-//! engine's), protocol 5, `.zip` provider packages, and the bridge's
-//! pluralised names for nested blocks.
+//! engine's), and the bridge's pluralised names for nested blocks.
 
+pub mod client;
 pub mod contract;
 pub mod diagnostics;
+pub mod install;
 pub mod loader;
 pub mod meta;
 pub mod names;

@@ -11,22 +11,27 @@ use std::time::Duration;
 use async_trait::async_trait;
 use converge_plugin::terraform::process::{LaunchOptions, ProviderProcess};
 use converge_plugin::ProviderError;
-use converge_proto::tfplugin6::{self as tf, provider_client::ProviderClient};
+use converge_proto::tfplugin6 as tf;
 use tonic::transport::Channel;
+
+use crate::client::TfClient;
 
 use crate::diagnostics::Findings;
 use crate::names::{function_token, resource_token};
 use crate::schema::{ProviderSchema, TypeSchema};
 
-/// A channel to a provider, and its process when Converge runs it.
+/// A channel to a provider, the plugin protocol version it chose (5 or
+/// 6), and its process when Converge runs it.
 #[derive(Debug)]
 pub struct Connection {
     pub channel: Channel,
+    pub protocol: u32,
     pub process: Option<ProviderProcess>,
 }
 
-/// Opens connections to one provider: each configured provider instance
-/// gets its own (Terraform configures a provider process once).
+/// Opens connections to one provider: one for schema and validation, and
+/// one per provider configuration (Terraform configures a provider
+/// process once; the loader shares it among instances configured alike).
 #[async_trait]
 pub trait Connector: Send + Sync + fmt::Debug {
     async fn connect(&self) -> Result<Connection, ProviderError>;
@@ -47,6 +52,7 @@ impl Connector for ProcessConnector {
             .map_err(|e| ProviderError::Unavailable(e.to_string()))?;
         Ok(Connection {
             channel: process.channel(),
+            protocol: process.handshake().protocol_version,
             process: Some(process),
         })
     }
@@ -62,7 +68,7 @@ pub struct Member {
 /// A connected provider with its schema.
 pub struct Session {
     pub package: String,
-    client: ProviderClient<Channel>,
+    client: TfClient,
     process: Option<ProviderProcess>,
     pub schema: Arc<ProviderSchema>,
     /// Pulumi token → resource type.
@@ -75,6 +81,7 @@ impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
             .field("package", &self.package)
+            .field("protocol", &self.client.version())
             .field("pid", &self.process.as_ref().and_then(ProviderProcess::pid))
             .finish_non_exhaustive()
     }
@@ -86,8 +93,7 @@ impl Session {
     pub async fn open(package: &str, connection: Connection) -> Result<Session, ProviderError> {
         let mut session = Session {
             package: package.to_owned(),
-            client: ProviderClient::new(connection.channel)
-                .max_decoding_message_size(256 * 1024 * 1024),
+            client: TfClient::new(connection.channel, connection.protocol),
             process: connection.process,
             schema: Arc::default(),
             resources: BTreeMap::new(),
@@ -132,7 +138,7 @@ impl Session {
     }
 
     /// A client for one call (clients are cheap clones of the channel).
-    pub fn client(&self) -> ProviderClient<Channel> {
+    pub fn client(&self) -> TfClient {
         self.client.clone()
     }
 

@@ -16,7 +16,8 @@
 //! reports `ErrorResourceInitFailed`). Outputs: the inputs plus `length`
 //! (of `value`; unknown in previews) and `pluginVersion`.
 //!
-//! **Function** [`COUNT`] (`convergetest:index:count`): `{count, version}`.
+//! **Function** [`COUNT`] (`convergetest:index:count`): `{count, version}`,
+//! and its argument `tag` given back as it came.
 //!
 //! **Remote component** [`COMPONENT`] (`convergetest:index:Component`,
 //! `Construct`): registers itself and a child [`THING`] through the

@@ -278,8 +278,10 @@ impl ResourceProvider for TestProvider {
                 "methods": {"describe": DESCRIBE},
             }},
             "functions": {
-                COUNT: {"outputs": {"properties": {"count": {"type": "number"},
-                                                   "version": {"type": "string"}}}},
+                COUNT: {"inputs": {"properties": {"tag": {"type": "string"}}},
+                        "outputs": {"properties": {"count": {"type": "number"},
+                                                   "version": {"type": "string"},
+                                                   "tag": {"type": "string"}}}},
                 DESCRIBE: {
                     "inputs": {"properties": {"__self__": {"$ref": format!("#/resources/{COMPONENT}")},
                                               "greeting": {"type": "string"}}},
@@ -532,10 +534,13 @@ impl ResourceProvider for TestProvider {
             )));
         }
         let count = self.with_cloud(|c| c.objects.len()).await?;
-        let fields = HashMap::from([
+        let mut fields = HashMap::from([
             ("count".to_owned(), n(count as f64)),
             ("version".to_owned(), s(self.version.clone())),
         ]);
+        if let Some(tag) = field(&req.args, "tag") {
+            fields.insert("tag".to_owned(), tag.clone());
+        }
         Ok(Response::new(InvokeResponse {
             r#return: Some(Struct {
                 fields: fields.into_iter().collect(),

@@ -34,10 +34,13 @@
 //! shipping crate. No IO (but [`tf_mock`]'s socket on 127.0.0.1), no
 //! randomness: the same test run twice makes the same calls and gets the
 //! same IDs — except [`terraform_mirror`], which writes the test providers
-//! into a directory the caller gives.
+//! into a directory the caller gives, and [`go_provider`], which builds the
+//! Go test provider with the Go toolchain.
 
 mod cloud;
 pub mod fuzz;
+pub mod go_provider;
+pub mod http_files;
 mod lifecycle;
 mod loader;
 mod provider;

@@ -17,6 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
+use converge_yaml::YamlErrorKind;
 use serde::Deserialize;
 
 use crate::error::{BackendError, NameKind, Result};
@@ -86,8 +87,8 @@ impl Layout {
     /// written with the first stack).
     pub fn detect(root: &Path) -> Result<Layout> {
         let meta = meta_path(root);
-        let (version, has_meta) = match atomic::read_optional(&meta)? {
-            Some(bytes) => (parse_meta(&bytes, &meta)?, true),
+        let (version, has_meta) = match read_meta(&meta)? {
+            Some(text) => (parse_meta(&text, &meta)?, true),
             None if has_legacy_stacks(root)? => (LayoutVersion::Legacy, false),
             None => (LayoutVersion::ProjectScoped, false),
         };
@@ -189,7 +190,23 @@ fn has_legacy_stacks(root: &Path) -> Result<bool> {
         .any(|e| !e.is_dir && stack_name_of_checkpoint(&e.name).is_some()))
 }
 
-fn parse_meta(bytes: &[u8], path: &Path) -> Result<LayoutVersion> {
+/// The text of `meta.yaml`, if there is one; read within
+/// `converge_yaml`'s size limit.
+fn read_meta(path: &Path) -> Result<Option<String>> {
+    match converge_yaml::read_file(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) => match e.kind {
+            YamlErrorKind::Read(io) if io.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            YamlErrorKind::Read(io) => Err(BackendError::io("read", path, io)),
+            kind => Err(BackendError::MalformedMeta {
+                path: path.to_owned(),
+                reason: kind.to_string(),
+            }),
+        },
+    }
+}
+
+fn parse_meta(text: &str, path: &Path) -> Result<LayoutVersion> {
     #[derive(Deserialize)]
     struct Meta {
         version: Option<i64>,
@@ -198,7 +215,7 @@ fn parse_meta(bytes: &[u8], path: &Path) -> Result<LayoutVersion> {
         path: path.to_owned(),
         reason,
     };
-    let meta: Meta = serde_norway::from_slice(bytes)
+    let meta: Meta = converge_yaml::from_str(&path.display().to_string(), text)
         .map_err(|e| malformed(format!("not valid YAML with an integer version: {e}")))?;
     match meta.version {
         None => Err(malformed("it has no `version`".to_owned())),
@@ -216,7 +233,7 @@ mod tests {
     use super::*;
 
     fn parse(s: &str) -> Result<LayoutVersion> {
-        parse_meta(s.as_bytes(), Path::new("/r/.pulumi/meta.yaml"))
+        parse_meta(s, Path::new("/r/.pulumi/meta.yaml"))
     }
 
     #[test]
@@ -233,6 +250,12 @@ mod tests {
             ("version: abc", "not valid YAML"),
             ("version: [1", "not valid YAML"),
             ("- 1", "not valid YAML"),
+            (
+                "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n\
+                 c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n\
+                 e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nversion: 1\n",
+                "excessive aliasing",
+            ),
         ] {
             let msg = parse(bad).unwrap_err().to_string();
             assert!(

@@ -31,7 +31,7 @@ impl Inner {
         }
         let malformed =
             |reason: String| BackendError::Unsupported(format!("{key} in {}: {reason}", self.url));
-        let meta: Meta = serde_norway::from_slice(&bytes)
+        let meta: Meta = converge_yaml::from_slice(key.as_ref(), &bytes)
             .map_err(|e| malformed(format!("not valid YAML with an integer version: {e}")))?;
         match meta.version {
             Some(1) => Ok(()),

@@ -1,8 +1,9 @@
-//! `converge config [set|get|rm|cp]`: a stack's configuration in
+//! `converge config [set|set-all|get|rm|rm-all|cp|refresh]`: a stack's configuration in
 //! `Pulumi.<stack>.yaml`, with secrets encrypted by the stack's passphrase,
 //! and the project's defaults from `Pulumi.yaml` where the stack sets
 //! nothing.
 
+mod bulk;
 mod copy;
 pub(crate) mod list;
 
@@ -209,31 +210,22 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             let value = match value {
                 Some(v) => v,
                 None => {
-                    let bytes =
-                        crate::prompt::read_stdin().context("cannot read the value from stdin")?;
+                    let bytes = crate::prompt::read_stdin("the value from stdin")?;
                     let s = String::from_utf8(bytes)
                         .context("the value on stdin is not valid UTF-8")?;
                     s.strip_suffix('\n').unwrap_or(&s).to_owned()
                 }
             };
             let new = if secret {
-                // A stack file without a salt (a fresh checkout) takes the
-                // one the stack's state records, so that its secrets and
-                // the state's share one key.
-                let recorded = match settings.encryption_salt().or(settings.encrypted_key()) {
-                    Some(_) => None,
-                    None => state_provider(ctx, &backend, &stack).await?,
-                };
-                let secrets = stack_secrets(&mut settings, recorded.as_ref(), opts, true).await?;
-                secure(secrets.crypter.encrypt(&value)?)
+                let crypter = encrypting_crypter(ctx, &backend, &stack, &mut settings).await?;
+                secure(crypter.encrypt(&value)?)
             } else if key.path.is_empty() {
                 Value::String(value)
             } else {
                 typed(value)
             };
             let mut config = settings.config();
-            let slot = config.entry(key.top.as_str().into()).or_insert(Value::Null);
-            set_path(slot, &key.path, new, &key.top)?;
+            assign(&mut config, &key, new)?;
             settings.set_config(config);
             settings.save()
         }
@@ -263,13 +255,43 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
         Some(ConfigCommand::Rm { key, path }) => {
             let key = parse_key(&project.name, &key, path)?;
             let mut config = settings.config();
-            if key.path.is_empty() {
-                config.remove(key.top.as_str());
-            } else if let Some(v) = config.get_mut(key.top.as_str()) {
-                remove_path(v, &key.path);
+            unassign(&mut config, &key);
+            settings.set_config(config);
+            settings.save()
+        }
+        Some(ConfigCommand::SetAll {
+            plaintext,
+            secret,
+            path,
+            json,
+        }) => {
+            let values = match json {
+                Some(text) => bulk::from_json(&project.name, &text)?,
+                None => bulk::from_flags(&project.name, &plaintext, &secret, path)?,
+            };
+            let crypter = if values.iter().any(|v| v.secret) {
+                Some(encrypting_crypter(ctx, &backend, &stack, &mut settings).await?)
+            } else {
+                None
+            };
+            let mut config = settings.config();
+            for v in values {
+                let value = v.encoded(crypter.as_deref())?;
+                assign(&mut config, &v.key, value)?;
             }
             settings.set_config(config);
             settings.save()
+        }
+        Some(ConfigCommand::RmAll { keys, path }) => {
+            let mut config = settings.config();
+            for key in &keys {
+                unassign(&mut config, &parse_key(&project.name, key, path)?);
+            }
+            settings.set_config(config);
+            settings.save()
+        }
+        Some(ConfigCommand::Refresh { force }) => {
+            bulk::refresh(backend.as_ref(), &stack, &mut settings, force).await
         }
         Some(ConfigCommand::Cp { key, dest, path }) => {
             let key = key
@@ -286,7 +308,39 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
     }
 }
 
-/// The passphrase salt the stack's state records, if any.
+/// The crypter that encrypts a new secret of the stack. A stack file
+/// without a salt (a fresh checkout) takes the one the stack's state
+/// records, so that its secrets and the state's share one key.
+async fn encrypting_crypter(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+    settings: &mut StackSettings,
+) -> Result<Arc<dyn converge_state::secrets::Crypter>> {
+    let recorded = match settings.encryption_salt().or(settings.encrypted_key()) {
+        Some(_) => None,
+        None => state_provider(ctx, backend, stack).await?,
+    };
+    let secrets =
+        stack_secrets(settings, recorded.as_ref(), ctx.passphrase_options(), true).await?;
+    Ok(secrets.crypter)
+}
+
+/// Sets `key` (a path inside a top-level value) in `config`.
+fn assign(config: &mut Mapping, key: &ConfigKey, value: Value) -> Result<()> {
+    let slot = config.entry(key.top.as_str().into()).or_insert(Value::Null);
+    set_path(slot, &key.path, value, &key.top)
+}
+
+/// Removes `key` from `config`; a key it does not hold is no error.
+fn unassign(config: &mut Mapping, key: &ConfigKey) {
+    if key.path.is_empty() {
+        config.remove(key.top.as_str());
+    } else if let Some(v) = config.get_mut(key.top.as_str()) {
+        remove_path(v, &key.path);
+    }
+}
+
 /// The secrets provider the stack's state records, if any.
 async fn state_provider(
     ctx: &Context,

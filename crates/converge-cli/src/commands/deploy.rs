@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef, UpdateKind};
+use converge_engine::driver::{drive, DriverOptions, FrontEnd, OperationKind, Phase, Sources};
 use converge_engine::pulumi_provider::StackReferences;
 use converge_engine::{
     DeploymentOptions, LockedStack, OperationResult, Program, StackState, StepOp,
@@ -19,18 +20,22 @@ use converge_engine::{PlanConstraint, PlanUse};
 
 use crate::args::OperationArgs;
 use crate::commands::confirm::confirm;
-use crate::commands::execute::{execute, ExecuteParams, Executed};
+use crate::commands::execute::{RenderOptions, Rendered, Renderer};
 use crate::commands::open_stack::{self, Opened};
 use crate::commands::plan_file;
 use crate::commands::stack::output::{display_json, stack_outputs};
 use crate::commands::stack::{history, tags};
-use crate::context::{now_rfc3339, Context};
+use crate::context::Context;
 use crate::display::{say, DisplayOptions};
+use crate::event_log::EventLog;
 use crate::interrupts::{check_not_cancelled, Response};
 use crate::passphrase::ReferencedSecrets;
-use crate::program::{check_runtime, load_program, program_config, ProgramAhead};
+use crate::program::{
+    check_runtime, load_client_program, load_program, program_config, ProgramAhead,
+};
 use crate::project::Project;
 use crate::providers::Providers;
+use converge_engine::events::pulumi::PulumiEventOptions;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
@@ -76,6 +81,15 @@ impl Operation {
         }
     }
 
+    /// What the driver runs.
+    fn kind(self) -> OperationKind {
+        match self {
+            Operation::Preview | Operation::Up => OperationKind::Update,
+            Operation::Refresh => OperationKind::Refresh,
+            Operation::Destroy => OperationKind::Destroy,
+        }
+    }
+
     fn history_kind(self) -> UpdateKind {
         match self {
             Operation::Preview => UpdateKind::Preview,
@@ -88,6 +102,31 @@ impl Operation {
 
 pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()> {
     check_flags(op, &args)?;
+    let event_log = match &args.event_log {
+        Some(target) => Some(
+            EventLog::open(
+                target,
+                PulumiEventOptions {
+                    show_secrets: args.show_secrets,
+                },
+            )
+            .await?,
+        ),
+        None => None,
+    };
+    let result = run_logged(ctx, op, args, event_log.clone()).await;
+    if let Some(log) = event_log {
+        log.close().await;
+    }
+    result
+}
+
+async fn run_logged(
+    ctx: &Context,
+    op: Operation,
+    args: OperationArgs,
+    event_log: Option<EventLog>,
+) -> Result<()> {
     winds_down(ctx, args.cancel_timeout);
     // A closed stdout (`converge up | head`) must not stop an operation
     // half way: while one runs, SIGPIPE is caught and the display's writes
@@ -96,16 +135,20 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
     let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());
     // A YAML program is parsed, a Python program's interpreter started,
     // beside loading the project and opening the stack.
-    let runs_program = matches!(op, Operation::Preview | Operation::Up);
+    let runs_program = matches!(op, Operation::Preview | Operation::Up) && args.client.is_none();
     let ahead = runs_program.then(|| ProgramAhead::start(&ctx.cwd));
-    let project = ctx.project()?;
+    let mut project = ctx.project()?;
+    if let Some(file) = &args.config_file {
+        project = project.with_stack_config_file(&ctx.cwd, file);
+    }
     let ahead = ahead.map(|ahead| ahead.with_project(&project));
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
     crate::passphrase::derive_ahead(&project.stack_config_file(&stack.stack));
     ctx.require_stack(backend.as_ref(), &stack).await?;
-    // Fail on an unsupported program before touching anything.
-    if matches!(op, Operation::Preview | Operation::Up) {
+    // Fail on an unsupported program before touching anything (an inline
+    // program's runtime is the SDK's own).
+    if runs_program {
         check_runtime(&project)?;
     }
     if op != Operation::Preview {
@@ -123,13 +166,25 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
         .lock(ctx.lock_info())
         .await?;
     let providers = Providers::new(&project).with_stack_references(references);
-    let result = run_locked(ctx, op, &args, &project, &mut locked, &providers, ahead).await;
+    let result = run_locked(
+        ctx,
+        op,
+        &args,
+        &project,
+        &mut locked,
+        &providers,
+        ahead,
+        event_log,
+    )
+    .await;
     providers.shutdown().await;
     open_stack::release(locked, result).await
 }
 
-/// Everything under the stack lock: arguments → the stack's owner →
-/// display and confirmation.
+/// Everything under the stack lock: arguments → the operation driver
+/// (`converge_engine::driver`) with this command as its front-end →
+/// what the user sees.
+#[allow(clippy::too_many_arguments)]
 async fn run_locked(
     ctx: &Context,
     op: Operation,
@@ -138,6 +193,7 @@ async fn run_locked(
     locked: &mut LockedStack,
     providers: &Providers,
     ahead: Option<ProgramAhead>,
+    event_log: Option<EventLog>,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
     let Opened { settings, crypter } = open_stack::open(ctx, project, locked).await?;
@@ -171,16 +227,8 @@ async fn run_locked(
     // The stack's configuration, decrypted once: the program's, and the
     // default providers' (`<package>:<key>`).
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
-    let mut options = deployment_options(ctx, project, locked.stack(), args, &config)?;
-    options.plan = saved.map(|plan| PlanConstraint {
-        plan,
-        usage: PlanUse::Enforce,
-    });
-    let display_options = DisplayOptions {
-        diff: args.diff,
-        preview: false,
-        show_secrets: args.show_secrets,
-    };
+    let shown_config = Arc::new(prelude_config(&config, args.show_secrets));
+    let deployment = deployment_options(ctx, project, locked.stack(), args, &config)?;
     let previewing = match op {
         Operation::Preview => true,
         Operation::Refresh | Operation::Destroy => args.preview_only || refresh_only_preview,
@@ -190,24 +238,19 @@ async fn run_locked(
     // first — previewed (changing nothing) before a preview, journaled only
     // once the operation is confirmed.
     let refresh_first = (args.refresh || project.refresh_always()) && op != Operation::Refresh;
-    let refresh = RefreshFirst {
-        providers,
-        options: &options,
-        display: display_options,
-        json: args.json,
-        before: op,
-    };
 
-    let program: Option<Box<dyn Program>> = match op {
-        Operation::Preview | Operation::Up => Some(load_program(
+    let program: Option<Box<dyn Program>> = match (op, &args.client) {
+        (Operation::Preview | Operation::Up, Some(address)) => {
+            Some(load_client_program(project, address, &config)?)
+        }
+        (Operation::Preview | Operation::Up, None) => Some(load_program(
             project,
             &stack_name,
             config,
             ahead.unwrap_or_default(),
         )?),
-        Operation::Refresh | Operation::Destroy => None,
+        (Operation::Refresh | Operation::Destroy, _) => None,
     };
-    let program = program.as_deref();
     let interactive =
         !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
 
@@ -219,78 +262,68 @@ async fn run_locked(
              (or run `converge preview` to see the changes)"
         );
     }
-    let mut consistency = None;
-    if previewing || !args.skip_preview {
-        let base = if refresh_first {
-            Arc::new(refresh.previewed(locked, &stack_name).await?)
-        } else {
-            locked.shared_base()
-        };
-        if !args.json {
-            say(format!("{} ({stack_name}):", op.preview_header()));
-        }
-        let executed = execute(
-            op,
-            ExecuteParams {
-                base,
-                providers,
-                options: DeploymentOptions {
-                    preview: true,
-                    // The plan is kept only to save it, print it, write
-                    // the import file from it, or check the update
-                    // against it.
-                    record_plans: op == Operation::Up
-                        || args.save_plan.is_some()
-                        || args.json
-                        || args.import_file.is_some(),
-                    ..options.clone()
-                },
-                program,
-                sink: Arc::new(converge_engine::DiscardSink),
-                display: DisplayOptions {
-                    preview: true,
-                    ..display_options
-                },
-                json: args.json,
+    let mut record = history::update_record(op.history_kind(), args.message.as_deref(), &settings)?;
+    record.environment.insert(
+        "exec.kind".to_owned(),
+        args.exec_kind.clone().unwrap_or_else(|| "cli".to_owned()),
+    );
+    let options = DriverOptions {
+        kind: op.kind(),
+        deployment,
+        preview_only: previewing,
+        skip_preview: args.skip_preview,
+        refresh_first,
+        // The plan is kept only to save it, print it or write the import
+        // file from it.
+        keep_preview_plans: args.save_plan.is_some() || args.json || args.import_file.is_some(),
+        plan: saved.map(|plan| PlanConstraint {
+            plan,
+            usage: PlanUse::Enforce,
+        }),
+        record: Some(record),
+    };
+    let mut front = Terminal {
+        ctx,
+        args,
+        op,
+        stack: &stack_name,
+        providers,
+        render: RenderOptions {
+            display: DisplayOptions {
+                diff: args.diff,
+                preview: false,
+                show_secrets: args.show_secrets,
             },
-        )
-        .await;
-        if !args.json {
-            print_output_changes(locked.base(), &executed.result.snapshot, args.show_secrets);
-        }
-        print_lines(&executed.summary);
-        if let Some(e) = executed.error() {
-            return Err(e);
-        }
-        let preview = executed.result;
-        if let (true, Some(path)) = (previewing, &args.save_plan) {
-            if preview.error.is_none() {
-                let resource_plans = if refresh_only_preview {
-                    refresh_plans(locked.base(), &preview.snapshot)
-                } else {
-                    preview.resource_plans.clone()
-                };
-                let plan = plan_file::NewPlan {
-                    resource_plans,
-                    refresh_only: refresh_only_preview,
-                    settings: &settings,
-                };
-                plan_file::save(path, locked, crypter.as_ref(), plan).await?;
-            }
-        }
-        // Without a saved plan, the update's results are still checked
-        // against what this preview knew.
-        if options.plan.is_none() && op == Operation::Up {
-            consistency = Some(PlanConstraint {
-                plan: Arc::new(converge_state::plan::DeploymentPlan {
-                    manifest: converge_state::Manifest::converge(now_rfc3339()),
-                    config: Default::default(),
-                    resource_plans: preview.resource_plans.clone(),
-                    base: None,
-                    refresh_only: false,
-                }),
-                usage: PlanUse::ConsistencyOnly,
-            });
+            json: args.json,
+            event_log,
+            config: shown_config,
+        },
+        needs_confirmation,
+        renderer: None,
+        rendered: None,
+        started: None,
+    };
+    let loader = providers.loader();
+    let sources = Sources {
+        loader: &loader,
+        program: program.as_deref(),
+    };
+    let driven = drive(locked, sources, options, &mut front).await?;
+    let rendered = front.rendered.take().unwrap_or_default();
+
+    if let Some(preview) = driven.preview.filter(|_| previewing) {
+        if let (Some(path), None) = (&args.save_plan, &preview.error) {
+            let resource_plans = if refresh_only_preview {
+                refresh_plans(locked.base(), &preview.snapshot)
+            } else {
+                preview.resource_plans.clone()
+            };
+            let plan = plan_file::NewPlan {
+                resource_plans,
+                refresh_only: refresh_only_preview,
+                settings: &settings,
+            };
+            plan_file::save(path, locked, crypter.as_ref(), plan).await?;
         }
         if let (Some(path), None) = (&args.import_file, &preview.error) {
             let n = crate::commands::import::file_out::write(path, &preview)?;
@@ -299,78 +332,37 @@ async fn run_locked(
                 path.display()
             );
         }
-        if previewing {
-            if args.json {
-                print_json(&preview, args.show_secrets)?;
-            }
-            if let Some(e) = preview.error {
-                bail!("{e}");
-            }
-            if args.expect_no_changes && has_changes(&preview) {
-                return Err(UnexpectedChanges::Proposed.into());
-            }
-            return Ok(());
+        if args.json {
+            print_digest(rendered.digest.as_ref())?;
         }
         if let Some(e) = preview.error {
             bail!("{e}");
         }
+        if args.expect_no_changes && has_changes(&preview) {
+            return Err(UnexpectedChanges::Proposed.into());
+        }
+        return Ok(());
     }
-    if needs_confirmation {
-        confirm(op.question()).await?;
-    }
-    check_not_cancelled(&ctx.interrupts)?;
 
-    if refresh_first {
-        refresh.journaled(locked, &stack_name).await?;
-    }
-    if !args.json {
-        say(format!("{} ({stack_name}):", op.verb()));
-    }
-    let record = history::update_record(op.history_kind(), args.message.as_deref(), &settings)?;
-    let started = std::time::Instant::now();
-    let journal = locked.start().await?;
-    let executed = execute(
-        op,
-        ExecuteParams {
-            base: locked.shared_base(),
-            providers,
-            options: DeploymentOptions {
-                // The update records what each resource did only to check
-                // it against a plan (`--plan`, or the preview it showed):
-                // the records hold a copy of every resource's values.
-                record_plans: options.plan.is_some() || consistency.is_some(),
-                plan: options.plan.clone().or(consistency),
-                ..options.clone()
-            },
-            program,
-            sink: journal.clone(),
-            display: display_options,
-            json: args.json,
-        },
-    )
-    .await;
-    let result = &executed.result;
-    report_interrupted(locked.base(), result);
-    let finished = locked
-        .finish(journal, result, Some(record))
-        .await
-        .context("the update ran, but its final state could not be saved; it will be recovered from the journal on the next run")?;
+    let (Some(result), Some(finished)) = (driven.operation, driven.finished) else {
+        bail!("the {} did not run", op.command());
+    };
     if let Some(e) = finished.history_error {
         eprintln!("warning: the update history could not be recorded: {e}");
     }
     if args.json {
-        print_json(result, args.show_secrets)?;
+        print_digest(rendered.digest.as_ref())?;
     } else {
-        if op == Operation::Up {
+        if op == Operation::Up && !args.suppress_outputs {
             print_outputs(&result.snapshot, args.show_secrets);
         }
-        print_lines(&executed.summary);
-        say(format!("\nDuration: {}", go_duration(started.elapsed())));
+        print_lines(&rendered.summary);
+        let took = front.started.map(|s| s.elapsed()).unwrap_or_default();
+        say(format!("\nDuration: {}", go_duration(took)));
     }
-    if let Some(e) = executed.error() {
+    if let Some(e) = rendered.error(&result) {
         return Err(e);
     }
-    let result = executed.result;
     if let Some(e) = result.error {
         return Err(anyhow::Error::new(e));
     }
@@ -380,9 +372,111 @@ async fn run_locked(
     Ok(())
 }
 
+/// The command as the operation driver's front-end: a header and a
+/// renderer for each phase, the preview's output changes and summary,
+/// the confirmation prompt.
+struct Terminal<'a> {
+    ctx: &'a Context,
+    args: &'a OperationArgs,
+    op: Operation,
+    stack: &'a str,
+    providers: &'a Providers,
+    render: RenderOptions,
+    needs_confirmation: bool,
+    /// The running phase's renderer.
+    renderer: Option<Renderer>,
+    /// What the last phase showed (the operation's summary and digest
+    /// are printed after its outputs, once the drive is done).
+    rendered: Option<Rendered>,
+    /// When the operation itself started.
+    started: Option<std::time::Instant>,
+}
+
+#[async_trait::async_trait]
+impl FrontEnd for Terminal<'_> {
+    type Error = anyhow::Error;
+
+    fn start(&mut self, phase: Phase) -> converge_engine::EventSink {
+        let header = match phase {
+            Phase::RefreshPreview => Operation::Refresh.preview_header(),
+            Phase::Preview => self.op.preview_header(),
+            Phase::Refresh => Operation::Refresh.verb(),
+            Phase::Operation => {
+                self.started = Some(std::time::Instant::now());
+                self.op.verb()
+            }
+        };
+        if !self.args.json {
+            say(format!("{header} ({}):", self.stack));
+        }
+        let (events, renderer) = Renderer::start(
+            self.providers,
+            RenderOptions {
+                display: DisplayOptions {
+                    preview: phase.previews(),
+                    ..self.render.display
+                },
+                ..self.render.clone()
+            },
+        );
+        self.renderer = Some(renderer);
+        events
+    }
+
+    async fn end(&mut self, phase: Phase, base: &Snapshot, result: &OperationResult) -> Result<()> {
+        let rendered = match self.renderer.take() {
+            Some(renderer) => renderer.finish().await,
+            None => Rendered::default(),
+        };
+        match phase {
+            Phase::RefreshPreview | Phase::Refresh => print_lines(&rendered.summary),
+            Phase::Preview => {
+                if !self.args.json && !self.args.suppress_outputs {
+                    print_output_changes(base, &result.snapshot, self.args.show_secrets);
+                }
+                print_lines(&rendered.summary);
+                if let Some(e) = rendered.error(result) {
+                    return Err(e);
+                }
+            }
+            Phase::Operation => report_interrupted(base, result),
+        }
+        self.rendered = Some(rendered);
+        Ok(())
+    }
+
+    async fn confirm(&mut self, _preview: Option<&OperationResult>) -> Result<()> {
+        if self.needs_confirmation {
+            confirm(self.op.question()).await?;
+        }
+        check_not_cancelled(&self.ctx.interrupts)?;
+        Ok(())
+    }
+}
+
 /// The four operations share their flags' definitions; each takes only
 /// Pulumi's: a flag another operation has is refused, not ignored.
 fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
+    if !args.policy_pack.is_empty() || !args.policy_pack_config.is_empty() {
+        bail!("policy packs are not supported yet: run without --policy-pack and --policy-pack-config");
+    }
+    if !args.policy_pack_config.is_empty()
+        && args.policy_pack_config.len() != args.policy_pack.len()
+    {
+        bail!("--policy-pack-config must be given once for each --policy-pack");
+    }
+    match (op, args.run_program) {
+        (Operation::Refresh | Operation::Destroy, Some(true)) => bail!(
+            "--run-program is not supported yet: `converge {}` works from the stack's state \
+             without running the program",
+            op.command()
+        ),
+        (Operation::Preview | Operation::Up, Some(false)) => bail!(
+            "`converge {}` always runs the program: --run-program=false is for refresh and destroy",
+            op.command()
+        ),
+        _ => {}
+    }
     let given = [
         ("--replace", !args.replace.is_empty()),
         ("--target-replace", !args.target_replace.is_empty()),
@@ -446,86 +540,6 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The refresh before an operation (`--refresh`, `options.refresh:
-/// always`).
-struct RefreshFirst<'a> {
-    providers: &'a Providers,
-    options: &'a DeploymentOptions,
-    display: DisplayOptions,
-    json: bool,
-    /// The operation it comes before.
-    before: Operation,
-}
-
-impl RefreshFirst<'_> {
-    /// Reads every resource and changes nothing: the state a preview of
-    /// the operation starts from.
-    async fn previewed(&self, locked: &LockedStack, stack: &str) -> Result<Snapshot> {
-        if !self.json {
-            say(format!(
-                "{} ({stack}):",
-                Operation::Refresh.preview_header()
-            ));
-        }
-        let refreshed = self
-            .run(locked, true, Arc::new(converge_engine::DiscardSink))
-            .await;
-        print_lines(&refreshed.summary);
-        self.check(refreshed.result.error)?;
-        Ok(Arc::unwrap_or_clone(refreshed.result.snapshot))
-    }
-
-    /// Reads every resource into the stack's state, as its own journaled
-    /// run, once the operation is confirmed.
-    async fn journaled(&self, locked: &mut LockedStack, stack: &str) -> Result<()> {
-        if !self.json {
-            say(format!("{} ({stack}):", Operation::Refresh.verb()));
-        }
-        let journal = locked.start().await?;
-        let refreshed = self.run(locked, false, journal.clone()).await;
-        print_lines(&refreshed.summary);
-        locked.finish(journal, &refreshed.result, None).await?;
-        self.check(refreshed.result.error)
-    }
-
-    async fn run(
-        &self,
-        locked: &LockedStack,
-        preview: bool,
-        sink: Arc<dyn converge_engine::JournalSink>,
-    ) -> Executed {
-        execute(
-            Operation::Refresh,
-            ExecuteParams {
-                base: locked.shared_base(),
-                providers: self.providers,
-                options: DeploymentOptions {
-                    preview,
-                    ..self.options.clone()
-                },
-                program: None,
-                sink,
-                display: DisplayOptions {
-                    preview,
-                    ..self.display
-                },
-                json: self.json,
-            },
-        )
-        .await
-    }
-
-    fn check(&self, error: Option<converge_engine::EngineError>) -> Result<()> {
-        match error {
-            Some(e) => bail!(
-                "the refresh before the {} failed: {e}",
-                self.before.history_kind().as_str()
-            ),
-            None => Ok(()),
-        }
-    }
 }
 
 /// `--expect-no-changes` found changes (Pulumi's messages; exit code 255).
@@ -741,6 +755,15 @@ fn print_output_changes(base: &Snapshot, planned: &Snapshot, reveal: bool) {
     }
 }
 
+/// `--json`: the operation in Pulumi's digest shape
+/// (`converge_engine::events::digest`).
+fn print_digest(digest: Option<&serde_json::Value>) -> Result<()> {
+    let digest = digest.context("the operation's events ended before its summary")?;
+    say(serde_json::to_string_pretty(digest)?);
+    Ok(())
+}
+
+/// `import --json`: Converge's own shape.
 pub(crate) fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
     let outputs: serde_json::Map<String, serde_json::Value> = stack_outputs(Some(&result.snapshot))
         .iter()
@@ -754,4 +777,23 @@ pub(crate) fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
     });
     say(serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+/// The configuration a `preludeEvent` shows: each value's text, a
+/// secret's as `[secret]` unless revealed.
+fn prelude_config(
+    config: &BTreeMap<String, ConfigValue>,
+    reveal: bool,
+) -> BTreeMap<String, String> {
+    config
+        .iter()
+        .map(|(k, v)| {
+            let text = if v.secret && !reveal {
+                "[secret]".to_owned()
+            } else {
+                v.value.clone()
+            };
+            (k.clone(), text)
+        })
+        .collect()
 }

@@ -42,9 +42,25 @@ pub fn logout(ctx: &Context) -> Result<()> {
     Ok(())
 }
 
-pub fn whoami(ctx: &Context, verbose: bool) -> Result<()> {
+pub async fn whoami(ctx: &Context, verbose: bool, json: bool) -> Result<()> {
     let project = crate::project::Project::find(&ctx.cwd)?;
     let url = ctx.backend_url(project.as_ref())?;
+    if json {
+        // Pulumi's shape: `user`, `url`, `organizations` (the SDKs read
+        // all three). A state service names the token and its
+        // organization; a self-managed backend has the OS user and none.
+        let (user, organizations) = match crate::remote::identify(&url).await? {
+            Some(who) => (who.token_name, vec![who.organization]),
+            None => (username(), Vec::new()),
+        };
+        let out = serde_json::json!({
+            "user": user,
+            "url": url,
+            "organizations": organizations,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
     if verbose {
         println!("User: {}", username());
         println!("Backend URL: {url}");

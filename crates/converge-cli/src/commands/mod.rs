@@ -15,3 +15,4 @@ pub mod plugin;
 pub mod serve;
 pub mod stack;
 pub mod state;
+pub mod version;

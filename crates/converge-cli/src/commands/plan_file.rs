@@ -10,10 +10,12 @@ use converge_backend::StackRef;
 use converge_engine::saved_plan::{check_fresh, Freshness, ResourcePlan};
 use converge_engine::LockedStack;
 use converge_model::Urn;
+use converge_state::json_limits;
 use converge_state::plan::{read_plan, write_plan, DeploymentPlan};
 use converge_state::secrets::{Crypter, SecretsMode};
 use converge_state::Manifest;
 
+use crate::atomic_write::{Dash, Output};
 use crate::context::now_rfc3339;
 use crate::stack_settings::StackSettings;
 
@@ -43,8 +45,9 @@ pub async fn save(
         refresh_only: plan.refresh_only,
     };
     let bytes = write_plan(&plan, SecretsMode::Crypter(crypter))?;
-    crate::atomic_write::write_atomically(path, &bytes)
-        .with_context(|| format!("could not write the plan to {}", path.display()))?;
+    Output::named(path, Path::new(""), Dash::Refused, "--save-plan")?
+        .write(&bytes)
+        .context("could not save the plan")?;
     eprintln!(
         "Saved the plan to {}; apply it with `converge up --plan {}`",
         path.display(),
@@ -59,8 +62,7 @@ pub async fn load(
     locked: &mut LockedStack,
     crypter: &dyn Crypter,
 ) -> Result<DeploymentPlan> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("could not read the plan {}", path.display()))?;
+    let bytes = crate::input_file::read_file(path, "the plan")?;
     check_stack(path, &bytes, locked.stack())?;
     let plan = read_plan(&bytes, SecretsMode::Crypter(crypter))
         .with_context(|| format!("could not read the plan {}", path.display()))?;
@@ -79,15 +81,19 @@ pub async fn load(
 /// stack (or project) is refused by name, before its secrets — encrypted
 /// with that stack's key — are read.
 fn check_stack(path: &Path, bytes: &[u8], stack: &StackRef) -> Result<()> {
-    let Ok(json) = serde_json::from_slice::<serde_json::Value>(bytes) else {
-        // Malformed: `read_plan` says where.
+    /// The plan's URNs, the rest skipped unbuilt.
+    #[derive(serde::Deserialize)]
+    struct Urns {
+        #[serde(rename = "resourcePlans", default)]
+        resource_plans: BTreeMap<String, serde::de::IgnoredAny>,
+    }
+    let Ok(plan) = json_limits::from_slice::<Urns>(bytes) else {
+        // Malformed or past a limit: `read_plan` says what and where.
         return Ok(());
     };
-    let urns = json
-        .get("resourcePlans")
-        .and_then(serde_json::Value::as_object)
-        .into_iter()
-        .flat_map(|plans| plans.keys())
+    let urns = plan
+        .resource_plans
+        .keys()
         .filter_map(|key| Urn::parse(key).ok());
     for urn in urns {
         if urn.stack() != stack.stack || urn.project() != stack.project {

@@ -7,18 +7,25 @@
 mod common;
 
 mod aliases;
+mod automation_json;
+mod automation_node;
+mod automation_python;
+mod automation_surface;
 mod backends;
 mod console;
 mod crash;
 mod custom_timeouts;
 mod deploy_commands;
 mod dynamic_providers;
+mod hostile_input;
 mod import;
 mod kms_secrets;
 mod new_project;
+mod nodejs_compat;
 mod nodejs_programs;
 mod plugin_commands;
 mod plugin_startup;
+mod python_compat;
 mod python_config;
 mod python_display;
 mod python_programs;

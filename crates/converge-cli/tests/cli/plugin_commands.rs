@@ -118,6 +118,17 @@ fn installed_from_a_directory_and_an_archive_listed_used_and_removed() {
         e.contains("Converge does not download plugins: pass --file PATH"),
         "{e}"
     );
+    // The Automation API's install_plugin_from_server: refused, saying why.
+    let e = w.fails(&[
+        "plugin",
+        "install",
+        "resource",
+        "convergetest",
+        "1.0.0",
+        "--server",
+        "https://example.com",
+    ]);
+    assert!(e.contains("Converge does not download plugins"), "{e}");
     let src_arg = src.to_str().unwrap();
     let archive_arg = archive.to_str().unwrap();
     let out = w.run(&[

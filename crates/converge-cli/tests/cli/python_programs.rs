@@ -167,7 +167,7 @@ pulumi.export("tagged", tagged.result)
         .find(|s| s["urn"].as_str().unwrap().ends_with("::tagged"))
         .unwrap();
     assert_eq!(
-        tagged["inputs"]["keepers"]["pet"], "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+        tagged["newState"]["inputs"]["keepers"]["pet"], "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
         "{tagged}"
     );
     assert!(

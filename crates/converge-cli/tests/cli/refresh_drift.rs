@@ -135,3 +135,32 @@ fn drift_shows_the_refresh_step_with_its_keys_and_values() {
         "{p}"
     );
 }
+
+#[test]
+fn an_object_gone_from_the_cloud_counts_as_deleted() {
+    let w = World::deployed();
+    let mut cloud: Value =
+        serde_json::from_str(&std::fs::read_to_string(w.cloud_file()).unwrap()).unwrap();
+    cloud["objects"].as_object_mut().unwrap().clear();
+    std::fs::write(w.cloud_file(), cloud.to_string()).unwrap();
+
+    let preview: Value =
+        serde_json::from_str(&w.run(&["refresh", "--preview-only", "--json"])).unwrap();
+    assert_eq!(preview["changeSummary"]["delete"], 1, "{preview}");
+    let out = w.run(&["refresh", "--yes"]);
+    assert!(out.contains("- 1 deleted"), "{out}");
+    assert!(
+        out.contains(" -  convergetest:index:Thing thing deleted"),
+        "{out}"
+    );
+    let state: Value = serde_json::from_str(&w.state()).unwrap();
+    let resources = state["checkpoint"]["latest"]["resources"]
+        .as_array()
+        .unwrap();
+    assert!(
+        !resources
+            .iter()
+            .any(|r| r["type"] == "convergetest:index:Thing"),
+        "{state}"
+    );
+}

@@ -19,12 +19,24 @@
 //! - `contract`: `breaker`, one test per rule of seeds 003/004 it breaks.
 //! - `errors`: a provider configuration error and an unknown property.
 //!
-//! Skipped (with a message) when `CONVERGE_TEST_TF_PYTHON` is not set.
+//! - `go`: the Go test provider (go-plugin, AutoMTLS, protocols 5 and 6)
+//!   through the same lifecycle from YAML and Python, a schema upgrade,
+//!   the processes each command starts and how they end, and a provider
+//!   of another protocol version.
+//! - `install`: `converge plugin install terraform` from a packed
+//!   filesystem mirror, a network mirror and a registry on 127.0.0.1;
+//!   hashes, the lock file, a tampered archive.
+//!
+//! Skipped (with a message) when `CONVERGE_TEST_TF_PYTHON` (the Python
+//! providers) or `CONVERGE_TEST_GO` (the Go provider) is not set; they
+//! fail under `CI=true`.
 
 #![cfg(unix)]
 
 mod contract;
 mod errors;
+mod go;
+mod install;
 mod python;
 mod upgrade;
 mod world;

@@ -158,9 +158,6 @@ pub(crate) fn check_supported(req: &RegisterResourceRequest) -> Result<(), Statu
             "{what}: {feature} are not supported by Converge yet"
         )))
     };
-    if !req.transforms.is_empty() {
-        return refuse("resource transforms");
-    }
     if !req.replace_with.is_empty() {
         return refuse("replaceWith options");
     }

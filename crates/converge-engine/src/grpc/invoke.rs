@@ -14,8 +14,9 @@ use crate::goal::InvokeGoal;
 
 pub(crate) async fn invoke(
     shared: &Shared,
-    req: ResourceInvokeRequest,
+    mut req: ResourceInvokeRequest,
 ) -> Result<ResourceInvokeResponse, Status> {
+    shared.transforms.apply_invoke(&mut req).await?;
     if !req.package_ref.is_empty() {
         return Err(Status::unimplemented(format!(
             "invoke {}: parameterized packages (packageRef) are not supported by Converge yet",

@@ -15,6 +15,9 @@
 //! - `goals`: requests → [`ResourceGoal`]/[`ReadGoal`], wire aliases →
 //!   engine [`Alias`]es (the engine resolves them).
 //! - `invoke`: `Invoke` → [`Monitor::invoke`].
+//! - `transforms`: the program's resource and invoke transforms, called
+//!   back through its `Callbacks` service before a registration or invoke
+//!   goes on.
 //!
 //! Nothing here may hang a program: every method a program may call answers
 //! promptly, with `Unimplemented` (or "not supported") where Converge lacks
@@ -30,6 +33,7 @@ mod engine_service;
 mod goals;
 mod invoke;
 mod resource_monitor;
+mod transforms;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -90,6 +94,8 @@ pub(crate) struct Shared {
     pub root: Mutex<Option<String>>,
     /// The last error messages the program logged, oldest first.
     pub errors: Mutex<Vec<String>>,
+    /// The program's transforms, and which registration has which.
+    pub transforms: transforms::Transforms,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -138,6 +144,7 @@ impl MonitorServer {
             program,
             root: Mutex::new(None),
             errors: Mutex::new(Vec::new()),
+            transforms: transforms::Transforms::default(),
         });
         let monitor_service =
             ResourceMonitorServer::new(resource_monitor::ResourceMonitorService {

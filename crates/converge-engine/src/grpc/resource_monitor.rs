@@ -8,7 +8,7 @@ use converge_model::Urn;
 use converge_proto::marshal_properties;
 use converge_proto::pulumirpc::resource_monitor_server::ResourceMonitor;
 use converge_proto::pulumirpc::{
-    CallResponse, DeploymentInfo, ReadResourceRequest, ReadResourceResponse,
+    CallResponse, Callback, DeploymentInfo, ReadResourceRequest, ReadResourceResponse,
     RegisterResourceOutputsRequest, RegisterResourceRequest, RegisterResourceResponse,
     ResourceCallRequest, ResourceInvokeRequest, ResourceInvokeResponse, ResourceMonitorFeature,
     SupportsFeatureRequest, SupportsFeatureResponse,
@@ -21,10 +21,9 @@ use crate::error::EngineError;
 
 /// The features Converge's monitor supports, by their legacy names
 /// (`SupportsFeature`) and as enum values (`GetDeploymentInfo`). Everything
-/// else (transforms, invoke transforms, hooks, parameterization,
-/// replaceWith, …) is answered "not supported", so the SDKs either fall
-/// back or tell the user.
-const SUPPORTED: [(&str, ResourceMonitorFeature); 5] = [
+/// else is answered "not supported", so the SDKs either fall back or tell
+/// the user.
+const SUPPORTED: [(&str, ResourceMonitorFeature); 7] = [
     ("secrets", ResourceMonitorFeature::Secrets),
     (
         "resourceReferences",
@@ -33,6 +32,8 @@ const SUPPORTED: [(&str, ResourceMonitorFeature); 5] = [
     ("outputValues", ResourceMonitorFeature::OutputValues),
     ("deletedWith", ResourceMonitorFeature::DeletedWith),
     ("aliasSpecs", ResourceMonitorFeature::AliasSpecs),
+    ("transforms", ResourceMonitorFeature::Transforms),
+    ("invokeTransforms", ResourceMonitorFeature::InvokeTransforms),
 ];
 
 #[derive(Debug)]
@@ -55,6 +56,30 @@ pub(crate) fn engine_error(shared: &Shared, e: EngineError) -> Status {
 impl ResourceMonitorService {
     fn engine_error(&self, e: EngineError) -> Status {
         engine_error(&self.shared, e)
+    }
+
+    /// A registration that failed. When the operation goes on after
+    /// errors and the program takes step results (the SDKs' `supportsResult
+    /// Reporting`), the answer says the resource failed — its outputs are
+    /// then unknown to the program, which goes on, and what depends on it
+    /// is skipped — rather than an error that ends the program.
+    fn failed_registration(
+        &self,
+        req: &RegisterResourceRequest,
+        e: EngineError,
+    ) -> Result<RegisterResourceResponse, Status> {
+        let continues =
+            self.shared.monitor.continues_on_error() && !self.shared.monitor.has_failed();
+        match e.urn() {
+            Some(urn) if continues && req.supports_result_reporting => {
+                Ok(RegisterResourceResponse {
+                    urn: urn.to_string(),
+                    result: converge_proto::pulumirpc::Result::Fail as i32,
+                    ..RegisterResourceResponse::default()
+                })
+            }
+            _ => Err(self.engine_error(e)),
+        }
     }
 }
 
@@ -137,20 +162,24 @@ impl ResourceMonitor for ResourceMonitorService {
         &self,
         request: Request<RegisterResourceRequest>,
     ) -> Result<Response<RegisterResourceResponse>, Status> {
-        let req = request.into_inner();
+        let mut req = request.into_inner();
+        let transforms = self.shared.transforms.apply(&mut req).await?;
         goals::check_supported(&req)?;
         if req.remote {
-            return construct::register_remote(&self.shared, &req)
-                .await
-                .map(Response::new);
+            let response = construct::register_remote(&self.shared, &req).await?;
+            self.shared
+                .transforms
+                .registered(&response.urn, &req.parent, transforms.own);
+            return Ok(Response::new(response));
         }
         let goal = goals::resource_goal(&req)?;
-        let result = self
-            .shared
-            .monitor
-            .register_resource(goal)
-            .await
-            .map_err(|e| self.engine_error(e))?;
+        let result = match self.shared.monitor.register_resource(goal).await {
+            Ok(result) => result,
+            Err(e) => return self.failed_registration(&req, e).map(Response::new),
+        };
+        self.shared
+            .transforms
+            .registered(result.urn.as_str(), &req.parent, transforms.own);
         let object = marshal_properties(
             &result.outputs,
             to_program(req.accept_secrets, req.accept_resources),
@@ -176,6 +205,24 @@ impl ResourceMonitor for ResourceMonitorService {
             .register_resource_outputs(&urn, outputs)
             .await
             .map_err(|e| self.engine_error(e))?;
+        Ok(Response::new(()))
+    }
+
+    async fn register_stack_transform(
+        &self,
+        request: Request<Callback>,
+    ) -> Result<Response<()>, Status> {
+        self.shared.transforms.add_stack(request.into_inner());
+        Ok(Response::new(()))
+    }
+
+    async fn register_stack_invoke_transform(
+        &self,
+        request: Request<Callback>,
+    ) -> Result<Response<()>, Status> {
+        self.shared
+            .transforms
+            .add_stack_invoke(request.into_inner());
         Ok(Response::new(()))
     }
 

@@ -168,11 +168,21 @@ impl Monitor {
         self.deployment.opts.parallel
     }
 
-    /// True once the deployment has failed (a registration or step failed)
-    /// or the user cancelled it; the program is then told the monitor is
-    /// shutting down.
+    /// True once the deployment has stopped taking registrations: a
+    /// registration or step failed (unless the operation continues on
+    /// error, where a failure is that resource's alone) or the user
+    /// cancelled it; the program is then told the monitor is shutting
+    /// down.
     pub fn has_failed(&self) -> bool {
-        self.deployment.opts.cancel.is_cancelled() || self.deployment.progress().failure.is_some()
+        let d = &self.deployment;
+        d.opts.cancel.is_cancelled()
+            || (!d.opts.continue_on_error && d.progress().failure.is_some())
+    }
+
+    /// Whether the operation goes on after a registration fails: the
+    /// program is then told that resource failed, and goes on.
+    pub fn continues_on_error(&self) -> bool {
+        self.deployment.opts.continue_on_error
     }
 
     /// The user's interruption of this deployment: a language host ends

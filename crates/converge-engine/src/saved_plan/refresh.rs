@@ -67,10 +67,11 @@ pub(crate) async fn apply(
     let unchanged = new
         .as_ref()
         .is_some_and(|n| n.outputs == old.outputs && n.inputs == old.inputs && n.id == old.id);
-    let shown = if unchanged {
-        StepOp::Same
-    } else {
-        StepOp::Refresh
+    let shown = match &new {
+        // Gone: the refresh deletes it from the state, and counts so.
+        None => StepOp::Delete,
+        Some(_) if unchanged => StepOp::Same,
+        Some(_) => StepOp::Refresh,
     };
     report(d, shown, Some(&old), new.as_ref(), Default::default());
     Ok(())

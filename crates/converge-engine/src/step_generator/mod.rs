@@ -200,12 +200,22 @@ enum Prepared<'a> {
 )]
 fn prepare(
     d: &Arc<Deployment>,
-    goal: ResourceGoal,
+    mut goal: ResourceGoal,
 ) -> impl Future<Output = Result<Prepared<'_>, EngineError>> + Send + '_ {
     async move {
         let urn = make_urn(d, &goal.type_token, &goal.name, goal.parent.as_ref())?;
         d.check_not_failed(&urn)?;
         check_timeouts(&urn, goal.options.custom_timeouts.as_ref())?;
+        provider_version_input(&urn, &mut goal)?;
+        if d.opts.continue_on_error {
+            d.check_dependencies_not_failed(
+                &urn,
+                goal.parent
+                    .iter()
+                    .chain(&goal.dependencies)
+                    .chain(goal.property_dependencies.values().flatten()),
+            )?;
+        }
         let skipped = check_references(
             d,
             &urn,
@@ -307,6 +317,33 @@ fn prepare(
             &goal.options,
         )))
     }
+}
+
+/// An explicit provider registered with the `version` option asks for
+/// that version of its plugin: the version becomes its `version` input
+/// before `CheckConfig`, as a default provider's does, so that the plugin
+/// of that version is loaded (and two versions of a package side by side
+/// each get their own).
+fn provider_version_input(urn: &Urn, goal: &mut ResourceGoal) -> Result<(), EngineError> {
+    let Some(version) = goal.version.as_deref() else {
+        return Ok(());
+    };
+    if provider_package(&goal.type_token).is_none() {
+        return Ok(());
+    }
+    if let Err(e) = semver::Version::parse(version) {
+        return Err(EngineError::Provider {
+            urn: urn.clone(),
+            source: converge_plugin::RegistryError::BadVersion {
+                urn: urn.to_string(),
+                version: version.to_owned(),
+                reason: e.to_string(),
+            },
+        });
+    }
+    goal.inputs
+        .insert("version".to_owned(), version.to_owned().into());
+    Ok(())
 }
 
 /// Records a registration's goal for the deployment's plan and, under

@@ -28,7 +28,8 @@ use crate::plan::PlannedStep;
 
 /// The provider instance that manages `state`. A provider not registered
 /// in this deployment (one whose resources are being deleted or refreshed)
-/// is loaded and configured from its state in the base snapshot.
+/// is loaded and configured from its state in the base snapshot, once per
+/// deployment however many steps ask at once.
 pub(crate) async fn provider_of(
     d: &Deployment,
     state: &ResourceState,
@@ -57,15 +58,10 @@ pub(crate) async fn provider_of(
             .map(|(_, r)| r)
             .ok_or_else(|| unknown(reference.to_string()))?
     };
+    // Configured once, however many steps ask at once.
     d.registry
-        .configure(&reference.urn, Some(&reference.id), &old.inputs, false)
+        .get_or_configure(reference, &old.inputs)
         .await
-        .map_err(|source| EngineError::Provider {
-            urn: state.urn.clone(),
-            source,
-        })?;
-    d.registry
-        .get(reference)
         .map_err(|source| EngineError::Provider {
             urn: state.urn.clone(),
             source,

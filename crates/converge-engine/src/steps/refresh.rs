@@ -99,8 +99,9 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
     };
     end(d, old_index, op_id, new.as_ref()).await?;
     let (shown, diff) = match &new {
-        // Vanished: the refresh deletes it from the state.
-        None => (op, BTreeMap::new()),
+        // Vanished: the refresh deletes it from the state, and it counts
+        // as a deletion, as Pulumi counts it.
+        None => (StepOp::Delete, BTreeMap::new()),
         // What the state already records is no change, whatever it
         // differs in from the program: drift is reported once, when the
         // Read finds it.

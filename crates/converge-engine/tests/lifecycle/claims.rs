@@ -176,9 +176,12 @@ async fn a_failed_duplicate_does_not_fail_the_first_registration() {
     });
     w.options.continue_on_error = true;
     let r = w.up(&p).await;
-    // The operation's error is the first failure, the create's.
+    // Going on after errors, the operation names each failure, the
+    // create's first.
     let err = r.error.unwrap().to_string();
-    assert!(!err.contains("duplicate"), "{err}");
+    let create = err.find("create of").expect("the create's failure");
+    let duplicate = err.find("duplicate").expect("the duplicate's failure");
+    assert!(create < duplicate, "{err}");
     assert!(w.resource("a").is_none());
     assert_eq!(cloud.counts().creates, 1);
 }

@@ -147,14 +147,16 @@ async fn a_provider_that_cannot_tell_gets_the_inputs_compared() {
 }
 
 #[tokio::test]
-async fn a_vanished_object_leaves_the_state() {
+async fn a_vanished_object_leaves_the_state_and_counts_as_deleted() {
     let (mut w, cloud) = world(reading_inputs(provider()));
     expect_ok(&w.up(&one("1")).await);
     let id = w.resource("a").unwrap().id.clone().unwrap();
     cloud.remove(&id).unwrap();
     let r = w.refresh().await;
     expect_ok(&r);
-    assert_eq!(ops_of(&r, "a"), vec![StepOp::Refresh]);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Delete]);
+    assert_eq!(r.plan.counts().get(&StepOp::Delete), Some(&1));
+    assert_eq!(r.plan.counts().get(&StepOp::Refresh), None);
     assert!(w.resource("a").is_none());
 }
 

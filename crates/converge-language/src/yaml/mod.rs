@@ -227,24 +227,24 @@ impl ParsedYaml {
     /// yaml; every other problem waits for [`ParsedYaml::check`].
     pub fn read(project_dir: &Path) -> Result<ParsedYaml, YamlErrors> {
         let project_path = project_dir.join(PROJECT_FILE);
-        let project_text = std::fs::read_to_string(&project_path)
-            .map_err(|e| single(PROJECT_FILE, format!("cannot read the project file: {e}")))?;
+        let project_text = converge_yaml::read_named(&project_path, PROJECT_FILE)
+            .map_err(|e| unread(e, "the project file"))?;
         let project = syntax::parse(PROJECT_FILE, &project_text).map_err(sorted)?;
         if project.as_map().is_none() {
             return Err(single(PROJECT_FILE, "the project file must be a mapping"));
         }
         check_runtime(&project)?;
-        let main_dir = match ast::lookup(&project, "main").and_then(Node::as_str) {
-            Some(dir) => PathBuf::from(dir),
-            None => PathBuf::new(),
-        };
+        let main = ast::lookup(&project, "main").and_then(Node::as_str);
+        crate::entry_point::resolve(project_dir, main)
+            .map_err(|e| single(PROJECT_FILE, e.to_string()))?;
+        let main_dir = main.map(PathBuf::from).unwrap_or_default();
         let main_rel = main_dir.join(MAIN_FILE);
         let main_path = project_dir.join(&main_rel);
         let mut errors = Vec::new();
         let (mut template, project_config) = if main_path.is_file() {
             let file = main_rel.to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(&main_path)
-                .map_err(|e| single(&file, format!("cannot read the program: {e}")))?;
+            let text = converge_yaml::read_named(&main_path, &file)
+                .map_err(|e| unread(e, "the program"))?;
             let root = syntax::parse(&file, &text).map_err(sorted)?;
             // The project file's own config declarations still count.
             let project_config = config::declarations(PROJECT_FILE, &project, &mut errors);
@@ -332,6 +332,22 @@ impl YamlProgram {
     pub fn config(&self) -> &BTreeMap<String, PropertyValue> {
         &self.inner.config
     }
+}
+
+/// A file `converge_yaml` did not read (`what` it is, for the message).
+fn unread(e: converge_yaml::YamlError, what: &str) -> YamlErrors {
+    let message = match e.kind {
+        converge_yaml::YamlErrorKind::Read(source) => format!("cannot read {what}: {source}"),
+        kind => kind.to_string(),
+    };
+    YamlErrors(vec![YamlError::at(
+        &e.file,
+        Pos {
+            line: e.line,
+            column: e.column,
+        },
+        message,
+    )])
 }
 
 fn single(file: &str, message: impl Into<String>) -> YamlErrors {

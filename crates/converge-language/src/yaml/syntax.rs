@@ -1,10 +1,13 @@
 //! YAML text → a tree of positioned nodes. Built on `saphyr-parser`'s event
 //! stream so that every node, and every mapping key, knows its line and
 //! column. Plain scalars are resolved with YAML 1.2's core schema; duplicate
-//! keys are errors.
+//! keys are errors. Every event is counted against `converge_yaml`'s
+//! limits before it is acted on, so an alias is refused before the copy
+//! it stands for is made.
 
 use std::collections::HashMap;
 
+use converge_yaml::Budget;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
 use super::{Pos, YamlError};
@@ -85,12 +88,21 @@ impl Node {
 }
 
 /// Parses `source` (the contents of `file`) into its first document's root
-/// node; an empty document is `Null`.
+/// node; an empty document is `Null`. A document past one of
+/// `converge_yaml`'s limits is one error, naming the limit.
 pub(crate) fn parse(file: &str, source: &str) -> Result<Node, Vec<YamlError>> {
+    if source.len() as u64 > converge_yaml::MAX_YAML_BYTES {
+        return Err(vec![YamlError::at(
+            file,
+            Pos::default(),
+            converge_yaml::Limit::Size.to_string(),
+        )]);
+    }
     let mut builder = Builder {
         file,
         source: source.chars().collect(),
         parser: Parser::new_from_str(source),
+        budget: Budget::new(),
         anchors: HashMap::new(),
         errors: Vec::new(),
     };
@@ -115,6 +127,7 @@ struct Builder<'a> {
     file: &'a str,
     source: Vec<char>,
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+    budget: Budget,
     anchors: HashMap<usize, Node>,
     errors: Vec<YamlError>,
 }
@@ -122,7 +135,17 @@ struct Builder<'a> {
 impl<'a> Builder<'a> {
     fn next(&mut self) -> Result<(Event<'a>, Span), YamlError> {
         match self.parser.next() {
-            Some(Ok(event)) => Ok(event),
+            Some(Ok((event, span))) => match self.budget.observe(&event, &span) {
+                Ok(()) => Ok((event, span)),
+                Err(at) => Err(YamlError::at(
+                    self.file,
+                    Pos {
+                        line: at.line,
+                        column: at.column,
+                    },
+                    at.limit.to_string(),
+                )),
+            },
             Some(Err(e)) => Err(YamlError::at(
                 self.file,
                 Pos {

@@ -7,6 +7,11 @@ use base64::Engine;
 /// The core protocol version go-plugin speaks.
 pub const CORE_PROTOCOL_VERSION: u32 = 1;
 
+/// The plugin protocol versions Converge speaks (tfplugin5 and tfplugin6),
+/// sent in `PLUGIN_PROTOCOL_VERSIONS`; go-plugin servers pick the newest
+/// they share.
+pub const PROTOCOL_VERSIONS: &[u32] = &[5, 6];
+
 /// How the plugin listens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Network {
@@ -35,7 +40,7 @@ pub enum HandshakeError {
     FieldCount { found: usize },
     #[error("core protocol version {found:?}: go-plugin's is {CORE_PROTOCOL_VERSION}")]
     CoreVersion { found: String },
-    #[error("plugin protocol version {found:?}: Converge asked for {}", join(.accepted))]
+    #[error("it speaks plugin protocol {found}, and Converge speaks {}", join(.accepted))]
     ProtocolVersion { found: String, accepted: Vec<u32> },
     #[error("network {found:?}: expected \"unix\" or \"tcp\"")]
     Network { found: String },
@@ -54,7 +59,7 @@ fn join(versions: &[u32]) -> String {
         .iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()
-        .join(" or ")
+        .join(" and ")
 }
 
 impl Handshake {
@@ -174,7 +179,7 @@ mod tests {
         assert!(Handshake::parse("1|5|unix|/s|grpc|", &[5, 6]).is_ok());
         assert_eq!(
             parse("1|5|unix|/s|grpc|").unwrap_err().to_string(),
-            "plugin protocol version \"5\": Converge asked for 6"
+            "it speaks plugin protocol 5, and Converge speaks 6"
         );
     }
 

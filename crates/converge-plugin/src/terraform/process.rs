@@ -17,9 +17,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::process::{Child, Command};
 use tonic::transport::{Channel, Endpoint, Uri};
 
-use super::handshake::{Handshake, HandshakeError, Network};
-use super::tls::{ClientCertificate, TlsError};
-use crate::child::{lock, signal_group, snapshot, stderr_note, truncate, Signal};
+use super::handshake::{Handshake, HandshakeError, Network, PROTOCOL_VERSIONS};
+use super::tls::{ClientCertificate, ServerKey, TlsError};
+use crate::child::{lock, signal_group, snapshot, stderr_note, truncate, GroupLeader, Signal};
 
 /// go-plugin's magic cookie for Terraform providers (Go providers exit
 /// without it).
@@ -46,7 +46,7 @@ pub struct LaunchOptions {
 impl Default for LaunchOptions {
     fn default() -> Self {
         LaunchOptions {
-            protocol_versions: vec![6],
+            protocol_versions: PROTOCOL_VERSIONS.to_vec(),
             handshake_timeout: Duration::from_secs(30),
             env: Vec::new(),
             working_dir: None,
@@ -66,6 +66,12 @@ pub enum LaunchError {
         provider: String,
         status: String,
         stderr: Vec<String>,
+    },
+    #[error("Terraform provider {provider} speaks plugin protocol {found}, and Converge speaks {} (tfplugin{}): use a release of the provider that speaks one of them", join(.accepted, " and "), join(.accepted, "/"))]
+    Protocol {
+        provider: String,
+        found: String,
+        accepted: Vec<u32>,
     },
     #[error("Terraform provider {provider} printed a bad handshake line {line:?}: {source}{}", stderr_note(.stderr))]
     Handshake {
@@ -104,6 +110,9 @@ pub struct ProviderProcess {
     channel: Channel,
     child: Mutex<Option<Child>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// Registers the provider's process group from its spawn on, so that
+    /// Converge's exit paths reach it whatever happens to this value.
+    _leader: GroupLeader,
 }
 
 impl ProviderProcess {
@@ -145,6 +154,7 @@ impl ProviderProcess {
             message: e.to_string(),
         })?;
         let pid = child.id();
+        let leader = GroupLeader::new(pid);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let stderr_task = child.stderr.take().map(|stderr| {
             tokio::spawn(log_lines(
@@ -182,6 +192,13 @@ impl ProviderProcess {
                 }
                 let stderr = snapshot(&tail);
                 return Err(match failure {
+                    Failure::Handshake(_, HandshakeError::ProtocolVersion { found, accepted }) => {
+                        LaunchError::Protocol {
+                            provider,
+                            found,
+                            accepted,
+                        }
+                    }
                     Failure::Handshake(line, source) => LaunchError::Handshake {
                         provider,
                         line: truncate(&line, 200),
@@ -216,9 +233,25 @@ impl ProviderProcess {
             }
         });
 
-        let tls = match &handshake.server_certificate {
-            Some(cert) => Some(Arc::new(identity.client_config(cert)?)),
-            None => None,
+        let key = handshake
+            .server_certificate
+            .as_deref()
+            .and_then(|c| ServerKey::of(c).ok());
+        let (tls, rejection) = match &handshake.server_certificate {
+            Some(cert) => match identity.client_config(cert) {
+                Ok((config, rejection)) => (Some(Arc::new(config)), Some(rejection)),
+                Err(e) => {
+                    kill_group(pid, &mut child);
+                    let _ = child.wait().await;
+                    return Err(LaunchError::Connect {
+                        provider,
+                        address: handshake.address.clone(),
+                        message: e.to_string(),
+                        stderr: snapshot(&tail),
+                    });
+                }
+            },
+            None => (None, None),
         };
         let connected = tokio::time::timeout(
             options.handshake_timeout,
@@ -233,15 +266,27 @@ impl ProviderProcess {
                 return Err(LaunchError::Connect {
                     provider,
                     address: handshake.address.clone(),
-                    message: match failed {
-                        Ok(Err(e)) => {
-                            let mut message = error_chain(&e);
-                            if message.contains("invalid peer certificate") {
-                                message.push_str(" (the certificate it presented is not the one its handshake line carried)");
+                    message: match (rejection.and_then(|r| r.reason()), failed) {
+                        // The TLS verifier's own words: the one real cause.
+                        (Some(reason), _) => format!("TLS handshake refused: {reason}"),
+                        (None, Ok(Err(e))) => {
+                            let chain = error_chain(&e);
+                            match &key {
+                                // No signature reached our verifier: the
+                                // provider could sign with none of the
+                                // schemes of the key it printed.
+                                Some(key) if chain.contains("tls handshake") => format!(
+                                    "TLS handshake failed ({chain}): Converge offered the \
+                                     signature schemes of the {key} in its handshake line and \
+                                     it signed with none, most likely because the certificate \
+                                     it uses is not the one its handshake line carried"
+                                ),
+                                _ => chain,
                             }
-                            message
                         }
-                        _ => format!("no connection within {:?}", options.handshake_timeout),
+                        (None, _) => {
+                            format!("no connection within {:?}", options.handshake_timeout)
+                        }
                     },
                     stderr: snapshot(&tail),
                 });
@@ -255,6 +300,7 @@ impl ProviderProcess {
             channel,
             child: Mutex::new(Some(child)),
             stderr_tail: tail,
+            _leader: leader,
         })
     }
 
@@ -386,6 +432,14 @@ async fn connect(
     Endpoint::from_static("http://localhost")
         .connect_with_connector(connector)
         .await
+}
+
+fn join(versions: &[u32], separator: &str) -> String {
+    versions
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(separator)
 }
 
 /// The error and its sources, one line.

@@ -137,7 +137,7 @@ async fn the_go_plugin_environment_is_set_and_a_dead_address_is_a_connect_error(
         &format!(
             r#"echo $$ > {dir}/pid
 [ "$TF_PLUGIN_MAGIC_COOKIE" = d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2 ] || exit 10
-[ "$PLUGIN_PROTOCOL_VERSIONS" = 6 ] || exit 11
+[ "$PLUGIN_PROTOCOL_VERSIONS" = 5,6 ] || exit 11
 case "$PLUGIN_CLIENT_CERT" in "-----BEGIN CERTIFICATE-----"*) ;; *) exit 12 ;; esac
 echo "1|6|unix|{dir}/no.sock|grpc|"
 exec sleep 300"#,

@@ -32,6 +32,7 @@ use converge_model::{ProviderReferenceError, UrnError};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::json_limits::{self, unchecked_from_slice, JsonLimitError};
 use crate::secrets::SecretsMode;
 use crate::snapshot::{Manifest, Snapshot};
 
@@ -143,6 +144,9 @@ pub enum CheckpointError {
     /// Where the text was going failed (a store that stopped reading it).
     #[error("the state's text could not be written: {0}")]
     Write(#[source] std::io::Error),
+    /// Too large or nested too deep to be read ([`crate::json_limits`]).
+    #[error("{0}")]
+    Limit(#[from] JsonLimitError),
     #[error("{field}: the raw JSON kept for it is invalid: {source}")]
     RawJson {
         field: String,
@@ -192,7 +196,7 @@ pub fn read_checkpoint(
         });
     }
     let file: dto::CheckpointFile =
-        serde_json::from_slice(bytes).map_err(CheckpointError::from_json)?;
+        unchecked_from_slice(bytes).map_err(CheckpointError::from_json)?;
     let checkpoint = file.checkpoint.ok_or(CheckpointError::MissingSection {
         section: "checkpoint",
         hint: "",
@@ -307,7 +311,7 @@ pub fn read_deployment(bytes: &[u8], mode: SecretsMode<'_>) -> Result<Snapshot, 
         });
     }
     let file: dto::DeploymentFile =
-        serde_json::from_slice(bytes).map_err(CheckpointError::from_json)?;
+        unchecked_from_slice(bytes).map_err(CheckpointError::from_json)?;
     let deployment = file.deployment.ok_or(CheckpointError::MissingSection {
         section: "deployment",
         hint: "",
@@ -338,9 +342,11 @@ pub fn write_deployment(
     to_bytes(&file, &failure, Vec::new())
 }
 
-/// Checks the version and features before anything else is read.
+/// Checks the size and depth ([`json_limits::check`]), then the version
+/// and features, before anything else is read.
 fn read_header(bytes: &[u8]) -> Result<dto::Header, CheckpointError> {
-    let header: dto::Header = serde_json::from_slice(bytes).map_err(CheckpointError::from_json)?;
+    json_limits::check(bytes)?;
+    let header: dto::Header = unchecked_from_slice(bytes).map_err(CheckpointError::from_json)?;
     let version = match &header.version {
         None | Some(Value::Null) => return Err(CheckpointError::MissingVersion),
         Some(v) => v

@@ -25,9 +25,10 @@ use serde_json::{Map, Value};
 
 use super::property_path::{join_paths, render_path, Step};
 use super::values::{
-    property_value_from_json, property_value_to_json, PropertyValueError, PropertyValueErrorKind,
-    SIG_KEY,
+    property_value_from_json_within, property_value_to_json, PropertyValueError,
+    PropertyValueErrorKind, SIG_KEY,
 };
+use crate::json_limits::MAX_VALUE_DEPTH;
 use crate::secrets::SecretsMode;
 
 /// Reads a property map from the JSON text of an object.
@@ -40,7 +41,10 @@ pub(crate) fn property_map_from_raw(
         mode,
         failure: &failure,
     };
+    // The text is part of a document `json_limits::check` passed: its depth
+    // is bounded, and serde_json's own limit (128) is off.
     let mut de = serde_json::Deserializer::from_str(raw.get());
+    de.disable_recursion_limit();
     match (MapSeed { reader }).deserialize(&mut de) {
         Ok(map) => Ok(map),
         // A value the codec refused, or (the text being valid JSON) a
@@ -71,17 +75,39 @@ impl Reader<'_, '_> {
     }
 
     /// Prefixes the kept error's path with `step`, as the error unwinds
-    /// through the value that holds it.
+    /// through the value that holds it. A value nested too deep keeps no
+    /// path: thousands of steps, each prefixed in turn, would be a message
+    /// no one reads, built in time quadratic in the depth.
     fn at<E>(&self, step: Step<'_>, error: E) -> E {
         if let Some(kept) = self.failure.borrow_mut().as_mut() {
-            kept.path = join_paths(&render_path(&[step]), &kept.path);
+            if !matches!(kept.kind, PropertyValueErrorKind::TooDeep) {
+                kept.path = join_paths(&render_path(&[step]), &kept.path);
+            }
         }
         error
     }
 
-    /// A special object (one with the signature key), through the codec.
-    fn special<E: de::Error>(&self, object: Map<String, Value>) -> Result<PropertyValue, E> {
-        property_value_from_json(&Value::Object(object), self.mode).map_err(|e| self.fail(e))
+    /// An array or object inside `enclosing` others: refused past
+    /// [`MAX_VALUE_DEPTH`].
+    fn enter<E: de::Error>(&self, enclosing: usize) -> Result<(), E> {
+        match enclosing + 1 > MAX_VALUE_DEPTH {
+            true => Err(self.fail(PropertyValueError {
+                path: String::new(),
+                kind: PropertyValueErrorKind::TooDeep,
+            })),
+            false => Ok(()),
+        }
+    }
+
+    /// A special object (one with the signature key) inside `enclosing`
+    /// arrays and objects, through the codec.
+    fn special<E: de::Error>(
+        &self,
+        object: Map<String, Value>,
+        enclosing: usize,
+    ) -> Result<PropertyValue, E> {
+        property_value_from_json_within(&Value::Object(object), self.mode, enclosing)
+            .map_err(|e| self.fail(e))
     }
 }
 
@@ -107,7 +133,7 @@ impl<'de> Visitor<'de> for MapSeed<'_, '_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<PropertyMap, A::Error> {
-        match entries(self.reader, access, Signatures::Plain)? {
+        match entries(self.reader, access, Signatures::Plain, 0)? {
             Entries::Map(map) => Ok(map),
             Entries::Special(_) => unreachable!("a plain map has no special objects"),
         }
@@ -129,10 +155,13 @@ enum Entries {
     Special(PropertyValue),
 }
 
+/// `depth`: how many arrays and objects of the property value enclose the
+/// entries' values (0 for a property map's own).
 fn entries<'de, A: MapAccess<'de>>(
     reader: Reader<'_, '_>,
     mut access: A,
     signatures: Signatures,
+    depth: usize,
 ) -> Result<Entries, A::Error> {
     let mut map = PropertyMap::new();
     while let Some(key) = access.next_key::<String>()? {
@@ -147,19 +176,21 @@ fn entries<'de, A: MapAccess<'de>>(
             while let Some((k, v)) = access.next_entry::<String, Value>()? {
                 object.insert(k, v);
             }
-            return reader.special(object).map(Entries::Special);
+            return reader.special(object, depth - 1).map(Entries::Special);
         }
         let value = access
-            .next_value_seed(ValueSeed { reader })
+            .next_value_seed(ValueSeed { reader, depth })
             .map_err(|e| reader.at(Step::Key(&key), e))?;
         map.insert(key, value);
     }
     Ok(Entries::Map(map))
 }
 
-/// Any property value.
+/// Any property value, inside `depth` arrays and objects of the property
+/// value it belongs to.
 struct ValueSeed<'a, 'm> {
     reader: Reader<'a, 'm>,
+    depth: usize,
 }
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_> {
@@ -212,11 +243,13 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<PropertyValue, A::Error> {
+        self.reader.enter(self.depth)?;
         let mut items = Vec::with_capacity(access.size_hint().unwrap_or(0));
         loop {
             let next = access
                 .next_element_seed(ValueSeed {
                     reader: self.reader,
+                    depth: self.depth + 1,
                 })
                 .map_err(|e| self.reader.at(Step::Index(items.len()), e))?;
             match next {
@@ -227,10 +260,13 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<PropertyValue, A::Error> {
-        Ok(match entries(self.reader, access, Signatures::Special)? {
-            Entries::Map(map) => PropertyValue::Object(map),
-            Entries::Special(value) => value,
-        })
+        self.reader.enter(self.depth)?;
+        Ok(
+            match entries(self.reader, access, Signatures::Special, self.depth + 1)? {
+                Entries::Map(map) => PropertyValue::Object(map),
+                Entries::Special(value) => value,
+            },
+        )
     }
 }
 
@@ -276,6 +312,53 @@ mod tests {
             let (streamed, via_value) = both(text);
             assert_eq!(streamed, via_value, "{text}");
         }
+    }
+
+    /// `{"v": …}` with `v` nested `depth` levels deep.
+    fn nested_map(depth: usize) -> String {
+        let mut text = String::from("{\"v\":");
+        for i in 0..depth {
+            text.push_str(if i % 2 == 0 { "{\"k\":" } else { "[" });
+        }
+        text.push_str("\"leaf\"");
+        for i in (0..depth).rev() {
+            text.push(if i % 2 == 0 { '}' } else { ']' });
+        }
+        text.push('}');
+        text
+    }
+
+    #[test]
+    fn values_nest_up_to_the_limit_on_both_paths() {
+        // Values this deep need the stack the `converge` binary gives its
+        // threads (a test thread has 2 MB).
+        let run = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(|| {
+                for (depth, ok) in [(MAX_VALUE_DEPTH, true), (MAX_VALUE_DEPTH + 1, false)] {
+                    let text = nested_map(depth);
+                    let raw: Box<RawValue> =
+                        crate::json_limits::from_slice(text.as_bytes()).unwrap();
+                    let object: Map<String, Value> =
+                        crate::json_limits::from_slice(text.as_bytes()).unwrap();
+                    let streamed = property_map_from_raw(&raw, SecretsMode::Opaque);
+                    let via_value = property_map_from_json(&object, SecretsMode::Opaque);
+                    match (streamed, via_value) {
+                        (Ok(a), Ok(b)) if ok => assert_eq!(a, b),
+                        (Err(a), Err(b)) if !ok => {
+                            assert!(matches!(a.kind, PropertyValueErrorKind::TooDeep), "{a}");
+                            assert!(matches!(b.kind, PropertyValueErrorKind::TooDeep), "{b}");
+                            assert!(b.path.is_empty(), "{}", b.path.len());
+                            assert!(a.to_string().contains("more than 9994 levels"), "{a}");
+                            // No path thousands of steps long.
+                            assert!(a.path.is_empty(), "{}", a.path.len());
+                        }
+                        (a, b) => panic!("depth {depth}: {:?} / {:?}", a.is_ok(), b.is_ok()),
+                    }
+                }
+            })
+            .unwrap();
+        run.join().unwrap();
     }
 
     #[test]

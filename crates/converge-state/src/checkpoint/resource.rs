@@ -13,6 +13,7 @@ use super::property_path::join_paths;
 use super::props_out::PropsWriter;
 use super::raw_values::property_map_from_raw;
 use super::CheckpointError;
+use crate::json_limits::unchecked_from_slice;
 use crate::secrets::SecretsMode;
 use crate::snapshot::{Manifest, OperationType, PendingOperation, SecretsProviders, Snapshot};
 
@@ -410,10 +411,11 @@ pub(crate) fn timeouts_to_dto(
     })
 }
 
-/// Parses raw JSON text kept verbatim in a domain type.
+/// Parses raw JSON text kept verbatim in a domain type (text read from a
+/// document [`crate::json_limits::check`] passed).
 pub(crate) fn parse_raw(raw: Option<&str>, field: &str) -> Result<Option<Value>, CheckpointError> {
     raw.map(|text| {
-        serde_json::from_str(text).map_err(|source| CheckpointError::RawJson {
+        unchecked_from_slice(text.as_bytes()).map_err(|source| CheckpointError::RawJson {
             field: field.to_owned(),
             source,
         })

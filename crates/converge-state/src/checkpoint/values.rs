@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use super::json_text::to_compact_json;
 use super::property_path::{join_paths, render_path, Step};
+use crate::json_limits::{self, JsonLimitError, JsonReadError, MAX_JSON_DEPTH, MAX_VALUE_DEPTH};
 use crate::secrets::{CryptoError, SecretsMode};
 
 /// The key whose value tells what kind of special object an object is.
@@ -59,6 +60,8 @@ pub enum PropertyValueErrorKind {
     Encrypt(#[source] CryptoError),
     #[error("a secret's decrypted text is not valid JSON: {0}")]
     SecretText(#[source] serde_json::Error),
+    #[error("a secret's decrypted text cannot be read: {0}")]
+    SecretLimit(#[source] JsonLimitError),
     #[error(
         "the secret is stored as plaintext; reading it needs the stack's secrets provider (set the passphrase)"
     )]
@@ -71,6 +74,12 @@ pub enum PropertyValueErrorKind {
     NonFinite(f64),
     #[error("{0}")]
     Urn(#[source] UrnError),
+    #[error(
+        "it nests arrays and objects more than {MAX_VALUE_DEPTH} levels deep, the most a value \
+         can nest and still be written in a checkpoint that Converge and Pulumi read \
+         ({MAX_JSON_DEPTH} levels in all)"
+    )]
+    TooDeep,
 }
 
 /// Reads a property map from its JSON object.
@@ -79,6 +88,7 @@ pub fn property_map_from_json(
     mode: SecretsMode<'_>,
 ) -> Result<PropertyMap, PropertyValueError> {
     let mut codec = Codec::new(mode);
+    codec.map_steps = 1;
     codec.read_map(object, false)
 }
 
@@ -89,6 +99,18 @@ pub fn property_map_to_json(
 ) -> Result<Map<String, Value>, PropertyValueError> {
     let mut codec = Codec::new(mode);
     codec.write_map(map, false)
+}
+
+/// Reads one property value from JSON, inside `enclosing` arrays and
+/// objects of the property value it belongs to.
+pub(crate) fn property_value_from_json_within(
+    value: &Value,
+    mode: SecretsMode<'_>,
+    enclosing: usize,
+) -> Result<PropertyValue, PropertyValueError> {
+    let mut codec = Codec::new(mode);
+    codec.enclosing = enclosing;
+    codec.read_value(value, false)
 }
 
 /// Reads one property value from JSON.
@@ -118,14 +140,28 @@ pub(crate) fn secret_from_ciphertext(
     let text = crypter
         .decrypt(ciphertext)
         .map_err(|e| codec.error(PropertyValueErrorKind::Decrypt(e)))?;
-    let inner: Value = serde_json::from_str(&text)
-        .map_err(|e| codec.error(PropertyValueErrorKind::SecretText(e)))?;
+    let inner: Value = secret_text(&text).map_err(|kind| codec.error(kind))?;
     Codec::new(SecretsMode::Crypter(crypter)).read_value(&inner, true)
+}
+
+/// A secret's text, a JSON document of its own, within the limits of
+/// [`crate::json_limits`].
+fn secret_text(text: &str) -> Result<Value, PropertyValueErrorKind> {
+    json_limits::from_slice(text.as_bytes()).map_err(|e| match e {
+        JsonReadError::Limit(e) => PropertyValueErrorKind::SecretLimit(e),
+        JsonReadError::Json(e) => PropertyValueErrorKind::SecretText(e),
+    })
 }
 
 struct Codec<'m, 'p> {
     mode: SecretsMode<'m>,
     path: Vec<Step<'p>>,
+    /// How many arrays and objects enclose the value being read, outside
+    /// it (for a special object met inside a streamed property map).
+    enclosing: usize,
+    /// Steps of the path that are no level of a value: 1 when the codec
+    /// reads a property map, whose keys name its values.
+    map_steps: usize,
 }
 
 impl<'m, 'p> Codec<'m, 'p> {
@@ -133,6 +169,20 @@ impl<'m, 'p> Codec<'m, 'p> {
         Codec {
             mode,
             path: Vec::new(),
+            enclosing: 0,
+            map_steps: 0,
+        }
+    }
+
+    /// An array or object at the codec's path: refused past
+    /// [`MAX_VALUE_DEPTH`], with no path (thousands of steps long).
+    fn enter_collection(&self) -> Result<(), PropertyValueError> {
+        match self.enclosing + self.path.len() + 1 > MAX_VALUE_DEPTH + self.map_steps {
+            true => Err(PropertyValueError {
+                path: String::new(),
+                kind: PropertyValueErrorKind::TooDeep,
+            }),
+            false => Ok(()),
         }
     }
 
@@ -180,6 +230,7 @@ impl<'m, 'p> Codec<'m, 'p> {
             Value::String(s) if s == UNKNOWN_STRING => PropertyValue::Unknown,
             Value::String(s) => PropertyValue::String(s.clone()),
             Value::Array(items) => {
+                self.enter_collection()?;
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     self.path.push(Step::Index(i));
@@ -189,7 +240,10 @@ impl<'m, 'p> Codec<'m, 'p> {
                 PropertyValue::Array(out)
             }
             Value::Object(object) => match object.get(SIG_KEY) {
-                None => PropertyValue::Object(self.read_map(object, nested)?),
+                None => {
+                    self.enter_collection()?;
+                    PropertyValue::Object(self.read_map(object, nested)?)
+                }
                 Some(Value::String(sig)) => match sig.as_str() {
                     SECRET_SIG => self.read_secret(object, nested)?,
                     RESOURCE_REFERENCE_SIG => {
@@ -249,8 +303,7 @@ impl<'m, 'p> Codec<'m, 'p> {
                     .map_err(|e| self.error(PropertyValueErrorKind::Decrypt(e)))?,
             },
         };
-        let inner: Value = serde_json::from_str(&text)
-            .map_err(|e| self.error(PropertyValueErrorKind::SecretText(e)))?;
+        let inner: Value = secret_text(&text).map_err(|kind| self.error(kind))?;
         // The inner value is owned here, so its keys cannot join the path's
         // borrowed steps: decode it with a fresh codec and prefix the path.
         let mut inner_codec = Codec::new(self.mode);

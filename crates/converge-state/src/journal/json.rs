@@ -61,6 +61,7 @@ use crate::checkpoint::resource::{
     parse_raw, resource_from_dto, resource_to_dto, snapshot_from_dto, snapshot_to_dto,
 };
 use crate::checkpoint::{dto, CheckpointError};
+use crate::json_limits::{self, unchecked_from_slice};
 use crate::secrets::SecretsMode;
 use crate::snapshot::{OperationType, PendingOperation, SecretsProviders};
 
@@ -333,7 +334,8 @@ pub(super) fn entry_and_run(
         Some(b'{') | None => {}
         Some(_) => return Err(JournalJsonError::NotAnObject),
     }
-    let raw: EntryIn = serde_json::from_slice(bytes).map_err(CheckpointError::from_json)?;
+    json_limits::check(bytes).map_err(CheckpointError::Limit)?;
+    let raw: EntryIn = unchecked_from_slice(bytes).map_err(CheckpointError::from_json)?;
 
     if let Some(version) = number("version", raw.version)? {
         if version > JOURNAL_ENTRY_VERSION as u64 {

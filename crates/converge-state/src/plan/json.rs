@@ -17,6 +17,7 @@ use crate::checkpoint::resource::{timeouts_from_dto, timeouts_to_dto};
 use crate::checkpoint::{
     property_map_from_json, property_map_to_json, CheckpointError, PropertyValueError,
 };
+use crate::json_limits::{self, unchecked_from_slice, JsonLimitError};
 use crate::secrets::SecretsMode;
 use crate::snapshot::Manifest;
 
@@ -25,6 +26,8 @@ use crate::snapshot::Manifest;
 pub enum PlanError {
     #[error("the plan is not valid JSON of a deployment plan: {0}")]
     Json(#[source] serde_json::Error),
+    #[error("{0}")]
+    Limit(#[from] JsonLimitError),
     #[error("the plan's {location}: {source}")]
     Value {
         location: String,
@@ -169,7 +172,8 @@ struct GoalDto {
 
 /// Reads a plan file; secrets decrypt with `mode`.
 pub fn read_plan(bytes: &[u8], mode: SecretsMode<'_>) -> Result<DeploymentPlan, PlanError> {
-    let dto: PlanDto = serde_json::from_slice(bytes).map_err(PlanError::Json)?;
+    json_limits::check(bytes)?;
+    let dto: PlanDto = unchecked_from_slice(bytes).map_err(PlanError::Json)?;
     let mut resource_plans = BTreeMap::new();
     for (urn_text, rp) in dto.resource_plans {
         let location = format!("resource plan {urn_text}");
@@ -202,7 +206,7 @@ pub fn write_plan(plan: &DeploymentPlan, mode: SecretsMode<'_>) -> Result<Vec<u8
         resource_plans.insert(urn.to_string(), write_resource_plan(rp, &location, mode)?);
     }
     let plugins = match plan.manifest.plugins.as_deref() {
-        Some(text) => Some(serde_json::from_str(text).map_err(PlanError::Json)?),
+        Some(text) => Some(unchecked_from_slice(text.as_bytes()).map_err(PlanError::Json)?),
         None => None,
     };
     let dto = PlanDto {

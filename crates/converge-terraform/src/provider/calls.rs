@@ -86,33 +86,38 @@ impl Provider for TerraformProvider {
     }
 
     async fn configure(&self, req: ConfigureRequest) -> Result<(), ProviderError> {
-        let s = self.open().await?;
-        let block = &s.schema.provider;
+        let spare = self.spare().await?;
+        let block = &spare.schema.provider;
         let (config, _) = checked_config(
             block,
             &provider_props(&req.inputs),
             ConfigKind::ProviderConfig,
         )
         .map_err(failures_error)?;
+        let encoded = encode(Some(&config), &block.implied_type())?;
+        let s = self.configured_for(encoded, req.urn.as_ref()).await?;
+        let _ = self.configured.set(s);
+        Ok(())
+    }
+
+    /// `StopProvider`, as Terraform sends it on an interrupt: the provider
+    /// stops its running operations (advisory).
+    async fn cancel(&self) -> Result<(), ProviderError> {
+        let Some(s) = self.configured.get() else {
+            return Ok(());
+        };
         let response = s
             .client()
-            .configure_provider(tf::configure_provider::Request {
-                terraform_version: TERRAFORM_VERSION.to_owned(),
-                config: Some(encode(Some(&config), &block.implied_type())?),
-            })
+            .stop_provider(tf::stop_provider::Request {})
             .await
-            .map_err(|e| s.rpc_error("ConfigureProvider", &e))?
+            .map_err(|e| s.rpc_error("StopProvider", &e))?
             .into_inner();
-        let findings = Findings::read(&response.diagnostics, Some(block));
-        self.warn(&findings, req.urn.as_ref());
-        if findings.has_errors() {
+        if !response.error.is_empty() {
             return Err(failed(format!(
-                "could not configure the Terraform provider {}: {}",
-                self.package,
-                findings.error_lines().join("; ")
+                "Terraform provider {} could not stop: {}",
+                self.package, response.error
             )));
         }
-        let _ = self.configured.set(s);
         Ok(())
     }
 
@@ -256,20 +261,31 @@ impl Provider for TerraformProvider {
             req.planned.as_ref(),
             &plan.planned,
         )?;
-        let (id, properties) = self
-            .apply(
-                &s,
-                Change {
-                    urn: &req.urn,
-                    member,
-                    prior: None,
-                    plan: &plan,
-                    config: &config,
-                    secrets: &secrets,
-                },
-            )
-            .await?;
-        Ok(CreateResponse { id, properties })
+        let applied = self.apply(
+            &s,
+            Change {
+                urn: &req.urn,
+                member,
+                prior: None,
+                plan: &plan,
+                config: &config,
+                secrets: &secrets,
+            },
+        );
+        match self.keeping(&s, req.timeout, applied).await {
+            Timed::InTime(r) => {
+                let (id, properties) = r?;
+                Ok(CreateResponse { id, properties })
+            }
+            Timed::Late(r) => {
+                let (id, properties) = r?;
+                Err(ProviderError::PartialFailure {
+                    id,
+                    properties,
+                    reasons: vec![self.late(&req.urn, "create", req.timeout)],
+                })
+            }
+        }
     }
 
     async fn update(&self, req: UpdateRequest) -> Result<UpdateResponse, ProviderError> {
@@ -294,20 +310,25 @@ impl Provider for TerraformProvider {
             req.planned.as_ref(),
             &plan.planned,
         )?;
-        let (_, properties) = self
-            .apply(
-                &s,
-                Change {
-                    urn: &req.urn,
-                    member,
-                    prior: Some(&prior),
-                    plan: &plan,
-                    config: &config,
-                    secrets: &secrets,
-                },
-            )
-            .await?;
-        Ok(UpdateResponse { properties })
+        let applied = self.apply(
+            &s,
+            Change {
+                urn: &req.urn,
+                member,
+                prior: Some(&prior),
+                plan: &plan,
+                config: &config,
+                secrets: &secrets,
+            },
+        );
+        match self.keeping(&s, req.timeout, applied).await {
+            Timed::InTime(r) => Ok(UpdateResponse { properties: r?.1 }),
+            Timed::Late(r) => Err(ProviderError::PartialFailure {
+                id: req.id.clone(),
+                properties: r?.1,
+                reasons: vec![self.late(&req.urn, "update", req.timeout)],
+            }),
+        }
     }
 
     async fn delete(&self, req: DeleteRequest) -> Result<(), ProviderError> {
@@ -315,18 +336,23 @@ impl Provider for TerraformProvider {
         let member = self.resource(&s, &req.urn)?;
         let prior = self.prior(&s, &req.urn, member, &req.outputs).await?;
         let ty = object_type(member);
-        let response = s
-            .client()
-            .apply_resource_change(tf::apply_resource_change::Request {
-                type_name: member.tf_type.clone(),
-                prior_state: Some(encode(Some(&prior.state), &ty)?),
-                planned_state: Some(encode(None, &ty)?),
-                config: Some(encode(None, &ty)?),
-                planned_private: prior.private.clone(),
-                provider_meta: null_meta(),
-            })
-            .await
-            .map_err(|e| s.rpc_error("ApplyResourceChange", &e))?
+        let request = tf::apply_resource_change::Request {
+            type_name: member.tf_type.clone(),
+            prior_state: Some(encode(Some(&prior.state), &ty)?),
+            planned_state: Some(encode(None, &ty)?),
+            config: Some(encode(None, &ty)?),
+            planned_private: prior.private.clone(),
+            provider_meta: null_meta(),
+        };
+        let call = async {
+            s.client()
+                .apply_resource_change(request)
+                .await
+                .map_err(|e| s.rpc_error("ApplyResourceChange", &e))
+        };
+        let response = self
+            .abandoning(&s, req.timeout, &req.urn, "delete", call)
+            .await?
             .into_inner();
         let findings = Findings::read(&response.diagnostics, Some(&member.schema.block));
         self.warn(&findings, Some(&req.urn));
@@ -349,8 +375,9 @@ impl Provider for TerraformProvider {
             return self.import(&s, &req, member).await;
         };
         let prior = self.prior(&s, &req.urn, member, recorded).await?;
+        let call = self.read_resource(&s, &req.urn, member, &prior.state, prior.private.clone());
         let Some((state, private)) = self
-            .read_resource(&s, &req.urn, member, &prior.state, prior.private.clone())
+            .abandoning(&s, req.timeout, &req.urn, "read", call)
             .await?
         else {
             return Ok(ReadResponse::default());

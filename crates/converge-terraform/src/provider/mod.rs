@@ -28,6 +28,7 @@ use converge_plugin::schema::PackageSchema;
 use converge_plugin::terraform::values::{decode_dynamic_value, encode_dynamic_value, CtyType};
 use converge_plugin::{Provider, ProviderError};
 use converge_proto::tfplugin6::{self as tf, DynamicValue};
+use sha2::Digest as _;
 use tokio::sync::OnceCell;
 
 use crate::contract::Subject;
@@ -43,6 +44,9 @@ use crate::shape::{
 mod calls;
 mod change;
 mod read;
+mod timeouts;
+
+use timeouts::Timed;
 
 /// The Terraform Core version `ConfigureProvider` announces: the protocol
 /// 6 release line whose behaviour Converge follows (providers may log it
@@ -52,13 +56,25 @@ const TERRAFORM_VERSION: &str = "1.9.0";
 /// Provider inputs that are Pulumi's, not the provider's configuration.
 const ENGINE_CONFIG_KEYS: &[&str] = &["version", "pluginDownloadURL"];
 
+/// The digest of a provider configuration as sent (its msgpack bytes).
+type ConfigKey = [u8; 32];
+
+/// A session opened once, by whichever caller comes first.
+type SessionCell = Arc<OnceCell<Arc<Session>>>;
+
 /// What the provider instances of one executable share with their loader.
 #[derive(Clone, Default)]
 pub struct Shared {
     /// The unconfigured connection: schema and provider-config checks.
-    pub spare: Arc<OnceCell<Arc<Session>>>,
-    /// Every session opened, for shutdown.
-    pub sessions: Arc<Mutex<Vec<std::sync::Weak<Session>>>>,
+    pub spare: SessionCell,
+    /// One configured connection per provider configuration: every
+    /// instance configured alike (the default provider's preview and
+    /// update, concurrent steps) shares one process, as Terraform runs one
+    /// per configuration.
+    pub configured: Arc<Mutex<HashMap<ConfigKey, SessionCell>>>,
+    /// Every session opened, kept until the loader shuts them down (each
+    /// through go-plugin's `Shutdown`).
+    pub sessions: Arc<Mutex<Vec<Arc<Session>>>>,
     pub logger: Option<PluginLogger>,
     pub version: Option<semver::Version>,
 }
@@ -234,7 +250,7 @@ impl TerraformProvider {
     async fn open(&self) -> Result<Arc<Session>, ProviderError> {
         let session =
             Arc::new(Session::open(&self.package, self.connector.connect().await?).await?);
-        lock(&self.shared.sessions).push(Arc::downgrade(&session));
+        lock(&self.shared.sessions).push(session.clone());
         Ok(session)
     }
 
@@ -330,10 +346,44 @@ impl TerraformProvider {
         tf_to_pulumi(&member.schema.block, planned, secrets)
     }
 
-    /// Asks every connection this provider opened to close.
-    pub async fn shutdown(&self, grace: std::time::Duration) {
-        if let Some(s) = self.configured.get() {
-            s.shutdown(grace).await;
-        }
+    /// The configured session for `config` (the provider configuration's
+    /// encoding): the one already configured alike, or a new connection
+    /// configured now. Concurrent callers wait for one configuration.
+    async fn configured_for(
+        &self,
+        config: DynamicValue,
+        urn: Option<&Urn>,
+    ) -> Result<Arc<Session>, ProviderError> {
+        let key: ConfigKey = sha2::Sha256::digest(&config.msgpack).into();
+        let cell = lock(&self.shared.configured)
+            .entry(key)
+            .or_default()
+            .clone();
+        let session = cell
+            .get_or_try_init(|| async {
+                let s = self.open().await?;
+                let block = &s.schema.provider;
+                let response = s
+                    .client()
+                    .configure_provider(tf::configure_provider::Request {
+                        terraform_version: TERRAFORM_VERSION.to_owned(),
+                        config: Some(config),
+                    })
+                    .await
+                    .map_err(|e| s.rpc_error("ConfigureProvider", &e))?
+                    .into_inner();
+                let findings = Findings::read(&response.diagnostics, Some(block));
+                self.warn(&findings, urn);
+                if findings.has_errors() {
+                    return Err(failed(format!(
+                        "could not configure the Terraform provider {}: {}",
+                        self.package,
+                        findings.error_lines().join("; ")
+                    )));
+                }
+                Ok(s)
+            })
+            .await?;
+        Ok(session.clone())
     }
 }

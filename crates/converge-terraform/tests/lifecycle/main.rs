@@ -9,6 +9,7 @@ mod import;
 mod private;
 mod proposed;
 mod replace;
+mod stop;
 mod upgrade;
 
 use std::sync::Arc;

@@ -536,6 +536,7 @@ impl Connector for TfMockConnector {
     async fn connect(&self) -> Result<Connection, ProviderError> {
         Ok(Connection {
             channel: self.0.channel(),
+            protocol: 6,
             process: None,
         })
     }

@@ -7,18 +7,18 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use converge_engine::{OperationResult, StepOp};
 use converge_model::Urn;
 
 use super::spec::{ImportFile, ImportFileResource};
+use crate::atomic_write::{Dash, Output};
 
 /// Writes the import file of a preview's creates.
 pub fn write(path: &Path, preview: &OperationResult) -> Result<usize> {
     let file = import_file(preview);
     let text = serde_json::to_string_pretty(&file)?;
-    crate::atomic_write::write_atomically(path, text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    Output::named(path, Path::new(""), Dash::Refused, "--import-file")?.write(text.as_bytes())?;
     Ok(file.resources.len())
 }
 

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, UpdateKind};
+use converge_engine::driver::OperationKind;
 use converge_engine::import::ImportProgram;
 use converge_engine::pulumi_provider::StackReferences;
 use converge_engine::{DeploymentOptions, LockedStack, StackState};
@@ -27,9 +28,9 @@ use crate::args::{ImportArgs, OperationArgs};
 use crate::commands::confirm::confirm;
 use crate::commands::deploy::{
     deployment_options, go_duration, print_json, print_lines, report_interrupted, report_pending,
-    winds_down, Operation,
+    winds_down,
 };
-use crate::commands::execute::{execute, ExecuteParams};
+use crate::commands::execute::{execute, ExecuteParams, RenderOptions};
 use crate::commands::open_stack::{self, Opened};
 use crate::context::Context;
 use crate::display::{say, DisplayOptions};
@@ -45,6 +46,9 @@ pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
     }
     if args.file.is_some() && (args.name.is_some() || args.id.is_some()) {
         bail!("--file imports the resources of the file: give no TYPE NAME ID with it");
+    }
+    if !args.generate_code && args.out.is_some() {
+        bail!("--generate-code=false writes no code: give no --out with it");
     }
     winds_down(ctx, args.cancel_timeout);
     #[cfg(unix)]
@@ -138,7 +142,7 @@ async fn run_locked(
             say(format!("Previewing import ({stack_name}):"));
         }
         let executed = execute(
-            Operation::Preview,
+            OperationKind::Preview,
             ExecuteParams {
                 base: locked.shared_base(),
                 providers,
@@ -148,15 +152,19 @@ async fn run_locked(
                 },
                 program: Some(&program),
                 sink: Arc::new(converge_engine::DiscardSink),
-                display: DisplayOptions {
-                    preview: true,
-                    ..display
+                render: RenderOptions {
+                    display: DisplayOptions {
+                        preview: true,
+                        ..display
+                    },
+                    json: args.json,
+                    event_log: None,
+                    config: Default::default(),
                 },
-                json: args.json,
             },
         )
         .await;
-        print_lines(&executed.summary);
+        print_lines(&executed.rendered.summary);
         if let Some(e) = executed.error() {
             return Err(e);
         }
@@ -186,15 +194,19 @@ async fn run_locked(
     let started = std::time::Instant::now();
     let journal = locked.start().await?;
     let executed = execute(
-        Operation::Up,
+        OperationKind::Update,
         ExecuteParams {
             base: locked.shared_base(),
             providers,
             options,
             program: Some(&program),
             sink: journal.clone(),
-            display,
-            json: args.json,
+            render: RenderOptions {
+                display,
+                json: args.json,
+                event_log: None,
+                config: Default::default(),
+            },
         },
     )
     .await;
@@ -209,7 +221,7 @@ async fn run_locked(
     if args.json {
         print_json(&executed.result, args.show_secrets)?;
     } else {
-        print_lines(&executed.summary);
+        print_lines(&executed.rendered.summary);
         say(format!("\nDuration: {}", go_duration(started.elapsed())));
     }
     if let Some(e) = executed.error() {
@@ -234,8 +246,13 @@ fn write_code(
         return Ok(());
     };
     let text = codegen::generate(project, program, imports, snapshot)?;
-    crate::atomic_write::write_atomically(path, text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    crate::atomic_write::Output::named(
+        path,
+        std::path::Path::new(""),
+        crate::atomic_write::Dash::Refused,
+        "--out",
+    )?
+    .write(text.as_bytes())?;
     if !args.json {
         say(format!(
             "\nWrote the imported resources' code to {}",

@@ -18,8 +18,13 @@ use crate::args::ImportArgs;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ImportFile {
-    /// Names of existing resources (parents, providers) → their URNs.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// Names of existing resources (parents, providers) → their URNs
+    /// (`null`, as the Automation API writes an absent table, is none).
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "null_as_empty"
+    )]
     pub name_table: BTreeMap<String, String>,
     pub resources: Vec<ImportFileResource>,
 }
@@ -189,9 +194,8 @@ pub fn from_file(
     project: &str,
     protect: bool,
 ) -> Result<Imports> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the import file {}", path.display()))?;
-    let file: ImportFile = serde_json::from_str(&text)
+    let bytes = crate::input_file::read_file(path, "the import file")?;
+    let file: ImportFile = converge_state::json_limits::from_slice(&bytes)
         .with_context(|| format!("{} is not a valid import file", path.display()))?;
     resolve(file, base, stack, project, protect)
         .with_context(|| format!("import file {}", path.display()))
@@ -337,6 +341,15 @@ fn order(
     Ok(out)
 }
 
+/// A map that may be written as `null`.
+fn null_as_empty<'de, D>(d: D) -> Result<BTreeMap<String, String>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::Deserialize as _;
+    Ok(Option::<BTreeMap<String, String>>::deserialize(d)?.unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,5 +403,8 @@ mod tests {
         }
         let unknown = serde_json::from_str::<ImportFile>(r#"{"resources": [], "extra": 1}"#);
         assert!(unknown.is_err());
+        // The Automation API writes an absent name table as null.
+        let sdk = serde_json::from_str::<ImportFile>(r#"{"resources": [], "nameTable": null}"#);
+        assert!(sdk.unwrap().name_table.is_empty());
     }
 }

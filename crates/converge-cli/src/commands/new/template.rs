@@ -173,8 +173,10 @@ fn from_files(name: String, files: Vec<TemplateFile>) -> Result<Template> {
     let text = std::str::from_utf8(&project_file.content)
         .with_context(|| format!("template {name}: Pulumi.yaml is not UTF-8"))?;
     // The placeholders are not YAML the parser needs to understand.
-    let parsed: Value = serde_norway::from_str(&render_text(text, "project", "description"))
-        .with_context(|| format!("template {name}: Pulumi.yaml is not valid YAML"))?;
+    let parsed: Value = converge_yaml::from_str(
+        &format!("template {name}: Pulumi.yaml"),
+        &render_text(text, "project", "description"),
+    )?;
     let section = parsed.get("template").cloned().unwrap_or(Value::Null);
     let section = match section {
         Value::Null => Mapping::new(),

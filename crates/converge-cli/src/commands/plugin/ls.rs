@@ -77,7 +77,16 @@ pub fn run(json: bool) -> Result<()> {
     }
     print!("{builtins}");
 
-    let terraform = all_installed(&DiscoveryOptions::from_environment());
+    let mut discovery = DiscoveryOptions::from_environment();
+    // Where `converge plugin install terraform` puts providers.
+    if let Ok(config) = converge_terraform::install::CliConfig::from_environment() {
+        if let Some(cache) = config.plugin_cache_dir {
+            if !discovery.dirs.contains(&cache) {
+                discovery.dirs.insert(0, cache);
+            }
+        }
+    }
+    let terraform = all_installed(&discovery);
     if !terraform.is_empty() {
         println!();
         println!("Terraform providers (used for a package no plugin serves):");

@@ -17,6 +17,7 @@ use converge_plugin::host::PluginDirectory;
 use crate::context::Context;
 
 pub mod ls;
+mod terraform;
 
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
@@ -28,7 +29,10 @@ pub enum PluginCommand {
         json: bool,
     },
     /// Install a plugin from a local `.tar.gz` archive or directory
-    /// (`--file`): `converge plugin install resource NAME VERSION --file PATH`.
+    /// (`--file`): `converge plugin install resource NAME VERSION --file PATH`;
+    /// or a Terraform provider as OpenTofu's CLI configuration says, locked
+    /// in the project's `.terraform.lock.hcl`:
+    /// `converge plugin install terraform [HOST/]NAMESPACE/TYPE [CONSTRAINT]`.
     Install(InstallArgs),
     /// Remove plugins: `KIND [NAME [VERSION]]`, or `--all`.
     Rm(RmArgs),
@@ -52,6 +56,10 @@ pub struct InstallArgs {
     /// Install again even if this version is installed.
     #[arg(long)]
     pub reinstall: bool,
+    /// A server to download the plugin from (refused: Converge does not
+    /// download plugins; pass --file).
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -94,6 +102,12 @@ fn parse_version(text: &str) -> Result<semver::Version> {
 }
 
 fn install_plugin(args: InstallArgs) -> Result<()> {
+    if args.kind.as_deref() == Some("terraform") {
+        let Some(source) = args.name else {
+            bail!("which provider? run `converge plugin install terraform [HOST/]NAMESPACE/TYPE [VERSION-CONSTRAINT]`");
+        };
+        return terraform::install(&source, args.version.as_deref());
+    }
     let (Some(kind), Some(name), Some(version)) = (args.kind, args.name, args.version) else {
         bail!(
             "which plugin? run `converge plugin install KIND NAME VERSION --file PATH` \
@@ -101,6 +115,12 @@ fn install_plugin(args: InstallArgs) -> Result<()> {
         );
     };
     let version = parse_version(&version)?;
+    if let Some(server) = &args.server {
+        bail!(
+            "--server {server}: Converge does not download plugins; pass --file PATH with the \
+             {kind} plugin {name} {version} instead"
+        );
+    }
     let Some(file) = args.file else {
         bail!(
             "Converge does not download plugins: pass --file PATH with the {kind} plugin {name} \

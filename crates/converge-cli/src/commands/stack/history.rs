@@ -229,7 +229,7 @@ fn update_json(u: &Update, crypter: Option<&dyn Crypter>) -> Result<UpdateJson> 
 }
 
 /// Pulumi's time format for history: RFC 5424, millisecond precision, UTC.
-fn rfc5424(t: time::OffsetDateTime) -> String {
+pub(crate) fn rfc5424(t: time::OffsetDateTime) -> String {
     let t = t.to_offset(time::UtcOffset::UTC);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",

@@ -71,7 +71,15 @@ pub(super) async fn run(ctx: &Context, all: bool, json: bool) -> Result<()> {
                     "current": r.current,
                 });
                 if let Some(updated) = r.updated.as_ref().filter(|_| !r.in_progress) {
-                    entry["lastUpdate"] = updated.as_str().into();
+                    // Pulumi's format, milliseconds in UTC (the SDKs
+                    // parse it with `%Y-%m-%dT%H:%M:%S.%fZ`).
+                    let shown = time::OffsetDateTime::parse(
+                        updated,
+                        &time::format_description::well_known::Rfc3339,
+                    )
+                    .map(super::history::rfc5424)
+                    .unwrap_or_else(|_| updated.clone());
+                    entry["lastUpdate"] = shown.into();
                 }
                 entry["updateInProgress"] = r.in_progress.into();
                 if let Some(count) = r.count {

@@ -4,7 +4,6 @@
 //! export of another stack would make the next update delete that stack's
 //! objects and create them anew) — both overridable with `--force`.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -12,13 +11,15 @@ use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef};
 use converge_engine::StackState;
 use converge_state::checkpoint::{self, to_pretty_json};
+use converge_state::json_limits;
 use converge_state::secrets::{CloudProviderState, SecretsMode};
 use converge_state::{integrity, SecretsProviders, Snapshot};
 use serde_json::Value;
 
 use super::{current_checkpoint, plaintext};
-use crate::atomic_write::write_atomically;
+use crate::atomic_write::{Dash, Output};
 use crate::context::{now_rfc3339, Context};
+use crate::input_file::read_file;
 use crate::passphrase::provider_salt;
 use crate::secrets::stack::{open_recorded, same_provider, settings_provider};
 use crate::secrets::stack_secrets;
@@ -63,18 +64,16 @@ pub(super) async fn export(ctx: &Context, name: Option<String>, opts: ExportOpti
             false,
         )
         .await?;
-        let mut json: Value = serde_json::from_slice(&bytes)?;
+        let mut json: Value = json_limits::from_slice(&bytes)?;
         plaintext::reveal(&mut json, secrets.crypter.as_ref())
             .with_context(|| format!("cannot decrypt the secrets of stack {}", stack.stack))?;
         bytes = to_pretty_json(&json).into_bytes();
     }
-    match opts.file {
-        Some(f) => write_atomically(&ctx.cwd.join(f), &bytes),
-        None => {
-            std::io::stdout().write_all(&bytes)?;
-            Ok(())
-        }
-    }
+    let output = match opts.file {
+        Some(f) => Output::named(&f, &ctx.cwd, Dash::Stdout, "--file")?,
+        None => Output::Stdout,
+    };
+    output.write(&bytes)
 }
 
 pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOptions) -> Result<()> {
@@ -83,19 +82,25 @@ pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOpti
     let stack = ctx.resolve_stack(&project, name.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
     let (mut bytes, source) = match opts.file {
+        Some(f) if f.as_os_str() == "-" => (
+            crate::prompt::read_stdin("the deployment from stdin")?,
+            "stdin".to_owned(),
+        ),
         Some(f) => {
             let path = ctx.cwd.join(&f);
-            let b =
-                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let b = read_file(&path, "the deployment")?;
             (b, path.display().to_string())
         }
-        None => {
-            let b = crate::prompt::read_stdin().context("cannot read the deployment from stdin")?;
-            (b, "stdin".to_owned())
-        }
+        None => (
+            crate::prompt::read_stdin("the deployment from stdin")?,
+            "stdin".to_owned(),
+        ),
     };
+    // Past a limit, or not JSON: `read_deployment` below says what and
+    // where, before anything is written.
+    json_limits::check(&bytes).map_err(|e| anyhow::anyhow!("cannot import {source}: {e}"))?;
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-    let parsed = serde_json::from_slice::<Value>(&bytes).ok();
+    let parsed = json_limits::from_slice::<Value>(&bytes).ok();
     let (plain, encrypted) = parsed.as_ref().map_or((0, 0), plaintext::count);
     let sealed_with = match parsed {
         Some(mut json) if plain > 0 => {

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use converge_testkit::go_provider::{self, Events};
 use converge_testkit::terraform_mirror::{self, TestProvider};
 use serde_json::Value;
 
@@ -55,6 +56,8 @@ pub struct TfWorld {
     /// objects: in the state, the journal, the backend's other files or
     /// any command's output.
     secrets: Vec<String>,
+    /// Extra environment of every command.
+    env: Vec<(String, String)>,
 }
 
 impl TfWorld {
@@ -95,6 +98,7 @@ impl TfWorld {
             mirror,
             project: name.to_owned(),
             secrets: Vec::new(),
+            env: Vec::new(),
         }
     }
 
@@ -109,6 +113,33 @@ impl TfWorld {
     /// Installs a release of a test provider in the mirror.
     pub fn install(&self, provider: TestProvider, version: &str) -> PathBuf {
         terraform_mirror::install(&self.mirror_dir(), provider, version)
+    }
+
+    /// Installs a release of the Go test provider (`gostore`) in the
+    /// mirror.
+    pub fn install_go(&self, version: &str) -> PathBuf {
+        go_provider::install(&self.mirror_dir(), version)
+    }
+
+    /// Where the Go provider's processes write their events.
+    pub fn events_path(&self) -> PathBuf {
+        self.scratch.dir.path().join("gostore-events.log")
+    }
+
+    /// The Go provider's process events so far.
+    pub fn events(&self) -> Events {
+        Events::read(&self.events_path())
+    }
+
+    /// Forgets the events so far.
+    pub fn clear_events(&self) {
+        let _ = std::fs::remove_file(self.events_path());
+    }
+
+    /// Sets `key` in the environment of every later command.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_owned(), value.to_owned()));
     }
 
     /// Removes an installed release.
@@ -143,7 +174,14 @@ impl TfWorld {
         c.env("HOME", &self.user_home)
             .env_remove("XDG_DATA_HOME")
             .env_remove(TestProvider::Store.directory_env())
-            .env_remove(TestProvider::Breaker.directory_env());
+            .env_remove(TestProvider::Breaker.directory_env())
+            .env_remove(go_provider::DIRECTORY_ENV)
+            .env_remove(go_provider::PROTOCOLS_ENV)
+            .env_remove("TF_CLI_CONFIG_FILE")
+            .env(go_provider::EVENTS_ENV, self.events_path());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
         match self.mirror {
             Mirror::HomePlugins => {
                 c.env_remove("TF_PLUGIN_CACHE_DIR");

@@ -8,6 +8,9 @@ use std::sync::Arc;
 use converge_model::{PropertyDiff, ResourceState, Urn};
 use tokio::sync::mpsc;
 
+pub mod digest;
+pub mod pulumi;
+
 /// What a step does.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,

@@ -218,18 +218,19 @@ async fn negotiates_features() {
             (info.project.as_str(), info.stack.as_str()),
             ("proj", "test")
         );
-        assert_eq!(info.supported_features.len(), 5);
+        assert_eq!(info.supported_features.len(), 7);
         for (id, want) in [
             ("secrets", true),
             ("resourceReferences", true),
             ("outputValues", true),
             ("deletedWith", true),
             ("aliasSpecs", true),
-            ("transforms", false),
-            ("invokeTransforms", false),
+            ("transforms", true),
+            ("invokeTransforms", true),
             ("resourceHooks", false),
             ("parameterization", false),
             ("replaceWith", false),
+            ("noSuchFeature", false),
         ] {
             let got = c
                 .monitor
@@ -417,16 +418,23 @@ async fn invokes_get_resource_and_provider_functions() {
 async fn unsupported_calls_answer_promptly() {
     let program = grpc_program(|mut c| async move {
         let stack = stack(&mut c).await?;
+        // A transform whose program cannot be reached fails its
+        // registration at once, naming it.
         let mut transformed = request("pkg:index:Thing", "t", true, &stack);
-        transformed.transforms = vec![converge_proto::pulumirpc::Callback::default()];
+        transformed.transforms = vec![converge_proto::pulumirpc::Callback {
+            target: "127.0.0.1:1".to_owned(),
+            ..converge_proto::pulumirpc::Callback::default()
+        }];
         let err = register(&mut c, transformed).await.unwrap_err();
+        assert!(err.starts_with("Unavailable"), "{err}");
+        assert!(
+            err.contains("transform at 127.0.0.1:1 cannot be reached"),
+            "{err}"
+        );
+        let mut replacing = request("pkg:index:Thing", "r", true, &stack);
+        replacing.replace_with = vec![stack.clone()];
+        let err = register(&mut c, replacing).await.unwrap_err();
         assert!(err.starts_with("Unimplemented"), "{err}");
-        assert!(err.contains("resource transforms"), "{err}");
-        let exists = c
-            .monitor
-            .register_stack_transform(converge_proto::pulumirpc::Callback::default())
-            .await;
-        assert_eq!(exists.unwrap_err().code(), tonic::Code::Unimplemented);
         Ok(())
     });
     let result = up(empty(), MockProvider::new("pkg"), &program).await;
@@ -452,3 +460,5 @@ async fn a_failed_step_tells_the_program_the_monitor_is_shutting_down() {
 
 #[path = "construct_tests.rs"]
 mod construct;
+
+mod transforms;

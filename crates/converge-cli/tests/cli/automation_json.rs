@@ -1,0 +1,152 @@
+//! `preview --json` and `up --json` in Pulumi's shape (the preview
+//! digest), checked field by field against what Pulumi documents and the
+//! Automation API SDKs parse, and snapshotted whole.
+
+use std::collections::BTreeSet;
+
+use crate::common;
+
+const PROJECT: &str = r#"name: digest
+runtime: yaml
+config:
+  length:
+    type: integer
+resources:
+  word:
+    type: random:index/randomString:RandomString
+    properties:
+      length: ${length}
+      special: false
+outputs:
+  word: ${word.result}
+"#;
+
+/// The keys Pulumi's preview digest has, at the top and in a step and a
+/// diagnostic.
+const DIGEST_KEYS: &[&str] = &[
+    "config",
+    "steps",
+    "diagnostics",
+    "duration",
+    "changeSummary",
+    "maybeCorrupt",
+];
+const STEP_KEYS: &[&str] = &[
+    "op",
+    "urn",
+    "provider",
+    "oldState",
+    "newState",
+    "diffReasons",
+    "replaceReasons",
+    "detailedDiff",
+];
+const DIAGNOSTIC_KEYS: &[&str] = &["urn", "prefix", "message", "severity"];
+/// Pulumi's step operations (`OpType` in the SDKs).
+const OPS: &[&str] = &[
+    "same",
+    "create",
+    "update",
+    "delete",
+    "replace",
+    "create-replacement",
+    "delete-replaced",
+    "read",
+    "read-replacement",
+    "refresh",
+    "discard",
+    "discard-replaced",
+    "remove-pending-replace",
+    "import",
+    "import-replacement",
+];
+
+fn keys(v: &serde_json::Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// Checks `digest` against Pulumi's shape; returns it with its duration
+/// (which varies) replaced, for a snapshot.
+fn checked(text: &str) -> String {
+    let mut digest: serde_json::Value = serde_json::from_str(text).unwrap();
+    let allowed = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert!(keys(&digest).is_subset(&allowed(DIGEST_KEYS)), "{digest}");
+    assert!(
+        digest["duration"].is_u64(),
+        "duration is Go's nanoseconds: {digest}"
+    );
+    for (op, n) in digest["changeSummary"].as_object().unwrap() {
+        assert!(OPS.contains(&op.as_str()) && n.is_u64(), "{op}: {n}");
+    }
+    for step in digest["steps"].as_array().unwrap() {
+        assert!(keys(step).is_subset(&allowed(STEP_KEYS)), "{step}");
+        assert!(OPS.contains(&step["op"].as_str().unwrap()), "{step}");
+        assert!(step["urn"]
+            .as_str()
+            .unwrap()
+            .starts_with("urn:pulumi:dev::digest::"));
+        for state in ["oldState", "newState"] {
+            if let Some(s) = step.get(state) {
+                assert_eq!(s["urn"], step["urn"], "{step}");
+                assert!(s["type"].is_string() && s["custom"].is_boolean(), "{step}");
+            }
+        }
+        if let Some(reasons) = step.get("diffReasons") {
+            assert!(reasons.as_array().unwrap().iter().all(|r| r.is_string()));
+        }
+        if let Some(detail) = step.get("detailedDiff") {
+            for d in detail.as_object().unwrap().values() {
+                assert!(
+                    d["diffKind"].is_string() && d["inputDiff"].is_boolean(),
+                    "{d}"
+                );
+            }
+        }
+    }
+    for d in digest
+        .get("diagnostics")
+        .and_then(|d| d.as_array())
+        .into_iter()
+        .flatten()
+    {
+        assert!(keys(d).is_subset(&allowed(DIAGNOSTIC_KEYS)), "{d}");
+    }
+    digest["duration"] = "[duration]".into();
+    // IDs are random (the word's is its result; the provider's a UUID).
+    // Numbered in the order they first appear.
+    let mut ids: Vec<String> = Vec::new();
+    for step in digest["steps"].as_array().unwrap() {
+        for state in ["oldState", "newState"] {
+            if let Some(id) = step.get(state).and_then(|s| s["id"].as_str()) {
+                if id != "04da6b54-80e4-46f7-96ec-b56ff0331ba9" && !ids.iter().any(|i| i == id) {
+                    ids.push(id.to_owned());
+                }
+            }
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&digest).unwrap();
+    for (i, id) in ids.iter().enumerate() {
+        text = text.replace(id.as_str(), &format!("[id-{i}]"));
+    }
+    text
+}
+
+#[test]
+fn preview_json_is_pulumis_preview_digest() {
+    let scratch = common::Scratch::new(PROJECT);
+    let run = |args: &[&str]| common::stdout_of(scratch.command("pw"), args);
+    run(&["stack", "init", "dev"]);
+    run(&["config", "set", "length", "6"]);
+    run(&["config", "set", "--secret", "token", "do-not-show"]);
+    let create = run(&["preview", "--json"]);
+    assert!(!create.contains("do-not-show"), "{create}");
+    insta::assert_snapshot!("preview_json_create", checked(&create));
+    let up = checked(&run(&["up", "--yes", "--json"]));
+    let up: serde_json::Value = serde_json::from_str(&up).unwrap();
+    assert_eq!(up["changeSummary"]["create"], 3, "{up}");
+    run(&["config", "set", "length", "9"]);
+    insta::assert_snapshot!(
+        "preview_json_replace",
+        checked(&run(&["preview", "--json"]))
+    );
+}

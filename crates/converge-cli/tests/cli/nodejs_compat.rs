@@ -1,0 +1,140 @@
+//! Pulumi's language-conformance behaviours, end to end with the published
+//! Node.js SDK and the test plugin: the Node.js halves of
+//! `python_compat`'s tests.
+
+use crate::common;
+
+use common::nodejs::{node_modules, NodeWorld};
+
+/// A world running `program` with the test plugin on PATH and its cloud.
+fn world(program: &str) -> Option<NodeWorld> {
+    let modules = node_modules()?;
+    let mut w = NodeWorld::new(&modules, program);
+    let bin = common::convergetest_bin_dir(w.scratch.dir.path());
+    w.env = vec![
+        ("PATH".into(), common::path_with(&bin)),
+        (
+            "CONVERGE_TEST_CLOUD_FILE".into(),
+            w.scratch.dir.path().join("cloud.json").into(),
+        ),
+    ];
+    Some(w)
+}
+
+fn outputs(w: &NodeWorld) -> serde_json::Value {
+    serde_json::from_str(&w.run(&["stack", "output", "--json"])).unwrap()
+}
+
+fn state(w: &NodeWorld) -> serde_json::Value {
+    serde_json::from_str(&w.run(&["stack", "export"])).unwrap()
+}
+
+fn resource<'a>(state: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["urn"].as_str().unwrap().ends_with(&format!("::{name}")))
+        .unwrap_or_else(|| panic!("no resource {name}"))
+}
+
+const TRANSFORMS: &str = r#"
+const pulumi = require("@pulumi/pulumi");
+
+const appending = word => args => {
+    if (args.type !== "convergetest:index:Thing") {
+        return undefined;
+    }
+    const value = pulumi.output(args.props.value).apply(v => `${v}+${word}`);
+    return { props: { ...args.props, value }, opts: args.opts };
+};
+const protecting = args => ({ props: args.props, opts: pulumi.mergeOptions(args.opts, { protect: true }) });
+
+pulumi.runtime.registerResourceTransform(appending("stack"));
+pulumi.runtime.registerInvokeTransform(args => ({ args: { ...args.args, tag: "transformed" }, opts: args.opts }));
+
+class Group extends pulumi.ComponentResource {
+    constructor(name, opts) {
+        super("compat:index:Group", name, {}, opts);
+        this.member = new pulumi.CustomResource("convergetest:index:Thing", `${name}-member`,
+            { value: "m", length: undefined }, { parent: this, transforms: [appending("own")] });
+        this.registerOutputs({});
+    }
+}
+
+const group = new Group("group", { transforms: [appending("parent"), protecting] });
+const plain = new pulumi.CustomResource("convergetest:index:Thing", "plain", { value: "p", length: undefined });
+const count = pulumi.runtime.invokeOutput("convergetest:index:count", { tag: "original" });
+exports.member = group.member.value;
+exports.plain = plain.value;
+exports.tag = count.apply(c => c.tag);
+"#;
+
+/// Transforms with the published Node.js SDK, as
+/// `python_compat::stack_resource_and_invoke_transforms_run_in_pulumis_order`.
+#[test]
+fn stack_resource_and_invoke_transforms_run_in_pulumis_order() {
+    let Some(w) = world(TRANSFORMS) else {
+        return;
+    };
+    let out = w.run(&["up", "--yes"]);
+    let outputs = outputs(&w);
+    assert_eq!(outputs["member"], "m+own+parent+stack", "{outputs}\n{out}");
+    assert_eq!(outputs["plain"], "p+stack", "{outputs}");
+    assert_eq!(outputs["tag"], "transformed", "{outputs}");
+    let state = state(&w);
+    assert_eq!(resource(&state, "group-member")["protect"], true);
+    assert_eq!(resource(&state, "group")["protect"], true);
+    let again = w.run(&["up", "--yes"]);
+    assert!(!again.contains("updated"), "{again}");
+}
+
+const CONTINUE_ON_ERROR: &str = r#"
+const pulumi = require("@pulumi/pulumi");
+
+const thing = (name, value, extra) =>
+    new pulumi.CustomResource("convergetest:index:Thing", name, { value, length: undefined, ...extra });
+const late = length => new Promise(resolve => setTimeout(() => resolve(`late-${length}`), 1000));
+
+const a = thing("a", "a", { fail: "create" });
+const b = thing("b", "b");
+const after = thing("after", b.length.apply(late));
+const dependent = thing("dependent", a.length.apply(l => `of-${l}`));
+exports.after = after.length;
+"#;
+
+/// `--continue-on-error` with the published Node.js SDK, as
+/// `python_compat::continue_on_error_creates_what_does_not_depend_on_a_failure`.
+#[test]
+fn continue_on_error_creates_what_does_not_depend_on_a_failure() {
+    let Some(w) = world(CONTINUE_ON_ERROR) else {
+        return;
+    };
+    let mut cmd = w.scratch.command("pw");
+    cmd.envs(w.env.iter().cloned())
+        .args(["up", "--yes", "--continue-on-error"]);
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("create failed on purpose"), "{text}");
+    // The Node.js SDK itself refuses to serialize what depends on a
+    // failed resource: the dependent never reaches the engine.
+    assert!(text.contains("failed to register"), "{text}");
+    let state = state(&w);
+    let names: Vec<&str> = state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["urn"].as_str().unwrap().rsplit("::").next().unwrap())
+        .collect();
+    for name in ["b", "after"] {
+        assert!(names.contains(&name), "{name} created: {names:?}\n{text}");
+    }
+    for name in ["a", "dependent"] {
+        assert!(!names.contains(&name), "{name} not created: {names:?}");
+    }
+}

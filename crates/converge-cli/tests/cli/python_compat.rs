@@ -1,0 +1,251 @@
+//! Pulumi's language-conformance behaviours, end to end with the published
+//! Python SDK and real plugin processes: each test is a program the SDK
+//! runs through `converge`, and what Pulumi's own tests assert of it.
+
+use std::path::{Path, PathBuf};
+
+use crate::common;
+
+/// A Python project run with the test venv, with the test plugin
+/// installed at two versions in a plugin directory of its own (ambient
+/// plugins off: the program gets a version only from there).
+struct World {
+    scratch: common::Scratch,
+    pulumi_home: PathBuf,
+}
+
+impl World {
+    /// `None` (skip) without the test venv.
+    fn new(program: &str) -> Option<World> {
+        let venv = common::python::venv()?;
+        let scratch = common::Scratch::new(&format!(
+            "name: compat\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            venv.display()
+        ));
+        std::fs::write(scratch.project.join("__main__.py"), program).unwrap();
+        let bin = common::convergetest_bin_dir(scratch.dir.path());
+        let plugin = std::fs::canonicalize(bin.join("pulumi-resource-convergetest")).unwrap();
+        let w = World {
+            pulumi_home: scratch.dir.path().join("pulumi-home"),
+            scratch,
+        };
+        for version in ["1.0.0", "2.0.0"] {
+            w.install(&plugin, version);
+        }
+        w.run(&["stack", "init", "dev"]);
+        Some(w)
+    }
+
+    fn install(&self, plugin: &Path, version: &str) {
+        let src = self.scratch.dir.path().join(format!("src-{version}"));
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::copy(plugin, src.join("pulumi-resource-convergetest")).unwrap();
+        self.run(&[
+            "plugin",
+            "install",
+            "resource",
+            "convergetest",
+            version,
+            "--file",
+            src.to_str().unwrap(),
+        ]);
+    }
+
+    fn command(&self) -> std::process::Command {
+        let mut cmd = self.scratch.command("pw");
+        cmd.env("PULUMI_HOME", &self.pulumi_home)
+            .env("PULUMI_IGNORE_AMBIENT_PLUGINS", "1")
+            .env(
+                "CONVERGE_TEST_CLOUD_FILE",
+                self.scratch.dir.path().join("cloud.json"),
+            )
+            .env_remove("CONVERGE_TEST_PLUGIN_VERSION");
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        common::stdout_of(self.command(), args)
+    }
+
+    fn outputs(&self) -> serde_json::Value {
+        serde_json::from_str(&self.run(&["stack", "output", "--json"])).unwrap()
+    }
+
+    fn state(&self) -> serde_json::Value {
+        serde_json::from_str(&self.run(&["stack", "export"])).unwrap()
+    }
+}
+
+/// The resource named `name` in an exported state.
+fn resource<'a>(state: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["urn"].as_str().unwrap().ends_with(&format!("::{name}")))
+        .unwrap_or_else(|| panic!("no resource {name}"))
+}
+
+const TWO_VERSIONS: &str = r#"
+import pulumi
+
+p1 = pulumi.ProviderResource("convergetest", "p1", {}, opts=pulumi.ResourceOptions(version="1.0.0"))
+p2 = pulumi.ProviderResource("convergetest", "p2", {}, opts=pulumi.ResourceOptions(version="2.0.0"))
+a = pulumi.CustomResource("convergetest:index:Thing", "a", {"value": "x", "pluginVersion": None},
+                          opts=pulumi.ResourceOptions(provider=p1))
+b = pulumi.CustomResource("convergetest:index:Thing", "b", {"value": "y", "pluginVersion": None},
+                          opts=pulumi.ResourceOptions(provider=p2))
+pulumi.export("a", a.pluginVersion)
+pulumi.export("b", b.pluginVersion)
+"#;
+
+/// Explicit providers with the `version` option, two versions of one
+/// package side by side: each loads its own plugin, whose version the
+/// provider's inputs record.
+#[test]
+fn explicit_providers_of_two_versions_each_load_their_own_plugin() {
+    let Some(w) = World::new(TWO_VERSIONS) else {
+        return;
+    };
+    w.run(&["up", "--yes"]);
+    let outputs = w.outputs();
+    assert_eq!(outputs["a"], "1.0.0", "{outputs}");
+    assert_eq!(outputs["b"], "2.0.0", "{outputs}");
+    let state = w.state();
+    assert_eq!(resource(&state, "p1")["inputs"]["version"], "1.0.0");
+    assert_eq!(resource(&state, "p2")["inputs"]["version"], "2.0.0");
+    let again = w.run(&["up", "--yes"]);
+    assert!(
+        !again.contains("updated") && !again.contains("created"),
+        "{again}"
+    );
+}
+
+const TRANSFORMS: &str = r#"
+import pulumi
+from pulumi import ResourceOptions, ResourceTransformResult
+from pulumi.runtime import register_resource_transform, register_invoke_transform
+from pulumi.invoke import InvokeTransformResult
+
+
+def appending(word):
+    def transform(args):
+        if args.type_ != "convergetest:index:Thing":
+            return None
+        props = dict(args.props)
+        props["value"] = pulumi.Output.from_input(props["value"]).apply(lambda v: f"{v}+{word}")
+        return ResourceTransformResult(props, args.opts)
+    return transform
+
+
+def protecting(args):
+    return ResourceTransformResult(args.props, ResourceOptions.merge(args.opts, ResourceOptions(protect=True)))
+
+
+def tagging(args):
+    return InvokeTransformResult({**args.args, "tag": "transformed"}, args.opts)
+
+
+register_resource_transform(appending("stack"))
+register_invoke_transform(tagging)
+
+
+class Group(pulumi.ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("compat:index:Group", name, {}, opts)
+        self.member = pulumi.CustomResource(
+            "convergetest:index:Thing", f"{name}-member", {"value": "m", "length": None},
+            opts=ResourceOptions(parent=self, transforms=[appending("own")]))
+        self.register_outputs({})
+
+
+group = Group("group", opts=ResourceOptions(transforms=[appending("parent"), protecting]))
+plain = pulumi.CustomResource("convergetest:index:Thing", "plain", {"value": "p", "length": None})
+count = pulumi.runtime.invoke("convergetest:index:count", {"tag": "original"})
+pulumi.export("member", group.member.value)
+pulumi.export("plain", plain.value)
+pulumi.export("tag", count.value["tag"])
+"#;
+
+/// Transforms with the published SDK: a stack transform that changes
+/// every resource, a component's transforms (a property and an option)
+/// reaching its children, in Pulumi's order — the resource's own, its
+/// parent's, the stack's — and an invoke transform that changes an
+/// invoke's arguments.
+#[test]
+fn stack_resource_and_invoke_transforms_run_in_pulumis_order() {
+    let Some(w) = World::new(TRANSFORMS) else {
+        return;
+    };
+    let out = w.run(&["up", "--yes"]);
+    let outputs = w.outputs();
+    assert_eq!(outputs["member"], "m+own+parent+stack", "{outputs}\n{out}");
+    assert_eq!(outputs["plain"], "p+stack", "{outputs}");
+    assert_eq!(outputs["tag"], "transformed", "{outputs}");
+    let state = w.state();
+    assert_eq!(resource(&state, "group-member")["protect"], true);
+    assert_eq!(resource(&state, "group")["protect"], true);
+    assert!(resource(&state, "plain")["protect"].is_null());
+    // Unchanged on the next run: the transforms give the same inputs.
+    let again = w.run(&["up", "--yes"]);
+    assert!(!again.contains("updated"), "{again}");
+}
+
+const CONTINUE_ON_ERROR: &str = r#"
+import time
+import pulumi
+
+def thing(name, value, **props):
+    return pulumi.CustomResource("convergetest:index:Thing", name, {"value": value, "length": None, **props})
+
+def late(length):
+    # Registered well after `a` failed.
+    time.sleep(1)
+    return f"late-{length}"
+
+a = thing("a", "a", fail="create")
+b = thing("b", "b")
+after = thing("after", b.length.apply(late))
+dependent = thing("dependent", a.length.apply(lambda l: f"of-{l}"))
+pulumi.export("after", after.length)
+"#;
+
+/// `--continue-on-error` with the published SDK: the failed resource's
+/// error reaches the program as that resource's failure, independent and
+/// later resources are created, what depends on the failed one is
+/// skipped, and the update exits non-zero naming each failure.
+#[test]
+fn continue_on_error_creates_what_does_not_depend_on_a_failure() {
+    let Some(w) = World::new(CONTINUE_ON_ERROR) else {
+        return;
+    };
+    let out = w
+        .command()
+        .args(["up", "--yes", "--continue-on-error"])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("create failed on purpose"), "{text}");
+    assert!(
+        text.contains("skipped urn:pulumi:dev::compat::convergetest:index:Thing::dependent"),
+        "{text}"
+    );
+    let state = w.state();
+    let names: Vec<&str> = state["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["urn"].as_str().unwrap().rsplit("::").next().unwrap())
+        .collect();
+    for name in ["b", "after"] {
+        assert!(names.contains(&name), "{name} created: {names:?}\n{text}");
+    }
+    for name in ["a", "dependent"] {
+        assert!(!names.contains(&name), "{name} not created: {names:?}");
+    }
+}

@@ -1,0 +1,119 @@
+//! `--json` of an operation in Pulumi's shape: the preview digest, folded
+//! from the same Pulumi events the event log carries
+//! ([`super::pulumi::PulumiEvents`]) — `config`, `steps` (each with `op`,
+//! `urn`, `provider`, `oldState`, `newState`, `diffReasons`,
+//! `detailedDiff`), `diagnostics` (`urn`, `prefix`, `message`,
+//! `severity`), `changeSummary` and `duration` (nanoseconds, as Go's
+//! `time.Duration` marshals).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde_json::{json, Map, Value};
+
+/// The digest of one operation, built event by event.
+#[derive(Debug)]
+pub struct Digest {
+    config: BTreeMap<String, String>,
+    steps: Vec<Value>,
+    diagnostics: Vec<Value>,
+    change_summary: Value,
+    started: Instant,
+    duration_ns: Option<u128>,
+}
+
+impl Digest {
+    /// A digest of an operation run with `config` (secrets as the caller
+    /// shows them).
+    pub fn new(config: BTreeMap<String, String>) -> Digest {
+        Digest {
+            config,
+            steps: Vec::new(),
+            diagnostics: Vec::new(),
+            change_summary: json!({}),
+            started: Instant::now(),
+            duration_ns: None,
+        }
+    }
+
+    /// Takes in one Pulumi event (`sequence`, `timestamp`, one kind).
+    pub fn add(&mut self, event: &Value) {
+        if let Some(body) = event
+            .get("resOutputsEvent")
+            .or_else(|| event.get("resOpFailedEvent"))
+        {
+            if let Some(metadata) = body.get("metadata") {
+                self.steps.push(step(metadata));
+            }
+        } else if let Some(d) = event.get("diagnosticEvent") {
+            let mut out = Map::new();
+            for key in ["urn", "prefix", "message", "severity"] {
+                if let Some(v) = d
+                    .get(key)
+                    .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+                {
+                    out.insert(key.to_owned(), v.clone());
+                }
+            }
+            self.diagnostics.push(Value::Object(out));
+        } else if let Some(s) = event.get("summaryEvent") {
+            self.change_summary = s.get("resourceChanges").cloned().unwrap_or(json!({}));
+            self.duration_ns = Some(self.started.elapsed().as_nanos());
+        }
+    }
+
+    /// The digest as Pulumi's `--json` prints it.
+    pub fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        if !self.config.is_empty() {
+            out.insert("config".into(), json!(self.config));
+        }
+        if !self.steps.is_empty() {
+            out.insert("steps".into(), Value::Array(self.steps.clone()));
+        }
+        if !self.diagnostics.is_empty() {
+            out.insert("diagnostics".into(), Value::Array(self.diagnostics.clone()));
+        }
+        let duration = self
+            .duration_ns
+            .unwrap_or_else(|| self.started.elapsed().as_nanos());
+        out.insert(
+            "duration".into(),
+            json!(u64::try_from(duration).unwrap_or(u64::MAX)),
+        );
+        out.insert("changeSummary".into(), self.change_summary.clone());
+        Value::Object(out)
+    }
+}
+
+/// One step of the digest from a step event's metadata.
+fn step(metadata: &Value) -> Value {
+    let mut out = Map::new();
+    for (from, to) in [
+        ("op", "op"),
+        ("urn", "urn"),
+        ("provider", "provider"),
+        ("old", "oldState"),
+        ("new", "newState"),
+        ("diffs", "diffReasons"),
+        ("detailedDiff", "detailedDiff"),
+    ] {
+        match metadata.get(from) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s.is_empty() => {}
+            Some(Value::Object(state)) if to.ends_with("State") => {
+                // As Pulumi's resource states: empty fields left out.
+                let state: Map<String, Value> = state
+                    .iter()
+                    .filter(|(_, v)| !v.as_str().is_some_and(str::is_empty))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                out.insert(to.to_owned(), Value::Object(state));
+            }
+            Some(v) => {
+                out.insert(to.to_owned(), v.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
