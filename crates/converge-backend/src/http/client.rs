@@ -16,12 +16,15 @@ use crate::name::StackRef;
 /// Which: reads, lease renewals and completions, journal appends (each
 /// entry keeps its sequence ID on every attempt, so an append that
 /// already landed is acknowledged, never stored twice), checkpoint saves
-/// (the service ignores the bytes it already has) and the other
-/// idempotent requests after a connection error, a timeout or any 5xx;
-/// a request that is not idempotent (starting an update, creating,
-/// renaming or deleting a stack, adding a history record) only when it
-/// certainly was not processed: the connection failed, or the service
-/// answered 503 or 429.
+/// (the service ignores the bytes it already has), a history record added
+/// under the update's lease (the service acknowledges one it holds) and
+/// the other idempotent requests after a connection error, a timeout or
+/// any 5xx; a request that is not idempotent (starting an update, opening
+/// a journal, creating, renaming or deleting a stack, a history record
+/// without a lease) only when it certainly was not processed: the
+/// connection could not be made, or the service answered 429 or 503 (its
+/// answer when the database failed before writing anything; a failed
+/// commit, whose outcome is unknown, is a 500).
 ///
 /// Bound: `attempts` in all for failures, with exponential backoff from
 /// `initial_backoff` to `max_backoff`, each wait drawn between half and

@@ -417,8 +417,15 @@ impl HistoryStore for HttpBackend {
                 stack: stack.to_string(),
                 reason: "it is not UTF-8 text".to_owned(),
             })?;
+        // Under the update's lease the service acknowledges a record it
+        // already holds, so the request may be sent again.
+        let idempotence = if inner.lease_of(stack).is_some() {
+            Idempotence::Idempotent
+        } else {
+            Idempotence::Once
+        };
         let request = inner
-            .stack_request(Method::POST, stack, "/history", Idempotence::Once)
+            .stack_request(Method::POST, stack, "/history", idempotence)
             .json(json!({ "kind": kind.as_str(), "record": record }));
         let reply = inner.send(request).await?;
         inner.error_unless_ok(stack, &reply)

@@ -18,6 +18,9 @@ pub struct HistoryRecord {
 
 impl Store {
     /// Adds a record: a JSON object whose `kind`, if any, equals `kind`.
+    /// Under a lease, a record the update already added (the same text)
+    /// is acknowledged and not added again: a client that lost the answer
+    /// sends it again.
     pub async fn add_history(
         &self,
         stack: &StackRef,
@@ -27,6 +30,19 @@ impl Store {
     ) -> Result<(), ApiError> {
         check_record(stack, kind, record)?;
         let (mut tx, id) = self.begin_write(stack, lease).await?;
+        if let Some(lease) = lease {
+            let added = sqlx::query(
+                "SELECT 1 FROM history WHERE stack_id = $1 AND update_id = $2 AND record = $3",
+            )
+            .bind(&id)
+            .bind(&lease.update_id)
+            .bind(record)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if added.is_some() {
+                return Ok(());
+            }
+        }
         insert(
             &mut tx,
             &id,
@@ -35,7 +51,7 @@ impl Store {
             lease.map(|l| l.update_id.as_str()),
         )
         .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 

@@ -77,7 +77,7 @@ impl Store {
             .bind(&update_id)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(update_id)
     }
 
@@ -105,7 +105,7 @@ impl Store {
             next_sequence_id = seq + 1;
             entries.push(r.try_get(1)?);
         }
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(Some(JournalView {
             update_id,
             base_digest: row.try_get(1)?,
@@ -170,7 +170,7 @@ impl Store {
                 ));
             }
         }
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(stored)
     }
 
@@ -194,7 +194,7 @@ impl Store {
             Some(Ok(Compaction::Replayed(bytes))) => {
                 super::stacks::write_checkpoint(&mut tx, &id, &bytes, true).await?;
                 close(&mut tx, &id).await?;
-                tx.commit().await?;
+                super::commit(tx).await?;
                 Ok(())
             }
             Some(Ok(Compaction::AlreadyCompacted)) => Err(ApiError::conflict(
@@ -223,7 +223,7 @@ impl Store {
                 serde_json::json!({ "updateID": update }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 }
@@ -242,7 +242,7 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?
             .try_get(0)?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(match replayed {
             Some(Ok(Compaction::Replayed(bytes))) => Some(bytes),
             _ => stored,

@@ -135,7 +135,7 @@ impl Store {
                 }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(lease)
     }
 
@@ -162,7 +162,7 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(lease_lost(stack, &cred.update_id));
         }
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(Lease {
             update_id: cred.update_id.clone(),
             token: cred.token.clone(),
@@ -201,7 +201,7 @@ impl Store {
                 serde_json::json!({ "updateID": cred.update_id, "status": status }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 
@@ -240,7 +240,7 @@ impl Store {
                 serde_json::json!({ "updateIDs": broken }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(rows.len())
     }
 
@@ -289,7 +289,7 @@ impl Store {
                 end_update(&mut tx, &stack_key, &update, EXPIRED, Some(&closer)).await?;
                 broken += 1;
             }
-            tx.commit().await?;
+            super::commit(tx).await?;
         }
         Ok(broken)
     }

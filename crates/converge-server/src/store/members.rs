@@ -180,7 +180,7 @@ impl Store {
                 serde_json::json!({ "role": role, "previousRole": previous }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 
@@ -228,7 +228,7 @@ impl Store {
                 serde_json::json!({ "tokensRevoked": revoked.rows_affected() }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 
@@ -330,7 +330,7 @@ impl Store {
                 serde_json::json!({ "members": members }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 
@@ -356,7 +356,7 @@ impl Store {
         audit
             .record(&mut tx, &format!("team {name}"), serde_json::json!({}))
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 
@@ -385,7 +385,7 @@ impl Store {
                 serde_json::json!({ "team": team }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 }

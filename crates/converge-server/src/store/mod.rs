@@ -112,6 +112,23 @@ fn rfc3339(unix_secs: i64) -> String {
         .unwrap_or_default()
 }
 
+/// Commits `tx`. A database failure before the commit wrote nothing
+/// (503: any client may send the request again), but one during it leaves
+/// the outcome unknown, so it is a 500 (`commit_unknown`), which Converge's
+/// client retries only for a request that is idempotent.
+async fn commit(tx: sqlx::Transaction<'_, sqlx::Any>) -> Result<(), ApiError> {
+    tx.commit().await.map_err(|e| {
+        ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "commit_unknown",
+            format!(
+                "the database failed while committing ({e}): the change may or may not \
+                 have been made; read the stack before trying again"
+            ),
+        )
+    })
+}
+
 fn not_found(stack: &StackRef) -> ApiError {
     ApiError::not_found("stack_not_found", format!("no stack named {stack}"))
 }

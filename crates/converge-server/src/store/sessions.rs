@@ -35,7 +35,7 @@ impl Store {
         .bind(now.saturating_add(lifetime.max(1)))
         .execute(&mut *tx)
         .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(id)
     }
 

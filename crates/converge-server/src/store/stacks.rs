@@ -79,7 +79,7 @@ impl Store {
                 serde_json::json!({ "checkpointBytes": checkpoint.map(<[u8]>::len) }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(StackInfo {
             stack: stack.clone(),
             updated_at: now,
@@ -168,7 +168,7 @@ impl Store {
         audit
             .record(&mut tx, &format!("stack {stack}"), serde_json::json!({}))
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 
@@ -217,7 +217,7 @@ impl Store {
                 serde_json::json!({ "to": to.to_string(), "checkpointRewritten": checkpoint.is_some() }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(StackInfo {
             stack: to.clone(),
             updated_at: now,
@@ -275,7 +275,7 @@ impl Store {
                 }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 }

@@ -58,7 +58,7 @@ impl Store {
                 serde_json::json!({ "tags": tags.keys().collect::<Vec<_>>() }),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 }

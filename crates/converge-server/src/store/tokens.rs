@@ -303,7 +303,7 @@ impl Store {
                 )
                 .await?;
         }
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(token)
     }
 
@@ -456,7 +456,7 @@ impl Store {
                 serde_json::json!({}),
             )
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(())
     }
 }
