@@ -507,7 +507,7 @@ fn updates_through_a_balancer_survive_a_killed_replica_a_database_restart_and_a_
 
     // Round one: a replica killed mid-update.
     let load = Load::start(&stacks);
-    each_updated(&stacks, &vec![0; WORKERS], 1, "before the kill");
+    each_updated(&stacks, &[0; WORKERS], 1, "before the kill");
     updates_under_way(&stacks);
     let at_kill = counts(&stacks);
     cluster.replicas[1].as_mut().unwrap().kill(); // SIGKILL
