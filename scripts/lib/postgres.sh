@@ -2,7 +2,8 @@
 # (converge-server). Installs it from Debian's packages if missing, runs a
 # throwaway cluster in "$cache/pg" on 127.0.0.1 (stopped when the calling
 # script exits) and exports CONVERGE_TEST_DATABASE_URL (under CI=true the
-# tests fail without it). PostgreSQL refuses to run as root: as root the
+# tests fail without it) and CONVERGE_TEST_POSTGRES_BIN, PostgreSQL's bin
+# directory, for the test that runs (and restarts) a cluster of its own. PostgreSQL refuses to run as root: as root the
 # cluster belongs to the `postgres` user the Debian package creates.
 pg_bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 if [ ! -x "$(pg_bindir)/initdb" ]; then
@@ -35,4 +36,6 @@ as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w \
 on_exit 'as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast stop >/dev/null 2>&1 || true'
 as_pg "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U converge converge_test
 export CONVERGE_TEST_DATABASE_URL="postgres://converge@127.0.0.1:$pg_port/converge_test"
+# The balancer test runs a PostgreSQL of its own (it restarts it).
+export CONVERGE_TEST_POSTGRES_BIN="$pg_bin"
 echo "== PostgreSQL on 127.0.0.1:$pg_port ($pg_dir)"

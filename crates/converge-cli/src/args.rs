@@ -131,6 +131,18 @@ pub struct ServeArgs {
     /// Refuse request bodies larger than this many MiB (413).
     #[arg(long, value_name = "MIB")]
     pub max_body_mib: Option<usize>,
+    /// Each token's requests per second in this replica (429 past it,
+    /// with Retry-After); 0: no limit. Default 200, bursts of twice that.
+    #[arg(long, value_name = "PER_SECOND")]
+    pub rate_limit: Option<f64>,
+    /// Stop a request that runs longer than this (504); the live event
+    /// stream excepted. Default 120.
+    #[arg(long, value_name = "SECONDS")]
+    pub request_timeout: Option<u64>,
+    /// A balancer in front of the service (an address or a CIDR block),
+    /// whose X-Forwarded-For names the client in the audit log; repeatable.
+    #[arg(long, value_name = "CIDR")]
+    pub trusted_proxy: Vec<String>,
 }
 
 /// Flags shared by preview, up, refresh and destroy (Pulumi's names).

@@ -81,7 +81,70 @@ const SCHEMA: &[&str] = &[
         id_hash TEXT PRIMARY KEY,
         token_id TEXT NOT NULL,
         expires_at BIGINT NOT NULL)",
+    // An organization's members (people or systems that tokens stand
+    // for), each with a role: admin, member, read-only.
+    "CREATE TABLE IF NOT EXISTS members (
+        org TEXT NOT NULL,
+        name TEXT NOT NULL,
+        role TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (org, name))",
+    // Teams own stacks (`stacks.team_id`) and have members.
+    "CREATE TABLE IF NOT EXISTS teams (
+        id TEXT PRIMARY KEY,
+        org TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        UNIQUE (org, name))",
+    "CREATE TABLE IF NOT EXISTS team_members (
+        team_id TEXT NOT NULL,
+        member TEXT NOT NULL,
+        PRIMARY KEY (team_id, member))",
+    // Who wrote what, when, from where; never a secret value.
+    "CREATE TABLE IF NOT EXISTS audit_log (
+        id {SERIAL} PRIMARY KEY,
+        org TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        token_id TEXT NOT NULL,
+        token_name TEXT NOT NULL,
+        member TEXT NOT NULL,
+        peer TEXT NOT NULL,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        detail TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS audit_log_org ON audit_log (org, id)",
+    "CREATE TABLE IF NOT EXISTS schema_migrations (
+        name TEXT PRIMARY KEY,
+        applied_at BIGINT NOT NULL)",
 ];
+
+/// Changes to tables that existed before, each applied once (recorded in
+/// `schema_migrations`, in the same transaction as its statements).
+const MIGRATIONS: &[(&str, &[&str])] = &[(
+    // Tokens belong to a member and carry a scope, an access and an
+    // expiry; stacks may belong to a team; a history record names the
+    // update that added it. Tokens made before stand for a member named
+    // `admin` (admin tokens) or `member`, on the whole organization,
+    // read-write, without expiry: they keep the rights they had. An
+    // update that opened a journal is marked `journaled`.
+    "members-teams-scoped-tokens",
+    &[
+        "ALTER TABLE tokens ADD COLUMN member TEXT",
+        "ALTER TABLE tokens ADD COLUMN scope_kind TEXT",
+        "ALTER TABLE tokens ADD COLUMN scope_id TEXT",
+        "ALTER TABLE tokens ADD COLUMN access TEXT",
+        "ALTER TABLE tokens ADD COLUMN expires_at BIGINT",
+        "ALTER TABLE tokens ADD COLUMN created_by TEXT",
+        "ALTER TABLE stacks ADD COLUMN team_id TEXT",
+        "ALTER TABLE history ADD COLUMN update_id TEXT",
+        "ALTER TABLE updates ADD COLUMN journaled BIGINT",
+        "UPDATE tokens SET member = CASE WHEN admin = 1 THEN 'admin' ELSE 'member' END,
+            scope_kind = 'organization', access = 'write'",
+        "INSERT INTO members (org, name, role, created_at)
+            SELECT DISTINCT org, member, CASE WHEN admin = 1 THEN 'admin' ELSE 'member' END, 0
+            FROM tokens WHERE true ON CONFLICT DO NOTHING",
+    ],
+)];
 
 impl Db {
     /// Connects to `sqlite://FILE` (created if missing) or `postgres://…`
@@ -109,18 +172,64 @@ impl Db {
                 url: redact(url),
                 source,
             })?;
-        let blob = match dialect {
-            Dialect::Sqlite => "BLOB",
-            Dialect::Postgres => "BYTEA",
-        };
-        for statement in SCHEMA {
-            sqlx::query(&statement.replace("{BLOB}", blob))
-                .execute(&pool)
-                .await
-                .map_err(ServerError::Migration)?;
-        }
+        create_schema(&pool, dialect)
+            .await
+            .map_err(ServerError::Migration)?;
         Ok(Db { pool })
     }
+}
+
+/// A number PostgreSQL's advisory lock is taken on while the schema is
+/// created: replicas starting at once would otherwise race in
+/// `CREATE TABLE IF NOT EXISTS` (which is not atomic there).
+const SCHEMA_LOCK: i64 = 0x636f_6e76_6572_6765;
+
+async fn create_schema(pool: &AnyPool, dialect: Dialect) -> Result<(), sqlx::Error> {
+    let (blob, serial) = match dialect {
+        Dialect::Sqlite => ("BLOB", "INTEGER"),
+        Dialect::Postgres => ("BYTEA", "BIGSERIAL"),
+    };
+    let mut conn = pool.acquire().await?;
+    if dialect == Dialect::Postgres {
+        sqlx::query("SELECT pg_advisory_lock($1)")
+            .bind(SCHEMA_LOCK)
+            .execute(&mut *conn)
+            .await?;
+    }
+    let result = async {
+        for statement in SCHEMA {
+            let statement = statement
+                .replace("{BLOB}", blob)
+                .replace("{SERIAL}", serial);
+            sqlx::query(&statement).execute(&mut *conn).await?;
+        }
+        for (name, statements) in MIGRATIONS {
+            let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+            let fresh = sqlx::query(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)
+                 ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(*name)
+            .bind(time::OffsetDateTime::now_utc().unix_timestamp())
+            .execute(&mut *tx)
+            .await?;
+            if fresh.rows_affected() == 1 {
+                for statement in *statements {
+                    sqlx::query(statement).execute(&mut *tx).await?;
+                }
+            }
+            tx.commit().await?;
+        }
+        Ok(())
+    }
+    .await;
+    if dialect == Dialect::Postgres {
+        sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(SCHEMA_LOCK)
+            .execute(&mut *conn)
+            .await?;
+    }
+    result
 }
 
 /// The URL without its password, for messages.

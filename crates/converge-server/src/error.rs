@@ -71,8 +71,9 @@ impl ApiError {
 
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> ApiError {
-        // A database failure is transient from the client's point of view:
-        // 503 tells it to retry (idempotent requests only).
+        // A database failure outside a commit wrote nothing (a transaction
+        // not committed is rolled back): 503 tells the client it may send
+        // the request again. A failed commit is `store::commit`'s 500.
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "database",
@@ -131,6 +132,8 @@ pub enum ServerError {
     UnsupportedUrl(String),
     #[error("{0}")]
     Api(#[from] ApiError),
+    #[error("{0}")]
+    BadOption(String),
     #[error("{action}: {source}")]
     Io {
         action: String,

@@ -33,12 +33,14 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-pub use api::{LEASE_HEADER, ROUTES, UPDATE_HEADER};
+pub use api::limits::RateLimit;
+pub use api::{Need, Route, LEASE_HEADER, ROUTES, UPDATE_HEADER};
 pub use compaction::{compact, Compaction};
 pub use db::sqlite_url;
 pub use error::{ApiError, ServerError};
-pub use store::{Caller, NewToken};
+pub use store::{Access, Caller, NewToken, Role, Scope, INTERRUPTED_MESSAGE};
 
+use crate::api::limits::{Limits, RateLimiter};
 use crate::api::AppState;
 use crate::db::Db;
 use crate::store::{Store, StoreOptions};
@@ -46,11 +48,33 @@ use crate::store::{Store, StoreOptions};
 /// The OpenAPI 3 document of the API, served at `GET /api/openapi.json`.
 pub const OPENAPI_JSON: &str = include_str!("openapi.json");
 
+/// The member a bootstrap admin token belongs to.
+pub const BOOTSTRAP_MEMBER: &str = "admin";
+
 /// The organization of a fresh service's first token.
 pub const DEFAULT_ORGANIZATION: &str = converge_backend::DIY_ORGANIZATION;
 
 /// How long a shutting-down service waits for the requests in flight.
 pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A trusted proxy: an address (`127.0.0.1`) or a block (`10.0.0.0/8`).
+pub fn parse_trusted_proxy(text: &str) -> Result<ipnet::IpNet, ServerError> {
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| {
+            ServerError::BadOption(format!(
+                "--trusted-proxy {text:?} is neither an IP address nor a CIDR block (10.0.0.0/8)"
+            ))
+        })
+}
+
+/// A token's default request rate in each replica: far above what one
+/// update needs (its journal appends are batched), low enough that a
+/// runaway script cannot take a replica from everyone else.
+pub const DEFAULT_RATE_LIMIT: RateLimit = RateLimit {
+    per_second: 200.0,
+    burst: 400.0,
+};
 
 /// How to run the service.
 #[derive(Debug, Clone)]
@@ -63,6 +87,13 @@ pub struct ServerOptions {
     pub lease_duration: Duration,
     /// How often expired leases are broken (and their journals compacted).
     pub sweep_interval: Duration,
+    /// Each token's request rate in each replica (None: unlimited).
+    pub rate_limit: Option<RateLimit>,
+    /// How long a request may run (the live event stream excepted).
+    pub request_timeout: Duration,
+    /// Peers (balancers) whose `X-Forwarded-For` names the client in the
+    /// audit log.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl ServerOptions {
@@ -73,6 +104,9 @@ impl ServerOptions {
             max_body_bytes: 256 << 20,
             lease_duration: Duration::from_secs(300),
             sweep_interval: Duration::from_secs(30),
+            rate_limit: Some(DEFAULT_RATE_LIMIT),
+            request_timeout: Duration::from_secs(120),
+            trusted_proxies: Vec::new(),
         }
     }
 
@@ -93,6 +127,7 @@ impl ServerOptions {
 pub struct Server {
     store: Store,
     options: ServerOptions,
+    limits: std::sync::Arc<Limits>,
 }
 
 impl Server {
@@ -104,17 +139,31 @@ impl Server {
                 lease_duration: options.lease_duration,
             },
         );
-        Ok(Server { store, options })
+        let limits = std::sync::Arc::new(Limits {
+            limiter: options.rate_limit.map(RateLimiter::new),
+            request_timeout: options.request_timeout,
+            trusted_proxies: options.trusted_proxies.clone(),
+        });
+        Ok(Server {
+            store,
+            options,
+            limits,
+        })
     }
 
-    /// Creates an admin token of `organization`.
+    /// Makes member `admin` of `organization` an admin (creating both if
+    /// new) and creates an organization-wide read-write token for it,
+    /// named `name`: how an operator bootstraps an organization.
     pub async fn create_admin_token(
         &self,
         organization: &str,
         name: &str,
     ) -> Result<NewToken, ServerError> {
         converge_backend::validate_organization_name(organization).map_err(ApiError::from)?;
-        Ok(self.store.create_token(organization, name, true).await?)
+        Ok(self
+            .store
+            .create_admin_token(organization, BOOTSTRAP_MEMBER, name)
+            .await?)
     }
 
     /// The caller `token` stands for, if it is valid.
@@ -127,6 +176,7 @@ impl Server {
     pub fn router(&self) -> axum::Router {
         let state = AppState {
             store: self.store.clone(),
+            limits: std::sync::Arc::clone(&self.limits),
         };
         api::router(state.clone(), self.options.max_body_bytes).merge(console::router(state))
     }
@@ -162,7 +212,10 @@ impl Server {
                 let _ = store.sweep_expired().await;
             }
         });
-        let serving = axum::serve(listener, self.router()).with_graceful_shutdown(signal);
+        let app = self
+            .router()
+            .into_make_service_with_connect_info::<SocketAddr>();
+        let serving = axum::serve(listener, app).with_graceful_shutdown(signal);
         let mut draining = draining;
         let limit = async move {
             let _ = draining.wait_for(|d| *d).await;

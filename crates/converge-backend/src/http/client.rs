@@ -11,14 +11,38 @@ use crate::error::BackendError;
 use crate::lock::LockInfo;
 use crate::name::StackRef;
 
-/// How requests are retried after a transient failure.
+/// How requests are retried.
+///
+/// Which: reads, lease renewals and completions, journal appends (each
+/// entry keeps its sequence ID on every attempt, so an append that
+/// already landed is acknowledged, never stored twice), checkpoint saves
+/// (the service ignores the bytes it already has), a history record added
+/// under the update's lease (the service acknowledges one it holds) and
+/// the other idempotent requests after a connection error, a timeout or
+/// any 5xx; a request that is not idempotent (starting an update, opening
+/// a journal, creating, renaming or deleting a stack, a history record
+/// without a lease) only when it certainly was not processed: the
+/// connection could not be made, or the service answered 429 or 503 (its
+/// answer when the database failed before writing anything; a failed
+/// commit, whose outcome is unknown, is a 500).
+///
+/// Bound: `attempts` in all for failures, with exponential backoff from
+/// `initial_backoff` to `max_backoff`, each wait drawn between half and
+/// all of it (jitter, so that clients failed together do not retry
+/// together). A 429 (the token is over its rate) does not use up
+/// attempts: it is retried after the `Retry-After` it carries (at least
+/// the current backoff), plus up to half again of jitter, for as long as
+/// the waits for 429s add up to at most `throttle_limit`: a client over
+/// its rate is slowed, not failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Attempts in all, the first included.
+    /// Attempts in all, the first included (429s excepted).
     pub attempts: u32,
     /// The wait after the first failure; doubled after each next one.
     pub initial_backoff: Duration,
     pub max_backoff: Duration,
+    /// How long a request may wait, in all, on 429 answers.
+    pub throttle_limit: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -27,8 +51,19 @@ impl Default for RetryPolicy {
             attempts: 8,
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(2),
+            throttle_limit: Duration::from_secs(600),
         }
     }
+}
+
+/// A wait of between half and all of `d`.
+fn jittered(d: Duration) -> Duration {
+    d.mul_f64(rand::random::<f64>().mul_add(0.5, 0.5))
+}
+
+/// `d` plus up to half again.
+fn spread(d: Duration) -> Duration {
+    d.mul_f64(1.0 + rand::random::<f64>() * 0.5)
 }
 
 /// Whether a request may be sent again when its outcome is unknown.
@@ -106,8 +141,10 @@ pub(super) struct Reply {
     pub status: StatusCode,
     pub bytes: Vec<u8>,
     /// Whether this reply came after a retry (the request may have been
-    /// processed by an earlier attempt).
+    /// processed by an earlier attempt; a 429 was not).
     pub retried: bool,
+    /// A 429's or 503's `Retry-After`, in seconds.
+    pub retry_after: Option<Duration>,
 }
 
 /// The service's error body.
@@ -147,18 +184,32 @@ impl Reply {
 }
 
 impl Inner {
-    /// Sends `request`, retrying transient failures by its idempotence.
+    /// Sends `request`, retrying transient failures by its idempotence
+    /// ([`RetryPolicy`]).
     pub(super) async fn send(&self, request: Request) -> Result<Reply, BackendError> {
         let policy = &self.retry;
         let mut backoff = policy.initial_backoff;
         let mut attempt = 1;
+        let mut throttled = Duration::ZERO;
+        let mut retried = false;
         loop {
             let outcome = self.send_once(&request).await;
+            if let Ok(reply) = &outcome {
+                if reply.status == StatusCode::TOO_MANY_REQUESTS {
+                    let wait = spread(reply.retry_after.unwrap_or(backoff).max(backoff));
+                    if throttled + wait <= policy.throttle_limit {
+                        // Refused unprocessed: not a retry of a request
+                        // that may have landed.
+                        throttled += wait;
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                }
+            }
             let transient = match &outcome {
                 Ok(reply) => {
                     let s = reply.status;
-                    s == StatusCode::TOO_MANY_REQUESTS
-                        || s == StatusCode::SERVICE_UNAVAILABLE
+                    s == StatusCode::SERVICE_UNAVAILABLE
                         || (s.is_server_error() && request.idempotence == Idempotence::Idempotent)
                 }
                 Err(e) => e.is_connect() || request.idempotence == Idempotence::Idempotent,
@@ -166,7 +217,7 @@ impl Inner {
             if !transient || attempt >= policy.attempts {
                 return match outcome {
                     Ok(mut reply) => {
-                        reply.retried = attempt > 1;
+                        reply.retried = retried;
                         Ok(reply)
                     }
                     Err(e) => Err(BackendError::Unreachable {
@@ -175,9 +226,14 @@ impl Inner {
                     }),
                 };
             }
-            tokio::time::sleep(backoff).await;
+            let wait = match &outcome {
+                Ok(reply) => reply.retry_after.unwrap_or(backoff).max(backoff),
+                Err(_) => backoff,
+            };
+            tokio::time::sleep(jittered(wait)).await;
             backoff = (backoff * 2).min(policy.max_backoff);
             attempt += 1;
+            retried = true;
         }
     }
 
@@ -206,11 +262,18 @@ impl Inner {
         };
         let response = builder.send().await?;
         let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|secs| Duration::from_secs(secs.min(3600)));
         let bytes = response.bytes().await?.to_vec();
         Ok(Reply {
             status,
             bytes,
             retried: false,
+            retry_after,
         })
     }
 

@@ -244,6 +244,9 @@ fn lock_map<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Deserialize)]
 struct StackListJson {
     stacks: Vec<StackJson>,
+    /// The next page's token, while there may be more.
+    #[serde(rename = "continuationToken", default)]
+    continuation_token: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -261,6 +264,8 @@ struct StackJson {
 #[derive(Deserialize)]
 struct HistoryListJson {
     updates: Vec<HistoryJson>,
+    #[serde(rename = "continuationToken", default)]
+    continuation_token: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -292,34 +297,44 @@ impl StackStore for HttpBackend {
         }
     }
 
+    /// Every page of the list.
     async fn list_stacks(&self, options: &ListStacksOptions) -> Result<Vec<StackSummary>> {
         let inner = &self.inner;
-        let mut request = Request::new(
-            Method::GET,
-            format!("/api/stacks/{}", inner.organization),
-            Idempotence::Idempotent,
-        );
         if let Some(project) = &options.project {
             validate_project_name(project)?;
-            request = request.query("project", project.clone());
         }
-        let reply = inner.send(request).await?;
-        if !reply.ok() {
-            return Err(inner.service_error(reply.status, reply.failure()));
-        }
-        let list: StackListJson = reply.json(&inner.url)?;
-        Ok(list
-            .stacks
-            .into_iter()
-            .map(|s| StackSummary {
+        let mut stacks = Vec::new();
+        let mut continuation: Option<String> = None;
+        loop {
+            let mut request = Request::new(
+                Method::GET,
+                format!("/api/stacks/{}", inner.organization),
+                Idempotence::Idempotent,
+            );
+            if let Some(project) = &options.project {
+                request = request.query("project", project.clone());
+            }
+            if let Some(token) = continuation.take() {
+                request = request.query("continuationToken", token);
+            }
+            let reply = inner.send(request).await?;
+            if !reply.ok() {
+                return Err(inner.service_error(reply.status, reply.failure()));
+            }
+            let list: StackListJson = reply.json(&inner.url)?;
+            stacks.extend(list.stacks.into_iter().map(|s| StackSummary {
                 stack_ref: StackRef {
                     organization: s.org,
                     project: s.project,
                     stack: s.stack,
                 },
                 last_modified: s.last_update,
-            })
-            .collect())
+            }));
+            match list.continuation_token {
+                Some(token) => continuation = Some(token),
+                None => return Ok(stacks),
+            }
+        }
     }
 
     async fn stack_exists(&self, stack: &StackRef) -> Result<bool> {
@@ -402,8 +417,15 @@ impl HistoryStore for HttpBackend {
                 stack: stack.to_string(),
                 reason: "it is not UTF-8 text".to_owned(),
             })?;
+        // Under the update's lease the service acknowledges a record it
+        // already holds, so the request may be sent again.
+        let idempotence = if inner.lease_of(stack).is_some() {
+            Idempotence::Idempotent
+        } else {
+            Idempotence::Once
+        };
         let request = inner
-            .stack_request(Method::POST, stack, "/history", Idempotence::Once)
+            .stack_request(Method::POST, stack, "/history", idempotence)
             .json(json!({ "kind": kind.as_str(), "record": record }));
         let reply = inner.send(request).await?;
         inner.error_unless_ok(stack, &reply)
@@ -417,23 +439,37 @@ impl HistoryStore for HttpBackend {
         stack.validate()?;
         let stack = &self.inner.qualify(stack);
         let inner = &self.inner;
-        let mut request =
-            inner.stack_request(Method::GET, stack, "/history", Idempotence::Idempotent);
-        if let Some(limit) = options.limit {
-            request = request.query("limit", limit.to_string());
-        }
-        let reply = inner.send(request).await?;
-        inner.error_unless_ok(stack, &reply)?;
-        let list: HistoryListJson = reply.json(&inner.url)?;
-        Ok(list
-            .updates
-            .into_iter()
-            .map(|h| HistoryEntry {
+        let mut entries = Vec::new();
+        let mut continuation: Option<String> = None;
+        loop {
+            let mut request =
+                inner.stack_request(Method::GET, stack, "/history", Idempotence::Idempotent);
+            if let Some(limit) = options.limit {
+                let left = limit.saturating_sub(entries.len());
+                request = request.query("limit", left.clamp(1, 1000).to_string());
+            }
+            if let Some(token) = continuation.take() {
+                request = request.query("continuationToken", token);
+            }
+            let reply = inner.send(request).await?;
+            inner.error_unless_ok(stack, &reply)?;
+            let list: HistoryListJson = reply.json(&inner.url)?;
+            entries.extend(list.updates.into_iter().map(|h| HistoryEntry {
                 kind: h.kind.as_deref().map(UpdateKind::parse),
                 recorded_at_unix_nanos: h.recorded_at,
                 record: h.record.into_bytes(),
-            })
-            .collect())
+            }));
+            let enough = options.limit.is_some_and(|l| entries.len() >= l);
+            match list.continuation_token {
+                Some(token) if !enough => continuation = Some(token),
+                _ => {
+                    if let Some(limit) = options.limit {
+                        entries.truncate(limit);
+                    }
+                    return Ok(entries);
+                }
+            }
+        }
     }
 }
 

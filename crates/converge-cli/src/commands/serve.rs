@@ -24,6 +24,20 @@ pub async fn run(ctx: &Context, args: ServeArgs) -> Result<()> {
     if let Some(mib) = args.max_body_mib {
         options.max_body_bytes = mib.saturating_mul(1 << 20);
     }
+    if let Some(rate) = args.rate_limit {
+        options.rate_limit = (rate > 0.0).then_some(converge_server::RateLimit {
+            per_second: rate,
+            burst: rate * 2.0,
+        });
+    }
+    if let Some(secs) = args.request_timeout {
+        options.request_timeout = Duration::from_secs(secs.max(1));
+    }
+    for proxy in &args.trusted_proxy {
+        options
+            .trusted_proxies
+            .push(converge_server::parse_trusted_proxy(proxy)?);
+    }
     let server = Server::open(options).await?;
     if let Some(file) = &args.token_file {
         bootstrap(&server, &ctx.cwd.join(file), &args.organization).await?;
@@ -53,7 +67,7 @@ async fn bootstrap(server: &Server, file: &Path, organization: &str) -> Result<(
     if let Ok(existing) = std::fs::read_to_string(file) {
         let existing = existing.trim();
         if let Ok(caller) = server.authenticate(existing).await {
-            if caller.admin && caller.organization == organization {
+            if caller.is_org_admin() && caller.organization == organization {
                 println!("Using the admin token in {}", file.display());
                 return Ok(());
             }

@@ -12,6 +12,7 @@ mod automation_node;
 mod automation_python;
 mod automation_surface;
 mod backends;
+mod balancer;
 mod console;
 mod crash;
 mod custom_timeouts;

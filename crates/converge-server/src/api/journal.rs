@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::{body, json_body, lease, no_content, stack_ref, St, StackPath, UpdatePath};
 use crate::error::ApiError;
-use crate::store::{Caller, NewEntry};
+use crate::store::{Audit, Caller, NewEntry};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,13 +60,14 @@ pub(crate) async fn load(
 pub(crate) async fn close(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path(path): StackPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let stack = stack_ref(&caller, path)?;
     state
         .store
-        .close_journal(&stack, lease(&headers)?.as_ref())
+        .close_journal(&stack, lease(&headers)?.as_ref(), &audit)
         .await?;
     Ok(no_content())
 }

@@ -1,12 +1,17 @@
 //! The HTTP API, under `/api`. Every route but `GET /api/openapi.json`
-//! needs `Authorization: token <t>`; routes under `/api/stacks/{org}` need
-//! a token of that organization. Bodies are JSON (checkpoints are raw
-//! bytes); errors are `{"code","message"}`. The routes are listed in
-//! `openapi.json`, which a test compares with [`ROUTES`].
+//! needs `Authorization: token <t>`, and what the token may do is decided
+//! in one place, [`access`], from the route table [`ROUTES`] the router is
+//! built from. Bodies are JSON (checkpoints are raw bytes); errors are
+//! `{"code","message"}`. The routes are listed in `openapi.json`, which a
+//! test compares with [`ROUTES`].
 
+pub(crate) mod access;
 mod events;
 mod journal;
+pub(crate) mod limits;
 pub(crate) mod masked;
+pub(crate) mod members;
+pub(crate) mod peer;
 pub(crate) mod resources;
 mod stacks;
 pub(crate) mod summaries;
@@ -17,15 +22,17 @@ mod updates;
 pub(crate) use events::stream_response as journal_events;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequestParts, Path, State};
-use axum::http::request::Parts;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post, put, MethodRouter};
 use axum::Router;
 use converge_backend::{validate_organization_name, StackRef};
 use serde::de::DeserializeOwned;
 
+use self::limits::Limits;
 use crate::error::ApiError;
 use crate::store::{Caller, LeaseCredential, Store};
 
@@ -34,116 +41,78 @@ pub const UPDATE_HEADER: &str = "x-converge-update-id";
 /// The header carrying that lease's secret token.
 pub const LEASE_HEADER: &str = "x-converge-lease-token";
 
-/// Every route: (method, path as in the OpenAPI document).
-pub const ROUTES: &[(&str, &str)] = &[
-    ("get", "/api/openapi.json"),
-    ("get", "/api/user"),
-    ("get", "/api/user/stacks"),
-    ("post", "/api/tokens"),
-    ("delete", "/api/tokens/{tokenID}"),
-    ("get", "/api/stacks/{org}"),
-    ("post", "/api/stacks/{org}/{project}"),
-    ("get", "/api/stacks/{org}/{project}/{stack}"),
-    ("delete", "/api/stacks/{org}/{project}/{stack}"),
-    ("post", "/api/stacks/{org}/{project}/{stack}/rename"),
-    ("get", "/api/stacks/{org}/{project}/{stack}/checkpoint"),
-    ("put", "/api/stacks/{org}/{project}/{stack}/checkpoint"),
-    (
-        "get",
-        "/api/stacks/{org}/{project}/{stack}/checkpoint/previous",
-    ),
-    ("get", "/api/stacks/{org}/{project}/{stack}/export"),
-    ("get", "/api/stacks/{org}/{project}/{stack}/summary"),
-    ("get", "/api/stacks/{org}/{project}/{stack}/resources"),
-    ("get", "/api/stacks/{org}/{project}/{stack}/resources/{urn}"),
-    ("get", "/api/stacks/{org}/{project}/{stack}/graph"),
-    ("get", "/api/stacks/{org}/{project}/{stack}/journal/events"),
-    ("get", "/api/stacks/{org}/{project}/{stack}/history"),
-    ("post", "/api/stacks/{org}/{project}/{stack}/history"),
-    ("post", "/api/stacks/{org}/{project}/{stack}/updates"),
-    ("get", "/api/stacks/{org}/{project}/{stack}/locks"),
-    ("delete", "/api/stacks/{org}/{project}/{stack}/locks"),
-    (
-        "post",
-        "/api/stacks/{org}/{project}/{stack}/update/{updateID}/renew_lease",
-    ),
-    (
-        "post",
-        "/api/stacks/{org}/{project}/{stack}/update/{updateID}/complete",
-    ),
-    (
-        "post",
-        "/api/stacks/{org}/{project}/{stack}/update/{updateID}/cancel",
-    ),
-    (
-        "post",
-        "/api/stacks/{org}/{project}/{stack}/update/{updateID}/journalentries",
-    ),
-    ("get", "/api/stacks/{org}/{project}/{stack}/journal"),
-    ("post", "/api/stacks/{org}/{project}/{stack}/journal"),
-    ("delete", "/api/stacks/{org}/{project}/{stack}/journal"),
-    ("post", "/api/stacks/{org}/{project}/{stack}/journal/commit"),
-    ("get", "/api/stacks/{org}/{project}/{stack}/tags"),
-    ("put", "/api/stacks/{org}/{project}/{stack}/tags"),
-];
+pub use access::{Need, Route, ROUTES};
 
 /// What every handler shares.
 #[derive(Debug, Clone)]
 pub(crate) struct AppState {
     pub store: Store,
+    pub limits: Arc<Limits>,
 }
 
+/// The handler of a route of [`ROUTES`].
+fn handler(route: &Route) -> MethodRouter<AppState> {
+    const S: &str = "/api/stacks/{org}/{project}/{stack}";
+    let suffix = route.path.strip_prefix(S);
+    match (route.method, route.path, suffix) {
+        ("get", "/api/openapi.json", _) => get(openapi),
+        ("get", "/api/user", _) => get(tokens::user),
+        ("get", "/api/user/stacks", _) => get(summaries::list_route),
+        ("get", "/api/tokens", _) => get(tokens::list),
+        ("post", "/api/tokens", _) => post(tokens::create),
+        ("delete", "/api/tokens/{tokenID}", _) => delete(tokens::revoke),
+        ("get", "/api/orgs/{org}/members", _) => get(members::list),
+        ("put", "/api/orgs/{org}/members/{member}", _) => put(members::set),
+        ("delete", "/api/orgs/{org}/members/{member}", _) => delete(members::remove),
+        ("get", "/api/orgs/{org}/teams", _) => get(members::list_teams),
+        ("put", "/api/orgs/{org}/teams/{team}", _) => put(members::set_team),
+        ("delete", "/api/orgs/{org}/teams/{team}", _) => delete(members::delete_team),
+        ("get", "/api/orgs/{org}/auditlog", _) => get(members::audit_log),
+        ("get", "/api/stacks/{org}", _) => get(stacks::list),
+        ("post", "/api/stacks/{org}/{project}", _) => post(stacks::create),
+        ("get", _, Some("")) => get(stacks::get),
+        ("delete", _, Some("")) => delete(stacks::delete),
+        ("post", _, Some("/rename")) => post(stacks::rename),
+        ("put", _, Some("/team")) => put(members::set_stack_team),
+        ("get", _, Some("/checkpoint")) => get(stacks::load_checkpoint),
+        ("put", _, Some("/checkpoint")) => put(stacks::save_checkpoint),
+        ("get", _, Some("/checkpoint/previous")) => get(stacks::load_previous_checkpoint),
+        ("get", _, Some("/export")) => get(stacks::export),
+        ("get", _, Some("/summary")) => get(summaries::get_route),
+        ("get", _, Some("/resources")) => get(resources::list_route),
+        ("get", _, Some("/resources/{urn}")) => get(resources::detail_route),
+        ("get", _, Some("/graph")) => get(resources::graph_route),
+        ("get", _, Some("/journal/events")) => get(events::route),
+        ("get", _, Some("/history")) => get(stacks::list_history),
+        ("post", _, Some("/history")) => post(stacks::add_history),
+        ("post", _, Some("/updates")) => post(updates::start),
+        ("get", _, Some("/locks")) => get(updates::list_locks),
+        ("delete", _, Some("/locks")) => delete(updates::break_locks),
+        ("post", _, Some("/update/{updateID}/renew_lease")) => post(updates::renew),
+        ("post", _, Some("/update/{updateID}/complete")) => post(updates::complete),
+        ("post", _, Some("/update/{updateID}/cancel")) => post(updates::cancel),
+        ("post", _, Some("/update/{updateID}/journalentries")) => post(journal::append),
+        ("get", _, Some("/journal")) => get(journal::load),
+        ("post", _, Some("/journal")) => post(journal::open),
+        ("delete", _, Some("/journal")) => delete(journal::close),
+        ("post", _, Some("/journal/commit")) => post(journal::commit),
+        ("get", _, Some("/tags")) => get(tags::get),
+        ("put", _, Some("/tags")) => put(tags::put),
+        (method, path, _) => panic!("no handler for the route {method} {path}"),
+    }
+}
+
+/// The API's router: every route of [`ROUTES`], behind the access check.
 pub(crate) fn router(state: AppState, max_body_bytes: usize) -> Router {
-    const STACK: &str = "/api/stacks/{org}/{project}/{stack}";
-    const UPDATE: &str = "/api/stacks/{org}/{project}/{stack}/update/{update}";
-    Router::new()
-        .route("/api/openapi.json", get(openapi))
-        .route("/api/user", get(tokens::user))
-        .route("/api/user/stacks", get(summaries::list_route))
-        .route("/api/tokens", post(tokens::create))
-        .route("/api/tokens/{id}", axum::routing::delete(tokens::revoke))
-        .route("/api/stacks/{org}", get(stacks::list))
-        .route("/api/stacks/{org}/{project}", post(stacks::create))
-        .route(STACK, get(stacks::get).delete(stacks::delete))
-        .route(&format!("{STACK}/rename"), post(stacks::rename))
-        .route(
-            &format!("{STACK}/checkpoint"),
-            get(stacks::load_checkpoint).put(stacks::save_checkpoint),
-        )
-        .route(&format!("{STACK}/export"), get(stacks::export))
-        .route(&format!("{STACK}/summary"), get(summaries::get_route))
-        .route(&format!("{STACK}/resources"), get(resources::list_route))
-        .route(
-            &format!("{STACK}/resources/{{urn}}"),
-            get(resources::detail_route),
-        )
-        .route(&format!("{STACK}/graph"), get(resources::graph_route))
-        .route(&format!("{STACK}/journal/events"), get(events::route))
-        .route(
-            &format!("{STACK}/checkpoint/previous"),
-            get(stacks::load_previous_checkpoint),
-        )
-        .route(
-            &format!("{STACK}/history"),
-            get(stacks::list_history).post(stacks::add_history),
-        )
-        .route(&format!("{STACK}/updates"), post(updates::start))
-        .route(
-            &format!("{STACK}/locks"),
-            get(updates::list_locks).delete(updates::break_locks),
-        )
-        .route(&format!("{UPDATE}/renew_lease"), post(updates::renew))
-        .route(&format!("{UPDATE}/complete"), post(updates::complete))
-        .route(&format!("{UPDATE}/cancel"), post(updates::cancel))
-        .route(&format!("{UPDATE}/journalentries"), post(journal::append))
-        .route(
-            &format!("{STACK}/journal"),
-            get(journal::load)
-                .post(journal::open)
-                .delete(journal::close),
-        )
-        .route(&format!("{STACK}/journal/commit"), post(journal::commit))
-        .route(&format!("{STACK}/tags"), get(tags::get).put(tags::put))
+    let mut router = Router::new();
+    for route in ROUTES {
+        router = router.route(route.path, handler(route));
+    }
+    router
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            access::guard,
+        ))
         .fallback(fallback)
         .layer(axum::extract::DefaultBodyLimit::max(max_body_bytes))
         .with_state(state)
@@ -164,29 +133,6 @@ async fn openapi() -> Response {
         crate::OPENAPI_JSON,
     )
         .into_response()
-}
-
-impl FromRequestParts<AppState> for Caller {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Caller, ApiError> {
-        let value = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .ok_or_else(|| {
-                ApiError::unauthorized("missing the header `Authorization: token <access token>`")
-            })?
-            .to_str()
-            .map_err(|_| ApiError::unauthorized("the Authorization header is not text"))?;
-        let token = value
-            .strip_prefix("token ")
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                ApiError::unauthorized("the Authorization header must be `token <access token>`")
-            })?;
-        state.store.authenticate(token).await
-    }
 }
 
 /// `{org}/{project}/{stack}` from the path: validated, and the caller's

@@ -254,11 +254,21 @@ pub(crate) fn graph(snapshot: &Snapshot) -> Graph {
     }
 }
 
+/// The largest page of a resource list: the default.
+pub(crate) const RESOURCE_PAGE_MAX: i64 = 5000;
+
 #[derive(Deserialize)]
 pub(crate) struct ListQuery {
     filter: Option<String>,
+    limit: Option<i64>,
+    /// The `continuationToken` of the previous page.
+    #[serde(rename = "continuationToken")]
+    continuation_token: Option<String>,
 }
 
+/// A page of the stack's resources (in the state's order), `limit` of
+/// them (at most [`RESOURCE_PAGE_MAX`], the default) after the previous
+/// page's `continuationToken`; `total` counts those the filter matches.
 pub(crate) async fn list_route(
     state: St,
     caller: Caller,
@@ -266,9 +276,28 @@ pub(crate) async fn list_route(
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let stack = stack_ref(&caller, path)?;
+    let limit = super::stacks::page_limit(query.limit, RESOURCE_PAGE_MAX)?;
+    let skip = query
+        .continuation_token
+        .map(|t| {
+            t.parse::<usize>().map_err(|_| {
+                ApiError::bad_request("bad_query", "continuationToken is not one of ours")
+            })
+        })
+        .transpose()?
+        .unwrap_or(0);
     let snapshot = current_snapshot(&state.store, &stack).await?;
-    let resources = list(&snapshot, query.filter.as_deref());
-    Ok(Json(serde_json::json!({ "resources": resources })))
+    let all = list(&snapshot, query.filter.as_deref());
+    let total = all.len();
+    let take = usize::try_from(limit).unwrap_or(usize::MAX);
+    let resources: Vec<ResourceSummary> = all.into_iter().skip(skip).take(take).collect();
+    let end = skip + resources.len();
+    let next = (end < total).then(|| end.to_string());
+    Ok(Json(serde_json::json!({
+        "resources": resources,
+        "total": total,
+        "continuationToken": next,
+    })))
 }
 
 pub(crate) async fn detail_route(

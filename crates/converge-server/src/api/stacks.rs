@@ -16,8 +16,14 @@ use converge_state::checkpoint::{read_checkpoint, write_deployment};
 use converge_state::secrets::SecretsMode;
 use converge_state::Snapshot;
 
+use super::access::stack_filter;
 use crate::error::ApiError;
-use crate::store::{Caller, StackInfo};
+use crate::store::{Audit, Caller, Scope, StackInfo, StackListQuery};
+
+/// The largest page of a stack list.
+pub(crate) const STACK_PAGE_MAX: i64 = 1000;
+/// The largest page of a history.
+pub(crate) const HISTORY_PAGE_MAX: i64 = 1000;
 
 #[derive(Serialize)]
 struct StackJson {
@@ -46,8 +52,16 @@ fn stack_json(info: &StackInfo) -> StackJson {
 #[derive(Deserialize)]
 pub(crate) struct ListQuery {
     project: Option<String>,
+    limit: Option<i64>,
+    /// The `continuationToken` of the previous page.
+    #[serde(rename = "continuationToken")]
+    continuation_token: Option<String>,
 }
 
+/// A page of the organization's stacks that the caller's scope reaches:
+/// `limit` of them (at most [`STACK_PAGE_MAX`], the default), after the
+/// `continuationToken` of the previous page; the answer has the next
+/// one when there may be more.
 pub(crate) async fn list(
     state: St,
     caller: Caller,
@@ -58,12 +72,50 @@ pub(crate) async fn list(
     if let Some(p) = &query.project {
         validate_project_name(p)?;
     }
+    let limit = page_limit(query.limit, STACK_PAGE_MAX)?;
+    let after = query
+        .continuation_token
+        .map(|t| {
+            t.split_once('/')
+                .map(|(p, s)| (p.to_owned(), s.to_owned()))
+                .ok_or_else(|| {
+                    ApiError::bad_request("bad_query", "continuationToken is not one of ours")
+                })
+        })
+        .transpose()?;
     let stacks = state
         .store
-        .list_stacks(&org, query.project.as_deref())
+        .list_stacks(
+            &org,
+            &StackListQuery {
+                project: query.project.as_deref(),
+                filter: stack_filter(&caller),
+                after,
+                limit,
+            },
+        )
         .await?;
+    let next = (stacks.len() as i64 == limit)
+        .then(|| {
+            stacks
+                .last()
+                .map(|s| format!("{}/{}", s.stack.project, s.stack.stack))
+        })
+        .flatten();
     let stacks: Vec<StackJson> = stacks.iter().map(stack_json).collect();
-    Ok(Json(json!({ "stacks": stacks })))
+    Ok(Json(json!({ "stacks": stacks, "continuationToken": next })))
+}
+
+/// A page size: `limit` if given (1 to `max`), else `max`.
+pub(crate) fn page_limit(limit: Option<i64>, max: i64) -> Result<i64, ApiError> {
+    match limit {
+        None => Ok(max),
+        Some(l) if (1..=max).contains(&l) => Ok(l),
+        Some(_) => Err(ApiError::bad_request(
+            "bad_query",
+            format!("limit is 1 to {max}"),
+        )),
+    }
 }
 
 #[derive(Deserialize)]
@@ -76,9 +128,11 @@ struct CreateBody {
     checkpoint: Option<String>,
 }
 
+/// Creates a stack; one created with a team's token belongs to the team.
 pub(crate) async fn create(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path((org, project)): Path<(String, String)>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -86,9 +140,13 @@ pub(crate) async fn create(
     let req: CreateBody = json_body(&body(bytes)?)?;
     let stack = StackRef::with_organization(org, project, req.stack_name)?;
     let checkpoint = req.checkpoint.map(|c| decode_base64(&c)).transpose()?;
+    let team = match &caller.scope {
+        Scope::Team { id, .. } => Some(id.as_str()),
+        _ => None,
+    };
     let info = state
         .store
-        .create_stack(&stack, checkpoint.as_deref())
+        .create_stack(&stack, checkpoint.as_deref(), team, &audit)
         .await?;
     Ok((StatusCode::CREATED, Json(stack_json(&info))).into_response())
 }
@@ -114,13 +172,14 @@ pub(crate) async fn get(
 pub(crate) async fn delete(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path(path): StackPath,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let stack = stack_ref(&caller, path)?;
     state
         .store
-        .delete_stack(&stack, lease(&headers)?.as_ref())
+        .delete_stack(&stack, lease(&headers)?.as_ref(), &audit)
         .await?;
     Ok(no_content())
 }
@@ -140,6 +199,7 @@ struct RenameBody {
 pub(crate) async fn rename(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path(path): StackPath,
     headers: HeaderMap,
     bytes: Result<Bytes, BytesRejection>,
@@ -159,6 +219,7 @@ pub(crate) async fn rename(
             &to,
             checkpoint.as_deref(),
             lease(&headers)?.as_ref(),
+            &audit,
         )
         .await?;
     Ok(Json(stack_json(&info)).into_response())
@@ -244,6 +305,7 @@ pub(crate) struct SaveQuery {
 pub(crate) async fn save_checkpoint(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path(path): StackPath,
     Query(query): Query<SaveQuery>,
     headers: HeaderMap,
@@ -258,6 +320,7 @@ pub(crate) async fn save_checkpoint(
             &bytes,
             query.keep_backup.unwrap_or(true),
             lease(&headers)?.as_ref(),
+            &audit,
         )
         .await?;
     Ok(no_content())
@@ -266,8 +329,14 @@ pub(crate) async fn save_checkpoint(
 #[derive(Deserialize)]
 pub(crate) struct HistoryQuery {
     limit: Option<i64>,
+    /// The `continuationToken` of the previous page.
+    #[serde(rename = "continuationToken")]
+    continuation_token: Option<String>,
 }
 
+/// A page of the stack's history, most recent first: `limit` records (at
+/// most [`HISTORY_PAGE_MAX`], the default) recorded before the
+/// `continuationToken` of the previous page.
 pub(crate) async fn list_history(
     state: St,
     caller: Caller,
@@ -275,18 +344,24 @@ pub(crate) async fn list_history(
     Query(query): Query<HistoryQuery>,
 ) -> Result<Response, ApiError> {
     let stack = stack_ref(&caller, path)?;
-    if query.limit.is_some_and(|l| l < 0) {
-        return Err(ApiError::bad_request(
-            "bad_query",
-            "limit must not be negative",
-        ));
-    }
-    let records = state.store.list_history(&stack, query.limit).await?;
+    let limit = page_limit(query.limit, HISTORY_PAGE_MAX)?;
+    let before = query
+        .continuation_token
+        .map(|t| {
+            t.parse::<i64>().map_err(|_| {
+                ApiError::bad_request("bad_query", "continuationToken is not one of ours")
+            })
+        })
+        .transpose()?;
+    let records = state.store.list_history_page(&stack, limit, before).await?;
+    let next = (records.len() as i64 == limit)
+        .then(|| records.last().map(|r| r.recorded_at.to_string()))
+        .flatten();
     let updates: Vec<serde_json::Value> = records
         .iter()
         .map(|r| json!({ "kind": r.kind, "recordedAt": r.recorded_at, "record": r.record }))
         .collect();
-    Ok(Json(json!({ "updates": updates })).into_response())
+    Ok(Json(json!({ "updates": updates, "continuationToken": next })).into_response())
 }
 
 #[derive(Deserialize)]

@@ -3,15 +3,16 @@
 //! current state), the update running on it (the holder of its live
 //! lease) and its outputs, secrets masked.
 
-use axum::extract::Path;
+use axum::extract::{Path, Query};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::access::stack_filter;
 use super::resources::current_snapshot;
 use super::{masked, stack_ref, St};
 use crate::error::ApiError;
-use crate::store::{ActiveUpdate, Caller, StackInfo, Store};
+use crate::store::{ActiveUpdate, Caller, StackInfo, StackListQuery, Store};
 
 /// An update running on a stack.
 #[derive(Debug, Clone, Serialize)]
@@ -90,19 +91,74 @@ pub(crate) async fn describe(store: &Store, info: &StackInfo) -> Result<StackDet
     })
 }
 
-/// The summaries of every stack of `org`, by project then name.
-pub(crate) async fn list(store: &Store, org: &str) -> Result<Vec<StackSummary>, ApiError> {
-    let mut summaries = Vec::new();
-    for info in store.list_stacks(org, None).await? {
+/// The largest page of stack summaries (each replays its stack's
+/// journal): the default.
+pub(crate) const SUMMARY_PAGE_MAX: i64 = 100;
+
+/// A page of summaries of the stacks of the caller's organization that
+/// its scope reaches, by project then name, after `after`
+/// (`project/stack`); with the next page's token when there may be more.
+pub(crate) async fn list(
+    store: &Store,
+    caller: &Caller,
+    after: Option<&str>,
+    limit: i64,
+) -> Result<(Vec<StackSummary>, Option<String>), ApiError> {
+    let after = after
+        .map(|t| {
+            t.split_once('/')
+                .map(|(p, s)| (p.to_owned(), s.to_owned()))
+                .ok_or_else(|| {
+                    ApiError::bad_request("bad_query", "continuationToken is not one of ours")
+                })
+        })
+        .transpose()?;
+    let query = StackListQuery {
+        project: None,
+        filter: stack_filter(caller),
+        after,
+        limit,
+    };
+    let infos = store.list_stacks(&caller.organization, &query).await?;
+    let next = (infos.len() as i64 == limit)
+        .then(|| {
+            infos
+                .last()
+                .map(|s| format!("{}/{}", s.stack.project, s.stack.stack))
+        })
+        .flatten();
+    let mut summaries = Vec::with_capacity(infos.len());
+    for info in infos {
         summaries.push(describe(store, &info).await?.summary);
     }
-    Ok(summaries)
+    Ok((summaries, next))
 }
 
-/// `GET /api/user/stacks`: the caller's organization's stacks, summarized.
-pub(crate) async fn list_route(state: St, caller: Caller) -> Result<Json<Value>, ApiError> {
-    let stacks = list(&state.store, &caller.organization).await?;
-    Ok(Json(serde_json::json!({ "stacks": stacks })))
+#[derive(Deserialize)]
+pub(crate) struct PageQuery {
+    limit: Option<i64>,
+    #[serde(rename = "continuationToken")]
+    continuation_token: Option<String>,
+}
+
+/// `GET /api/user/stacks`: the caller's stacks, summarized, a page at a
+/// time.
+pub(crate) async fn list_route(
+    state: St,
+    caller: Caller,
+    Query(query): Query<PageQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = super::stacks::page_limit(query.limit, SUMMARY_PAGE_MAX)?;
+    let (stacks, next) = list(
+        &state.store,
+        &caller,
+        query.continuation_token.as_deref(),
+        limit,
+    )
+    .await?;
+    Ok(Json(
+        serde_json::json!({ "stacks": stacks, "continuationToken": next }),
+    ))
 }
 
 /// `GET …/summary`: one stack, summarized, with its outputs.

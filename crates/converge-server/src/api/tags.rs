@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{body, json_body, no_content, stack_ref, St, StackPath};
 use crate::error::ApiError;
-use crate::store::Caller;
+use crate::store::{Audit, Caller};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,11 +33,12 @@ pub(crate) async fn get(
 pub(crate) async fn put(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path(path): StackPath,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let stack = stack_ref(&caller, path)?;
     let req: TagsBody = json_body(&body(bytes)?)?;
-    state.store.save_tags(&stack, &req.tags).await?;
+    state.store.save_tags(&stack, &req.tags, &audit).await?;
     Ok(no_content())
 }

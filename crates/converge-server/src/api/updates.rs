@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{body, json_body, lease_for, no_content, stack_ref, St, StackPath, UpdatePath};
 use crate::error::ApiError;
-use crate::store::Caller;
+use crate::store::{Audit, Caller};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -25,6 +25,7 @@ struct StartBody {
 pub(crate) async fn start(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path(path): StackPath,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -38,7 +39,7 @@ pub(crate) async fn start(
     }
     let lease = state
         .store
-        .start_update(&stack, &req.kind, &req.lock_info)
+        .start_update(&stack, &req.kind, &req.lock_info, &audit)
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -73,6 +74,7 @@ struct CompleteBody {
 pub(crate) async fn complete(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path((org, project, stack, update)): UpdatePath,
     headers: HeaderMap,
     bytes: Result<Bytes, BytesRejection>,
@@ -95,17 +97,25 @@ pub(crate) async fn complete(
             ))
         }
     };
-    state.store.complete_update(&stack, &cred, status).await?;
+    state
+        .store
+        .complete_update(&stack, &cred, status, &audit)
+        .await?;
     Ok(no_content())
 }
 
 pub(crate) async fn cancel(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path((org, project, stack, update)): UpdatePath,
 ) -> Result<Response, ApiError> {
     let stack = stack_ref(&caller, (org, project, stack))?;
-    match state.store.break_leases(&stack, Some(&update)).await? {
+    match state
+        .store
+        .break_leases(&stack, Some(&update), &audit)
+        .await?
+    {
         0 => Err(ApiError::not_found(
             "update_not_found",
             format!("stack {stack} has no active update {update}"),
@@ -139,9 +149,10 @@ pub(crate) async fn list_locks(
 pub(crate) async fn break_locks(
     state: St,
     caller: Caller,
+    audit: Audit,
     Path(path): StackPath,
 ) -> Result<Response, ApiError> {
     let stack = stack_ref(&caller, path)?;
-    let broken = state.store.break_leases(&stack, None).await?;
+    let broken = state.store.break_leases(&stack, None, &audit).await?;
     Ok(Json(json!({ "broken": broken })).into_response())
 }

@@ -20,7 +20,7 @@ use layout::topo::layout::VisualGraph;
 use super::page::{self, resource_href, stack_href, Nav};
 use super::session::Viewer;
 use crate::api::resources::{self, current_snapshot, EdgeKind, Graph};
-use crate::api::{stack_ref, AppState};
+use crate::api::AppState;
 use crate::error::ApiError;
 
 /// Larger graphs are not drawn (the layout's time grows quickly); the
@@ -48,7 +48,7 @@ pub(crate) async fn page(
     Path(path): Path<(String, String, String)>,
 ) -> Response {
     let loaded = async {
-        let stack = stack_ref(&viewer.caller, path)?;
+        let stack = viewer.stack(&state, path).await?;
         let snapshot = current_snapshot(&state.store, &stack).await?;
         Ok::<_, ApiError>((stack, resources::graph(&snapshot)))
     }

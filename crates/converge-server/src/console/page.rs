@@ -21,6 +21,8 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
 pub(crate) struct Nav {
     pub organization: String,
     pub token_name: String,
+    pub member: String,
+    pub role: &'static str,
 }
 
 impl Nav {
@@ -28,6 +30,8 @@ impl Nav {
         Nav {
             organization: caller.organization.clone(),
             token_name: caller.token_name.clone(),
+            member: caller.member.clone(),
+            role: caller.role.as_str(),
         }
     }
 }
@@ -104,7 +108,7 @@ const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-fn encode(text: &str) -> String {
+pub(crate) fn encode(text: &str) -> String {
     utf8_percent_encode(text, COMPONENT).to_string()
 }
 

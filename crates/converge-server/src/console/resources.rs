@@ -12,7 +12,7 @@ use super::page::{self, resource_href, stack_href, Nav};
 use super::session::Viewer;
 use super::stack::{output_rows, OutputRow};
 use crate::api::resources::{self, current_snapshot, ResourceDetail};
-use crate::api::{stack_ref, AppState};
+use crate::api::AppState;
 use crate::error::ApiError;
 
 /// A link to a resource page.
@@ -63,7 +63,7 @@ pub(crate) async fn list_page(
     Query(query): Query<ListQuery>,
 ) -> Response {
     let loaded = async {
-        let stack = stack_ref(&viewer.caller, path)?;
+        let stack = viewer.stack(&state, path).await?;
         let snapshot = current_snapshot(&state.store, &stack).await?;
         Ok::<_, ApiError>((stack, snapshot))
     }
@@ -147,7 +147,7 @@ pub(crate) async fn detail_page(
     Path((org, project, stack, urn)): Path<(String, String, String, String)>,
 ) -> Response {
     let loaded = async {
-        let stack = stack_ref(&viewer.caller, (org, project, stack))?;
+        let stack = viewer.stack(&state, (org, project, stack)).await?;
         let snapshot = current_snapshot(&state.store, &stack).await?;
         let detail = resources::detail(&snapshot, &urn)?;
         Ok::<_, ApiError>((stack, detail))

@@ -13,8 +13,12 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 
+use converge_backend::StackRef;
+
 use super::page::{self, Nav};
-use crate::api::AppState;
+use crate::api::access::{authorize, Need, Params};
+use crate::api::{stack_ref, AppState};
+use crate::error::ApiError;
 use crate::store::Caller;
 
 /// The cookie's name.
@@ -31,6 +35,24 @@ pub(crate) struct Viewer {
 impl Viewer {
     pub fn nav(&self) -> Nav {
         Nav::of(&self.caller)
+    }
+
+    /// The stack a console path names, if the session's token may read
+    /// it: the API's own check ([`crate::api::access::authorize`]).
+    pub async fn stack(
+        &self,
+        state: &AppState,
+        (org, project, stack): (String, String, String),
+    ) -> Result<StackRef, ApiError> {
+        let params: Params = [
+            ("org".to_owned(), org.clone()),
+            ("project".to_owned(), project.clone()),
+            ("stack".to_owned(), stack.clone()),
+        ]
+        .into_iter()
+        .collect();
+        authorize(&state.store, &self.caller, Need::StackRead, &params).await?;
+        stack_ref(&self.caller, (org, project, stack))
     }
 }
 

@@ -15,7 +15,7 @@ use super::page::{self, stack_href, Nav};
 use super::session::Viewer;
 use super::stacks::{readable, readable_time, running};
 use crate::api::summaries::{self, StackDetail};
-use crate::api::{stack_ref, AppState};
+use crate::api::AppState;
 use crate::error::ApiError;
 use crate::store::HistoryRecord;
 
@@ -58,7 +58,7 @@ pub(crate) async fn open(
     viewer: &Viewer,
     path: (String, String, String),
 ) -> Result<(StackRef, StackDetail), ApiError> {
-    let stack = stack_ref(&viewer.caller, path)?;
+    let stack = viewer.stack(state, path).await?;
     let info = state.store.get_stack(&stack).await?;
     let detail = summaries::describe(&state.store, &info).await?;
     Ok((stack, detail))
@@ -106,7 +106,7 @@ pub(crate) async fn events(
     headers: HeaderMap,
 ) -> Response {
     let checked = async {
-        let stack = stack_ref(&viewer.caller, path)?;
+        let stack = viewer.stack(&state, path).await?;
         state.store.get_stack(&stack).await?;
         Ok::<_, ApiError>(stack)
     }

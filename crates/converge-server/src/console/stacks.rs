@@ -59,8 +59,15 @@ struct StacksPage {
 
 pub(crate) async fn page(State(state): State<AppState>, viewer: Viewer) -> Response {
     let org = viewer.caller.organization.clone();
-    match summaries::list(&state.store, &org).await {
-        Ok(stacks) => page::render(
+    match summaries::list(
+        &state.store,
+        &viewer.caller,
+        None,
+        summaries::SUMMARY_PAGE_MAX,
+    )
+    .await
+    {
+        Ok((stacks, _)) => page::render(
             StatusCode::OK,
             &StacksPage {
                 nav: Some(viewer.nav()),

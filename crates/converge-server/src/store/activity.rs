@@ -102,7 +102,7 @@ impl Store {
             .iter()
             .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
             .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(Some(JournalTail { update_id, entries }))
     }
 }

@@ -67,13 +67,17 @@ impl Store {
         if lease.is_none() {
             insert_update(&mut tx, &stack.to_string(), &update_id, "journal", "{}").await?;
         }
+        sqlx::query("UPDATE updates SET journaled = 1 WHERE id = $1")
+            .bind(&update_id)
+            .execute(&mut *tx)
+            .await?;
         // A lease holder may journal several runs in one update (a refresh
         // before the update): each journal starts empty.
         sqlx::query("DELETE FROM journal_entries WHERE update_id = $1")
             .bind(&update_id)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(update_id)
     }
 
@@ -101,7 +105,7 @@ impl Store {
             next_sequence_id = seq + 1;
             entries.push(r.try_get(1)?);
         }
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(Some(JournalView {
             update_id,
             base_digest: row.try_get(1)?,
@@ -166,7 +170,7 @@ impl Store {
                 ));
             }
         }
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(stored)
     }
 
@@ -190,7 +194,7 @@ impl Store {
             Some(Ok(Compaction::Replayed(bytes))) => {
                 super::stacks::write_checkpoint(&mut tx, &id, &bytes, true).await?;
                 close(&mut tx, &id).await?;
-                tx.commit().await?;
+                super::commit(tx).await?;
                 Ok(())
             }
             Some(Ok(Compaction::AlreadyCompacted)) => Err(ApiError::conflict(
@@ -208,10 +212,18 @@ impl Store {
         &self,
         stack: &StackRef,
         lease: Option<&LeaseCredential>,
+        audit: &super::Audit,
     ) -> Result<(), ApiError> {
         let (mut tx, id) = self.begin_write(stack, lease).await?;
-        close(&mut tx, &id).await?;
-        tx.commit().await?;
+        let update = close(&mut tx, &id).await?;
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({ "updateID": update }),
+            )
+            .await?;
+        super::commit(tx).await?;
         Ok(())
     }
 }
@@ -230,7 +242,7 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?
             .try_get(0)?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(match replayed {
             Some(Ok(Compaction::Replayed(bytes))) => Some(bytes),
             _ => stored,
@@ -286,8 +298,12 @@ pub(super) async fn compact_open(
     )))
 }
 
-/// Deletes a stack's journal and its entries.
-pub(super) async fn close(conn: &mut AnyConnection, stack_id: &str) -> Result<(), ApiError> {
+/// Deletes a stack's journal and its entries; returns its update, if a
+/// journal was open.
+pub(super) async fn close(
+    conn: &mut AnyConnection,
+    stack_id: &str,
+) -> Result<Option<String>, ApiError> {
     let row = sqlx::query("DELETE FROM journals WHERE stack_id = $1 RETURNING update_id")
         .bind(stack_id)
         .fetch_optional(&mut *conn)
@@ -307,8 +323,9 @@ pub(super) async fn close(conn: &mut AnyConnection, stack_id: &str) -> Result<()
         .bind(&update_id)
         .execute(&mut *conn)
         .await?;
+        return Ok(Some(update_id));
     }
-    Ok(())
+    Ok(None)
 }
 
 fn check_digest(digest: &str) -> Result<(), ApiError> {

@@ -9,6 +9,7 @@ use converge_backend::{LockInfo, StackRef};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
+use super::audit::{Actor, Audit};
 use super::{
     lease_lost, lease_row, new_secret, now_secs, parse_lock_info, rfc3339, sha256_hex, stacks,
     Store,
@@ -77,6 +78,7 @@ impl Store {
         stack: &StackRef,
         kind: &str,
         info: &LockInfo,
+        audit: &Audit,
     ) -> Result<Lease, ApiError> {
         let mut tx = self.db.pool.begin().await?;
         let id = stack.to_string();
@@ -89,7 +91,11 @@ impl Store {
         .await?;
         if let Some(row) = expired {
             let update: String = row.try_get(0)?;
-            end_update(&mut tx, &id, &update, "expired").await?;
+            let closer = Audit {
+                actor: Actor::service(&stack.organization),
+                action: "update.interrupted",
+            };
+            end_update(&mut tx, &id, &update, EXPIRED, Some(&closer)).await?;
         }
         let lease = Lease {
             update_id: uuid::Uuid::new_v4().to_string(),
@@ -118,7 +124,18 @@ impl Store {
             });
         }
         insert_update(&mut tx, &id, &lease.update_id, kind, &info_json).await?;
-        tx.commit().await?;
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({
+                    "updateID": lease.update_id,
+                    "kind": kind,
+                    "holder": info.describe(),
+                }),
+            )
+            .await?;
+        super::commit(tx).await?;
         Ok(lease)
     }
 
@@ -145,7 +162,7 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(lease_lost(stack, &cred.update_id));
         }
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(Lease {
             update_id: cred.update_id.clone(),
             token: cred.token.clone(),
@@ -160,6 +177,7 @@ impl Store {
         stack: &StackRef,
         cred: &super::LeaseCredential,
         status: &str,
+        audit: &Audit,
     ) -> Result<(), ApiError> {
         let mut tx = self.db.pool.begin().await?;
         let id = stack.to_string();
@@ -175,8 +193,15 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(lease_lost(stack, &cred.update_id));
         }
-        end_update(&mut tx, &id, &cred.update_id, status).await?;
-        tx.commit().await?;
+        end_update(&mut tx, &id, &cred.update_id, status, None).await?;
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({ "updateID": cred.update_id, "status": status }),
+            )
+            .await?;
+        super::commit(tx).await?;
         Ok(())
     }
 
@@ -186,6 +211,7 @@ impl Store {
         &self,
         stack: &StackRef,
         update_id: Option<&str>,
+        audit: &Audit,
     ) -> Result<usize, ApiError> {
         let mut tx = self.db.pool.begin().await?;
         let id = stack.to_string();
@@ -197,11 +223,24 @@ impl Store {
         .bind(update_id.unwrap_or(""))
         .fetch_all(&mut *tx)
         .await?;
+        if rows.is_empty() && update_id.is_some() {
+            // No such update: nothing to record (the caller answers 404).
+            return Ok(0);
+        }
+        let mut broken = Vec::with_capacity(rows.len());
         for row in &rows {
             let update: String = row.try_get(0)?;
-            end_update(&mut tx, &id, &update, "cancelled").await?;
+            end_update(&mut tx, &id, &update, "cancelled", None).await?;
+            broken.push(update);
         }
-        tx.commit().await?;
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({ "updateIDs": broken }),
+            )
+            .await?;
+        super::commit(tx).await?;
         Ok(rows.len())
     }
 
@@ -242,10 +281,15 @@ impl Store {
             .execute(&mut *tx)
             .await?;
             if done.rows_affected() == 1 {
-                end_update(&mut tx, &stack_key, &update, "expired").await?;
+                let org = stack_key.split('/').next().unwrap_or_default();
+                let closer = Audit {
+                    actor: Actor::service(org),
+                    action: "update.interrupted",
+                };
+                end_update(&mut tx, &stack_key, &update, EXPIRED, Some(&closer)).await?;
                 broken += 1;
             }
-            tx.commit().await?;
+            super::commit(tx).await?;
         }
         Ok(broken)
     }
@@ -272,15 +316,27 @@ pub(super) async fn insert_update(
     Ok(())
 }
 
+/// The status of an update whose lease expired.
+const EXPIRED: &str = "expired";
+
+/// What the history says of an update whose lease expired: its client
+/// stopped renewing the lease (it died, or lost the service for longer
+/// than the lease lasts) without ending the update.
+pub const INTERRUPTED_MESSAGE: &str = "interrupted: the client stopped renewing its lease";
+
 /// Records the end of an update and compacts its journal if it is still
 /// open: replayed onto the checkpoint it started from, or dropped if the
 /// checkpoint no longer is that one (the client compacted it already). A
 /// journal that cannot be replayed stays open for a client to recover.
+/// An update that expired (`closer` given) after opening a journal, and
+/// whose client recorded nothing in the history, is recorded there as
+/// failed ([`INTERRUPTED_MESSAGE`]), and `closer` in the audit log.
 async fn end_update(
     conn: &mut AnyConnection,
     stack_key: &str,
     update_id: &str,
     status: &str,
+    closer: Option<&Audit>,
 ) -> Result<(), ApiError> {
     sqlx::query("UPDATE updates SET status = $1, ended_at = $2 WHERE id = $3")
         .bind(status)
@@ -288,6 +344,32 @@ async fn end_update(
         .bind(update_id)
         .execute(&mut *conn)
         .await?;
+    let compacted = compact_on_end(conn, stack_key, update_id, status).await?;
+    if let Some(closer) = closer {
+        let recorded = record_interrupted(conn, stack_key, update_id).await?;
+        closer
+            .record(
+                conn,
+                &format!("stack {stack_key}"),
+                serde_json::json!({
+                    "updateID": update_id,
+                    "journal": compacted,
+                    "history": recorded,
+                }),
+            )
+            .await?;
+    }
+    Ok(())
+}
+
+/// Compacts the update's open journal, if it has one; says what became
+/// of it (`compacted`, `dropped`, `left open: …`, `none`).
+async fn compact_on_end(
+    conn: &mut AnyConnection,
+    stack_key: &str,
+    update_id: &str,
+    status: &str,
+) -> Result<String, ApiError> {
     let journal = sqlx::query(
         "SELECT j.stack_id FROM journals j JOIN stacks s ON s.id = j.stack_id
          WHERE j.update_id = $1 AND s.org || '/' || s.project || '/' || s.name = $2",
@@ -297,24 +379,81 @@ async fn end_update(
     .fetch_optional(&mut *conn)
     .await?;
     let Some(journal) = journal else {
-        return Ok(());
+        return Ok("none".to_owned());
     };
     let stack_id: String = journal.try_get(0)?;
     let stack_id = stack_id.as_str();
-    match super::journal::compact_open(conn, stack_id).await? {
+    let outcome = match super::journal::compact_open(conn, stack_id).await? {
         Some(Ok(Compaction::Replayed(bytes))) => {
             stacks::write_checkpoint(conn, stack_id, &bytes, true).await?;
+            "compacted"
         }
-        Some(Ok(Compaction::AlreadyCompacted)) => {}
+        Some(Ok(Compaction::AlreadyCompacted)) => "dropped",
         Some(Err(reason)) => {
             sqlx::query("UPDATE updates SET status = $1 WHERE id = $2")
                 .bind(format!("{status}; journal left open: {reason}"))
                 .bind(update_id)
                 .execute(&mut *conn)
                 .await?;
-            return Ok(());
+            return Ok(format!("left open: {reason}"));
         }
-        None => return Ok(()),
+        None => return Ok("none".to_owned()),
+    };
+    super::journal::close(conn, stack_id).await?;
+    Ok(outcome.to_owned())
+}
+
+/// Adds the failed history record of an interrupted update, unless it
+/// never opened a journal (a preview, or an update that stopped before
+/// changing anything) or its client recorded it already. Says whether
+/// it did.
+async fn record_interrupted(
+    conn: &mut AnyConnection,
+    stack_key: &str,
+    update_id: &str,
+) -> Result<bool, ApiError> {
+    let Some(update) = sqlx::query("SELECT kind, started_at, journaled FROM updates WHERE id = $1")
+        .bind(update_id)
+        .fetch_optional(&mut *conn)
+        .await?
+    else {
+        return Ok(false);
+    };
+    let kind: String = update.try_get(0)?;
+    let started_at: i64 = update.try_get(1)?;
+    let journaled: Option<i64> = update.try_get(2)?;
+    if journaled.unwrap_or(0) == 0 {
+        return Ok(false);
     }
-    super::journal::close(conn, stack_id).await
+    let Some(stack) =
+        sqlx::query("SELECT id FROM stacks WHERE org || '/' || project || '/' || name = $1")
+            .bind(stack_key)
+            .fetch_optional(&mut *conn)
+            .await?
+    else {
+        return Ok(false);
+    };
+    let stack_id: String = stack.try_get(0)?;
+    let recorded = sqlx::query("SELECT 1 FROM history WHERE stack_id = $1 AND update_id = $2")
+        .bind(&stack_id)
+        .bind(update_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if recorded.is_some() {
+        return Ok(false);
+    }
+    let version = super::history::next_version(conn, &stack_id).await?;
+    let record = serde_json::json!({
+        "kind": kind,
+        "startTime": started_at,
+        "message": INTERRUPTED_MESSAGE,
+        "environment": {},
+        "config": {},
+        "result": "failed",
+        "endTime": now_secs(),
+        "version": version,
+        "resourceChanges": {},
+    });
+    super::history::insert(conn, &stack_id, &kind, &record.to_string(), Some(update_id)).await?;
+    Ok(true)
 }

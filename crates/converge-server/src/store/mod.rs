@@ -7,9 +7,11 @@
 //! deciding every race.
 
 mod activity;
+pub(crate) mod audit;
 mod history;
 mod journal;
 mod leases;
+mod members;
 mod sessions;
 mod stacks;
 mod tags;
@@ -25,10 +27,13 @@ use crate::db::Db;
 use crate::error::ApiError;
 
 pub use activity::ActiveUpdate;
+pub use audit::{Actor, Audit, AuditQuery};
 pub use history::HistoryRecord;
 pub use journal::NewEntry;
-pub use stacks::StackInfo;
-pub use tokens::{Caller, NewToken};
+pub use leases::INTERRUPTED_MESSAGE;
+pub use members::StackFacts;
+pub use stacks::{StackFilter, StackInfo, StackListQuery};
+pub use tokens::{Access, Caller, NewToken, Role, Scope, TokenSpec};
 
 /// A lease as a client presents it: the update it started and the secret
 /// token it was given.
@@ -92,6 +97,11 @@ pub(crate) fn new_secret(prefix: &str) -> String {
     format!("{prefix}{}", hex::encode(bytes))
 }
 
+/// Unix seconds as RFC 3339.
+pub(crate) fn rfc3339_of(unix_secs: i64) -> String {
+    rfc3339(unix_secs)
+}
+
 fn rfc3339(unix_secs: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp(unix_secs)
         .ok()
@@ -100,6 +110,23 @@ fn rfc3339(unix_secs: i64) -> String {
                 .ok()
         })
         .unwrap_or_default()
+}
+
+/// Commits `tx`. A database failure before the commit wrote nothing
+/// (503: any client may send the request again), but one during it leaves
+/// the outcome unknown, so it is a 500 (`commit_unknown`), which Converge's
+/// client retries only for a request that is idempotent.
+async fn commit(tx: sqlx::Transaction<'_, sqlx::Any>) -> Result<(), ApiError> {
+    tx.commit().await.map_err(|e| {
+        ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "commit_unknown",
+            format!(
+                "the database failed while committing ({e}): the change may or may not \
+                 have been made; read the stack before trying again"
+            ),
+        )
+    })
 }
 
 fn not_found(stack: &StackRef) -> ApiError {

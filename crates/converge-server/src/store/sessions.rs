@@ -35,29 +35,24 @@ impl Store {
         .bind(now.saturating_add(lifetime.max(1)))
         .execute(&mut *tx)
         .await?;
-        tx.commit().await?;
+        super::commit(tx).await?;
         Ok(id)
     }
 
     /// The caller of a live session whose token is still valid; 401
     /// otherwise.
     pub async fn session_caller(&self, session_id: &str) -> Result<Caller, ApiError> {
+        let mut conn = self.db.pool.acquire().await?;
         let row = sqlx::query(
-            "SELECT t.id, t.name, t.org, t.admin FROM console_sessions s
-             JOIN tokens t ON t.id = s.token_id
-             WHERE s.id_hash = $1 AND s.expires_at > $2 AND t.revoked_at IS NULL",
+            "SELECT token_id FROM console_sessions WHERE id_hash = $1 AND expires_at > $2",
         )
         .bind(sha256_hex(session_id.as_bytes()))
         .bind(now_secs())
-        .fetch_optional(&self.db.pool)
+        .fetch_optional(&mut *conn)
         .await?
         .ok_or_else(|| ApiError::unauthorized("the session expired or was ended; log in again"))?;
-        Ok(Caller {
-            token_id: row.try_get(0)?,
-            token_name: row.try_get(1)?,
-            organization: row.try_get(2)?,
-            admin: row.try_get::<i64, _>(3)? != 0,
-        })
+        let token_id: String = row.try_get(0)?;
+        self.caller_of_token(&mut conn, &token_id).await
     }
 
     /// Ends a session (nothing happens if it does not exist).

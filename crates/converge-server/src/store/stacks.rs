@@ -3,8 +3,28 @@
 use converge_backend::StackRef;
 use sqlx::Row;
 
+use super::audit::Audit;
 use super::{not_found, rfc3339, LeaseCredential, Store};
 use crate::error::ApiError;
+
+/// Which of an organization's stacks a listing shows: those a token's
+/// scope reaches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StackFilter {
+    All,
+    Team(String),
+    Stack(String),
+}
+
+/// A page of an organization's stacks, sorted by project then name.
+#[derive(Debug, Clone)]
+pub struct StackListQuery<'a> {
+    pub project: Option<&'a str>,
+    pub filter: StackFilter,
+    /// Only stacks after this `(project, name)`.
+    pub after: Option<(String, String)>,
+    pub limit: i64,
+}
 
 /// One stack, as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,15 +41,20 @@ impl StackInfo {
 }
 
 impl Store {
+    /// Creates a stack, owned by `team_id` if given.
     pub async fn create_stack(
         &self,
         stack: &StackRef,
         checkpoint: Option<&[u8]>,
+        team_id: Option<&str>,
+        audit: &Audit,
     ) -> Result<StackInfo, ApiError> {
         let now = super::now_secs();
+        let mut tx = self.db.pool.begin().await?;
         let done = sqlx::query(
-            "INSERT INTO stacks (id, org, project, name, checkpoint, previous, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, NULL, $6, $6)
+            "INSERT INTO stacks (id, org, project, name, checkpoint, previous, created_at, updated_at,
+                 team_id)
+             VALUES ($1, $2, $3, $4, $5, NULL, $6, $6, $7)
              ON CONFLICT (org, project, name) DO NOTHING",
         )
         .bind(uuid::Uuid::new_v4().to_string())
@@ -38,7 +63,8 @@ impl Store {
         .bind(&stack.stack)
         .bind(checkpoint.map(<[u8]>::to_vec))
         .bind(now)
-        .execute(&self.db.pool)
+        .bind(team_id)
+        .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 0 {
             return Err(ApiError::conflict(
@@ -46,24 +72,49 @@ impl Store {
                 format!("stack {stack} already exists"),
             ));
         }
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({ "checkpointBytes": checkpoint.map(<[u8]>::len) }),
+            )
+            .await?;
+        super::commit(tx).await?;
         Ok(StackInfo {
             stack: stack.clone(),
             updated_at: now,
         })
     }
 
-    /// The organization's stacks, sorted by project then name.
+    /// A page of the organization's stacks, sorted by project then name.
     pub async fn list_stacks(
         &self,
         org: &str,
-        project: Option<&str>,
+        query: &StackListQuery<'_>,
     ) -> Result<Vec<StackInfo>, ApiError> {
+        let (team, id) = match &query.filter {
+            StackFilter::All => ("", ""),
+            StackFilter::Team(t) => (t.as_str(), ""),
+            StackFilter::Stack(s) => ("", s.as_str()),
+        };
+        let (after_project, after_name) = query
+            .after
+            .as_ref()
+            .map_or(("", ""), |(p, n)| (p.as_str(), n.as_str()));
         let rows = sqlx::query(
             "SELECT project, name, updated_at FROM stacks
-             WHERE org = $1 AND ($2 = '' OR project = $2) ORDER BY project, name",
+             WHERE org = $1 AND ($2 = '' OR project = $2)
+                 AND ($3 = '' OR team_id = $3) AND ($4 = '' OR id = $4)
+                 AND (project > $5 OR (project = $5 AND name > $6))
+             ORDER BY project, name LIMIT $7",
         )
         .bind(org)
-        .bind(project.unwrap_or(""))
+        .bind(query.project.unwrap_or(""))
+        .bind(team)
+        .bind(id)
+        .bind(after_project)
+        .bind(after_name)
+        .bind(query.limit)
         .fetch_all(&self.db.pool)
         .await?;
         rows.iter()
@@ -102,6 +153,7 @@ impl Store {
         &self,
         stack: &StackRef,
         lease: Option<&LeaseCredential>,
+        audit: &Audit,
     ) -> Result<(), ApiError> {
         let (mut tx, id) = self.begin_write(stack, lease).await?;
         for statement in [
@@ -113,7 +165,10 @@ impl Store {
         ] {
             sqlx::query(statement).bind(&id).execute(&mut *tx).await?;
         }
-        tx.commit().await?;
+        audit
+            .record(&mut tx, &format!("stack {stack}"), serde_json::json!({}))
+            .await?;
+        super::commit(tx).await?;
         Ok(())
     }
 
@@ -128,6 +183,7 @@ impl Store {
         to: &StackRef,
         checkpoint: Option<&[u8]>,
         lease: Option<&LeaseCredential>,
+        audit: &Audit,
     ) -> Result<StackInfo, ApiError> {
         let (mut tx, id) = self.begin_write(stack, lease).await?;
         let taken =
@@ -154,7 +210,14 @@ impl Store {
             .bind(&id)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({ "to": to.to_string(), "checkpointRewritten": checkpoint.is_some() }),
+            )
+            .await?;
+        super::commit(tx).await?;
         Ok(StackInfo {
             stack: to.clone(),
             updated_at: now,
@@ -187,6 +250,7 @@ impl Store {
         bytes: &[u8],
         keep_backup: bool,
         lease: Option<&LeaseCredential>,
+        audit: &Audit,
     ) -> Result<(), ApiError> {
         let (mut tx, id) = self.begin_write(stack, lease).await?;
         // Saving the bytes already there changes nothing (a retried save
@@ -200,7 +264,18 @@ impl Store {
             return Ok(());
         }
         write_checkpoint(&mut tx, &id, bytes, keep_backup).await?;
-        tx.commit().await?;
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({
+                    "bytes": bytes.len(),
+                    "sha256": super::sha256_hex(bytes),
+                    "withLease": lease.map(|l| l.update_id.clone()),
+                }),
+            )
+            .await?;
+        super::commit(tx).await?;
         Ok(())
     }
 }

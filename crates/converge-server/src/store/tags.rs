@@ -29,6 +29,7 @@ impl Store {
         &self,
         stack: &StackRef,
         tags: &BTreeMap<String, String>,
+        audit: &super::Audit,
     ) -> Result<(), ApiError> {
         if let Some(name) = tags.keys().find(|n| n.trim().is_empty()) {
             return Err(ApiError::bad_request(
@@ -50,7 +51,14 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         }
-        tx.commit().await?;
+        audit
+            .record(
+                &mut tx,
+                &format!("stack {stack}"),
+                serde_json::json!({ "tags": tags.keys().collect::<Vec<_>>() }),
+            )
+            .await?;
+        super::commit(tx).await?;
         Ok(())
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::Storage;
 use converge_backend::conformance::test_digest;
 use converge_backend::{
-    BackendError, Bytes, JournalStore, LockInfo, StackLocker, StackRef, StackStore,
+    BackendError, Bytes, HistoryStore, JournalStore, LockInfo, StackLocker, StackRef, StackStore,
 };
 use converge_model::{PropertyValue, ResourceState, Urn};
 use converge_state::checkpoint::{read_checkpoint, write_checkpoint, StackCheckpoint};
@@ -289,4 +289,128 @@ async fn an_expired_lease_is_taken_over_and_its_holder_can_no_longer_write() {
         .unwrap_err();
     assert!(err.is_locked(), "the old holder is refused: {err}");
     taken.release().await.unwrap();
+}
+
+/// Runs `work` with `backend` in a runtime of its own, then drops the
+/// runtime: the backend's heartbeat dies with it, as a killed process's.
+fn in_a_process_that_dies<F, Fut>(backend: converge_backend::http::HttpBackend, work: F)
+where
+    F: FnOnce(converge_backend::http::HttpBackend) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(work(backend));
+    })
+    .join()
+    .unwrap();
+}
+
+async fn interrupted_updates_are_closed(storage: Storage) {
+    let Some((mut options, dir)) = common::options(storage) else {
+        return;
+    };
+    options.lease_duration = Duration::from_secs(2);
+    options.sweep_interval = Duration::from_millis(200);
+    // A second replica on the same database sweeps too (PostgreSQL).
+    let replica = match storage {
+        Storage::Postgres => Some(common::start_with(options.clone(), None).await),
+        Storage::Sqlite => None,
+    };
+    let server = common::start_with(options, dir).await;
+    let (base, entries) = checkpoint_and_journal();
+    let died = StackRef::with_organization(server.organization.clone(), "p", "died").unwrap();
+    let recorded =
+        StackRef::with_organization(server.organization.clone(), "p", "recorded").unwrap();
+    for stack in [&died, &recorded] {
+        server.backend().create_stack(stack, &base).await.unwrap();
+        let (stack, base, entries) = (stack.clone(), base.clone(), entries.clone());
+        let records_first = stack == recorded;
+        in_a_process_that_dies(server.backend(), move |b| async move {
+            let guard = b.lock(&stack, holder(1)).await.unwrap();
+            b.open_journal(&stack, &sha256_hex(&base)).await.unwrap();
+            b.append_journal(&stack, &entries[..1]).await.unwrap();
+            if records_first {
+                // Its client recorded the update, then died.
+                let record =
+                    serde_json::json!({"kind": "update", "result": "succeeded", "version": 1});
+                b.add_history(
+                    &stack,
+                    converge_backend::UpdateKind::Update,
+                    record.to_string().as_bytes(),
+                )
+                .await
+                .unwrap();
+            }
+            std::mem::forget(guard);
+        });
+    }
+    // The sweeper closes both (a hang guard of 60 s, not a timing).
+    let backend = server.backend();
+    let opts = converge_backend::ListHistoryOptions::default();
+    let mut waited = 0;
+    while backend.load_journal(&died).await.unwrap().is_some()
+        || backend.load_journal(&recorded).await.unwrap().is_some()
+    {
+        waited += 1;
+        assert!(waited < 600, "the expired updates were never closed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let history = backend.list_history(&died, &opts).await.unwrap();
+    assert_eq!(history.len(), 1, "one record for the update");
+    let record: serde_json::Value = serde_json::from_slice(&history[0].record).unwrap();
+    assert_eq!(record["result"], "failed");
+    assert_eq!(record["message"], converge_server::INTERRUPTED_MESSAGE);
+    assert_eq!(record["kind"], "update");
+    assert_eq!(record["version"], 1);
+    assert!(!converge_backend::is_cancelled(&record));
+    // Its journal was compacted: the create it began is on record.
+    let bytes = backend.load_checkpoint(&died).await.unwrap().unwrap();
+    let snapshot = read_checkpoint(&bytes, SecretsMode::Opaque)
+        .unwrap()
+        .latest
+        .unwrap();
+    assert_eq!(snapshot.pending_operations.len(), 1);
+    // The client's own record stands alone.
+    let history = backend.list_history(&recorded, &opts).await.unwrap();
+    assert_eq!(history.len(), 1, "not recorded twice");
+    let record: serde_json::Value = serde_json::from_slice(&history[0].record).unwrap();
+    assert_eq!(record["result"], "succeeded");
+    // The audit log says the service closed them.
+    let log: serde_json::Value = serde_json::from_slice(
+        &reqwest::Client::new()
+            .get(format!(
+                "{}/api/orgs/{}/auditlog?action=update.interrupted",
+                server.url(),
+                server.organization
+            ))
+            .header("authorization", format!("token {}", server.token))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let records = log["records"].as_array().unwrap();
+    assert_eq!(records.len(), 2, "{log}");
+    for r in records {
+        assert_eq!(r["tokenName"], "converge serve");
+        assert_eq!(r["detail"]["journal"], "compacted", "{r}");
+    }
+    drop(replica);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_whose_client_died_is_recorded_as_failed_on_sqlite() {
+    interrupted_updates_are_closed(Storage::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_whose_client_died_is_recorded_as_failed_on_postgres() {
+    interrupted_updates_are_closed(Storage::Postgres).await;
 }

@@ -7,6 +7,9 @@ mod common;
 
 mod api;
 mod conformance;
+mod console_admin;
 mod console_api;
 mod leases;
+mod limits;
 mod retries;
+mod scopes;

@@ -35,6 +35,18 @@ impl Service {
         organization: &str,
         database_url: Option<&str>,
     ) -> Service {
+        Service::start_with(home, data_dir, listen, organization, database_url, &[])
+    }
+
+    /// Like [`Service::start_on`], with more arguments for `converge serve`.
+    pub fn start_with(
+        home: &Path,
+        data_dir: &Path,
+        listen: &str,
+        organization: &str,
+        database_url: Option<&str>,
+        extra: &[&str],
+    ) -> Service {
         let token_file = data_dir.join("token");
         let mut serve = Command::cargo_bin("converge").unwrap();
         match database_url {
@@ -48,6 +60,7 @@ impl Service {
             .arg("--token-file")
             .arg(&token_file)
             .args(["--organization", organization])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -105,6 +105,7 @@ impl TestServer {
                 attempts: 3,
                 initial_backoff: Duration::from_millis(50),
                 max_backoff: Duration::from_millis(200),
+                throttle_limit: Duration::from_secs(60),
             },
         })
         .unwrap()
