@@ -8,6 +8,8 @@ mod commands;
 mod config_value;
 mod context;
 mod display;
+#[cfg(test)]
+mod docs;
 mod event_log;
 mod home;
 mod input_file;
