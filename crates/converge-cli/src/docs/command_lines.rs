@@ -74,10 +74,10 @@ pub fn command_lines(markdown: &str) -> (Vec<CommandLine>, Vec<BadLine>) {
                     }
                 }
             }
-            Event::Code(code) if code.starts_with("converge ") => {
-                if !code.contains(SYNOPSIS_MARKS) {
-                    scan(&code, line_of(markdown, range.start), &mut lines, &mut bad);
-                }
+            Event::Code(code)
+                if code.starts_with("converge ") && !code.contains(SYNOPSIS_MARKS) =>
+            {
+                scan(&code, line_of(markdown, range.start), &mut lines, &mut bad);
             }
             _ => {}
         }
