@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CLI rows of scripts/bench (issue 14): the release `converge` binary
+"""The CLI rows of scripts/bench: the release `converge` binary
 runs a generated YAML program of N `random:index/randomInteger:RandomInteger`
 resources (built-in provider, no network) on a file backend in a temporary
 directory, with an empty passphrase:

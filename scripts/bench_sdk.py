@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python-SDK rows of scripts/bench (issue 14): what Converge adds to a
+"""The Python-SDK rows of scripts/bench: what Converge adds to a
 Python program, as the program sees it.
 
 A generated Pulumi Python program of N `pulumi.ComponentResource`s runs two

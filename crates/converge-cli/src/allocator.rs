@@ -8,8 +8,7 @@
 //! allocate different sizes (the program's parse tree, the decoded
 //! checkpoint, the checkpoint's JSON at the end), so at 10,000 resources
 //! the peak RSS was 160–220 MB with under 110 MB live. Purging after 1 ms
-//! brings it to 125–165 MB for about the same time (BENCHMARKS.md,
-//! issue 14).
+//! brings it to 125–165 MB for about the same time.
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

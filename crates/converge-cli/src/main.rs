@@ -8,6 +8,8 @@ mod commands;
 mod config_value;
 mod context;
 mod display;
+#[cfg(test)]
+mod docs;
 mod event_log;
 mod home;
 mod input_file;
@@ -65,7 +67,7 @@ fn main() {
 fn run_command(cli: Cli) -> i32 {
     // One thread: a multi-threaded runtime made a 10,000-resource `up`
     // slower (1.6 s to 2.5 s), since the journal's writer woke for smaller
-    // batches (BENCHMARKS.md, issue 14); PBKDF2 runs on a thread of its own.
+    // batches; PBKDF2 runs on a thread of its own.
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .thread_stack_size(WORK_STACK_BYTES)

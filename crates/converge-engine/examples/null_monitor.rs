@@ -1,4 +1,4 @@
-//! The SDK floor for `scripts/bench_sdk.py` (issue 14): a resource monitor
+//! The SDK floor for `scripts/bench_sdk.py`: a resource monitor
 //! and engine that answer every RPC at once and keep nothing. A program run
 //! against it costs what the language SDK and gRPC cost; the same program
 //! run by `converge up` costs that plus Converge. The ratio of the two is

@@ -2,7 +2,7 @@
 //!
 //! - [`Provider`]: every method of the resource provider protocol (seed 001),
 //!   async, on `converge-model` types — never protobuf. The gRPC plugin
-//!   client (issue 4), the built-in providers (issue 5) and the testkit's
+//!   client, the built-in providers and the testkit's
 //!   mocks all implement it.
 //! - [`ProviderLoader`]: finds a provider for `(package, version)`.
 //! - [`PackageSchema`] (`schema`): a package's canonical tokens, the

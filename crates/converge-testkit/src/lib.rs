@@ -14,7 +14,7 @@
 //! - [`MockLoader`]: a [`converge_plugin::ProviderLoader`] over a list of
 //!   `(package, version, factory)`, choosing per seed 001's lookup.
 //! - [`terraform_mirror`] (unix): real Terraform providers for the tests of
-//!   the Terraform adapter (issue 13), `store` and `breaker`, written in
+//!   the Terraform adapter, `store` and `breaker`, written in
 //!   Python with PyPI's `tf` (`terraform/`), installed in OpenTofu's local
 //!   mirror layout.
 //! - [`tf_mock`]: a Terraform provider (tfplugin6) served in-process, one

@@ -1,4 +1,4 @@
-//! Converge's test Terraform providers (issue 13), installed where OpenTofu
+//! Converge's test Terraform providers, installed where OpenTofu
 //! and `converge_plugin::terraform::discovery` look for providers: the
 //! unpacked local mirror layout
 //! `MIRROR/registry.opentofu.org/converge-test/TYPE/VERSION/OS_ARCH/terraform-provider-TYPE_vVERSION`.

@@ -242,7 +242,7 @@ fn a_lost_lease_is_named_as_such() {
 }
 
 /// A component's registration is answered before its journal entry is
-/// durable (issue 14: it touches nothing outside Converge). A SIGKILL right
+/// durable (it touches nothing outside Converge). A SIGKILL right
 /// after the program got that answer loses nothing a re-run does not redo:
 /// the custom resource registered before it is tracked with its ID, the
 /// state verifies, and the next `up` keeps the object and registers the

@@ -18,6 +18,7 @@ mod crash;
 mod custom_timeouts;
 mod deploy_commands;
 mod dynamic_providers;
+mod guide_examples;
 mod hostile_input;
 mod import;
 mod kms_secrets;

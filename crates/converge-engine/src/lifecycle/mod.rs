@@ -1,7 +1,7 @@
 //! The resource-instance change lifecycle rules of seeds 003 and 004, as
 //! pure functions over converge-model values. Every provider kind uses
-//! them: the step generator and the steps for Pulumi plugins today, the
-//! Terraform provider adapter (issue #13) unchanged tomorrow. Each rule
+//! them: the step generator and the steps for Pulumi plugins, and the
+//! Terraform provider adapter. Each rule
 //! returns typed violations naming the property path; what a violation
 //! means (an error, a warning) is the caller's choice, except where the
 //! rule takes a [`ConsistencySeverity`].

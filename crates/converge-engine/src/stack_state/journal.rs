@@ -72,7 +72,7 @@ impl JournalSink for UpdateJournal {
     }
 
     /// Encoded ahead: a batch's lines are ready when the previous batch's
-    /// write ends (issue 14: at 100,000 resources, encoding was a third of
+    /// write ends (at 100,000 resources, encoding was a third of
     /// the journaler's time, spent while the store waited).
     fn encode(&self, entries: &[JournalEntry]) -> Result<Option<Vec<Vec<u8>>>, JournalError> {
         self.lines(entries).map(Some)

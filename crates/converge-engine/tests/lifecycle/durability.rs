@@ -1,4 +1,4 @@
-//! Which steps wait for their journal entries (issue 14, item 3 and 4):
+//! Which steps wait for their journal entries:
 //! steps with effects outside Converge wait (Begin durable before the
 //! provider call, end entry before the step is reported); components,
 //! outputs and Same steps hand their entries over unsynced and get their

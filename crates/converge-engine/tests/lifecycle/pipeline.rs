@@ -1,4 +1,4 @@
-//! The journaler's pipeline (issue 14): the entries that arrive while a
+//! The journaler's pipeline: the entries that arrive while a
 //! batch is being written are encoded meanwhile, and the next write gets
 //! their lines when the one under way ends; writes never overlap, so the
 //! journal holds the entries in sequence order; an entry that cannot be
