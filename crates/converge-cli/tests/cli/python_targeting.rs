@@ -108,3 +108,32 @@ fn a_targeted_up_of_a_new_stack_creates_only_its_targets() {
     };
     assert_eq!(id(&w.state()), id(&before));
 }
+
+/// A new resource left out of `--target` is not created, yet the program
+/// gets its inputs as its outputs, as Pulumi answers a skipped create:
+/// code that reads them (here a `keepers` map, indexed) goes on.
+#[test]
+fn a_skipped_create_gives_the_program_its_inputs() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(
+        &venv,
+        r#"
+import pulumi
+import pulumi_random as random
+
+kept = random.RandomPet("kept", length=2)
+fresh = random.RandomPet("fresh", length=3, keepers={"owner": "ops"})
+pulumi.export("owner", fresh.keepers.apply(lambda k: k["owner"]))
+pulumi.export("length", fresh.length)
+"#,
+    );
+    let up = w.run(&["up", "--yes", "--target", "**::kept"]);
+    assert!(up.contains("+ 2 created"), "{up}");
+    assert_eq!(w.run(&["stack", "output", "owner"]).trim(), "ops");
+    assert_eq!(w.run(&["stack", "output", "length"]).trim(), "3");
+    let state = w.state();
+    assert!(state.contains("RandomPet::kept\""), "{state}");
+    assert!(!state.contains("RandomPet::fresh\""), "{state}");
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 1 created"), "{up}");
+}
