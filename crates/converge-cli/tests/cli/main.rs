@@ -31,6 +31,7 @@ mod python_compat;
 mod python_config;
 mod python_display;
 mod python_programs;
+mod python_pulumi_provider;
 mod python_targeting;
 mod races;
 mod readers_after_crash;

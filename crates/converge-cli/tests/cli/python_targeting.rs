@@ -108,3 +108,37 @@ fn a_targeted_up_of_a_new_stack_creates_only_its_targets() {
     };
     assert_eq!(id(&w.state()), id(&before));
 }
+
+/// A new resource left out of `--target` is not created, yet the program
+/// gets its inputs as its outputs, as Pulumi answers a skipped create —
+/// checked by the provider, so with its defaults (`separator`): code that
+/// reads them (indexing a `keepers` map, the separator's first character)
+/// goes on.
+#[test]
+fn a_skipped_create_gives_the_program_its_inputs() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(
+        &venv,
+        r#"
+import pulumi
+import pulumi_random as random
+
+kept = random.RandomPet("kept", length=2)
+fresh = random.RandomPet("fresh", length=3, keepers={"owner": "ops"})
+pulumi.export("owner", fresh.keepers.apply(lambda k: k["owner"]))
+pulumi.export("length", fresh.length)
+pulumi.export("separator", fresh.separator.apply(lambda s: s[0]))
+"#,
+    );
+    let up = w.run(&["up", "--yes", "--target", "**::kept"]);
+    assert!(up.contains("RandomPet kept created"), "{up}");
+    assert!(!up.contains("RandomPet fresh created"), "{up}");
+    assert_eq!(w.run(&["stack", "output", "owner"]).trim(), "ops");
+    assert_eq!(w.run(&["stack", "output", "separator"]).trim(), "-");
+    assert_eq!(w.run(&["stack", "output", "length"]).trim(), "3");
+    let state = w.state();
+    assert!(state.contains("RandomPet::kept\""), "{state}");
+    assert!(!state.contains("RandomPet::fresh\""), "{state}");
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("RandomPet fresh created"), "{up}");
+}

@@ -142,3 +142,103 @@ fn a_misspelt_function_is_an_error_and_nothing_is_deployed() {
     assert!(!state.contains(MARKER));
     assert!(!state.contains("randomPet"), "{state}");
 }
+
+/// The rest of Pulumi YAML's builtins, each once: file digests, `sha1`,
+/// `length`, `singleOrNone`, `unsecret`, a resource's name and type,
+/// `pulumi.rootDirectory`, and the deprecated `fn::stackReference` (here
+/// reading a stack of the same backend). The `pulumi:index:Stash`
+/// resource is the builtin provider's, as in any Pulumi program.
+#[test]
+fn every_builtin_of_the_language_reference() {
+    let scratch = common::Scratch::new(
+        "name: demo
+runtime: yaml
+resources:
+  pet:
+    type: random:RandomPet
+  kept:
+    type: pulumi:index:Stash
+    properties:
+      input: first
+variables:
+  hidden:
+    fn::secret: open
+outputs:
+  b64:
+    fn::filebase64: data.txt
+  b64sha:
+    fn::filebase64sha256: data.txt
+  sha1:
+    fn::sha1: hello
+  listLength:
+    fn::length: [1, 2, 3]
+  textLength:
+    fn::length: héllo
+  single:
+    fn::singleOrNone: [only]
+  none:
+    fn::singleOrNone: []
+  plain:
+    fn::unsecret: ${hidden}
+  name:
+    fn::pulumiResourceName: ${pet}
+  type:
+    fn::pulumiResourceType: ${pet}
+  root: ${pulumi.rootDirectory}
+  stashed: ${kept.output}
+",
+    );
+    std::fs::write(scratch.project.join("data.txt"), "hello\n").unwrap();
+    run(&scratch, &["stack", "init", "dev"]);
+    run(&scratch, &["up", "--yes"]);
+    let outputs: serde_json::Value =
+        serde_json::from_str(&run(&scratch, &["stack", "output", "--json"])).unwrap();
+    assert_eq!(outputs["b64"], "aGVsbG8K");
+    assert_eq!(
+        outputs["b64sha"],
+        "WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM="
+    );
+    assert_eq!(outputs["sha1"], "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d");
+    assert_eq!(outputs["listLength"], 3);
+    assert_eq!(outputs["textLength"], 5);
+    assert_eq!(outputs["single"], "only");
+    assert_eq!(outputs["none"], serde_json::Value::Null);
+    assert_eq!(outputs["plain"], "open", "unsecret: not shown as [secret]");
+    assert_eq!(outputs["name"], "pet");
+    assert_eq!(outputs["type"], "random:index/randomPet:RandomPet");
+    let root = std::fs::canonicalize(&scratch.project).unwrap();
+    let shown = std::fs::canonicalize(outputs["root"].as_str().unwrap()).unwrap();
+    assert_eq!(shown, root);
+    assert_eq!(outputs["stashed"], "first");
+
+    // A second stack of this backend reads the first one's output.
+    let reader = "name: demo
+runtime: yaml
+outputs:
+  theirs:
+    fn::stackReference: [demo/dev, sha1]
+";
+    std::fs::write(scratch.project.join("Pulumi.yaml"), reader).unwrap();
+    run(&scratch, &["stack", "init", "other"]);
+    run(&scratch, &["up", "--yes"]);
+    let outputs: serde_json::Value =
+        serde_json::from_str(&run(&scratch, &["stack", "output", "--json"])).unwrap();
+    assert_eq!(
+        outputs["theirs"],
+        "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"
+    );
+
+    // More than one element is an error naming the function.
+    std::fs::write(
+        scratch.project.join("Pulumi.yaml"),
+        "name: demo\nruntime: yaml\noutputs:\n  x:\n    fn::singleOrNone: [a, b]\n",
+    )
+    .unwrap();
+    let out = converge(&scratch, &["up", "--yes"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("fn::singleOrNone takes a list of at most one element, not 2"),
+        "{stderr}"
+    );
+}

@@ -18,7 +18,8 @@ use crate::error::EngineError;
 use crate::goal::{CallGoal, InvokeGoal};
 use crate::{step_generator, steps};
 
-/// The engine's own function: `{urn}` → `{urn, id, state}` of a resource.
+/// The engine's own function: `{urn}` → `{urn, id, provider, state}` of a
+/// resource.
 pub const GET_RESOURCE: &str = "pulumi:pulumi:getResource";
 
 pub(super) async fn invoke(
@@ -26,6 +27,10 @@ pub(super) async fn invoke(
     goal: InvokeGoal,
 ) -> Result<InvokeResponse, EngineError> {
     if goal.token == GET_RESOURCE {
+        // Served by the builtin provider, whose default provider resource
+        // (`pulumi:providers:pulumi::default`) is recorded once used, as
+        // Pulumi records it.
+        step_generator::default_provider(d, crate::pulumi_provider::PACKAGE, None).await?;
         return Ok(InvokeResponse {
             outputs: get_resource(d, &goal.args)?,
             failures: Vec::new(),
@@ -76,8 +81,10 @@ pub(super) async fn call(
         })
 }
 
-/// `{urn}` → `{urn, id, state}` of a resource registered in this
-/// deployment (or, failing that, in the base state).
+/// `{urn}` → `{urn, id, provider, state}` of a resource registered in
+/// this deployment (or, failing that, in the base state). `provider` is
+/// the reference `<urn>::<id>` of a custom resource's provider, absent for
+/// components and providers.
 fn get_resource(d: &Deployment, args: &PropertyMap) -> Result<PropertyMap, EngineError> {
     let urn = match args.get("urn") {
         Some(PropertyValue::String(s)) => Urn::parse(s).map_err(EngineError::GetResourceUrn)?,
@@ -99,6 +106,12 @@ fn get_resource(d: &Deployment, args: &PropertyMap) -> Result<PropertyMap, Engin
             .map(PropertyValue::String)
             .unwrap_or(PropertyValue::Null),
     );
+    if let Some(provider) = &state.provider {
+        out.insert(
+            "provider".to_owned(),
+            PropertyValue::String(provider.to_string()),
+        );
+    }
     out.insert("state".to_owned(), PropertyValue::Object(state.outputs));
     Ok(out)
 }

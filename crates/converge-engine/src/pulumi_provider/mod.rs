@@ -1,6 +1,6 @@
 //! The engine's own provider of package `pulumi`, which the SDKs address
-//! as Pulumi's engine has it: the `pulumi:pulumi:StackReference` resource
-//! and the functions `pulumi:pulumi:readStackOutputs` and
+//! as Pulumi's engine has it: the `pulumi:pulumi:StackReference` and
+//! `pulumi:index:Stash` (`stash`) resources and the functions `pulumi:pulumi:readStackOutputs` and
 //! `pulumi:pulumi:readStackResourceOutputs` (`pulumi:pulumi:getResource`
 //! needs the deployment and is answered in `monitor::functions`).
 //!
@@ -16,6 +16,7 @@
 //! touches nothing: the referenced stack is only ever read.
 
 mod stacks;
+mod stash;
 
 use std::sync::Arc;
 
@@ -28,6 +29,7 @@ use converge_plugin::{
 };
 
 pub use stacks::{OpenError, SecretsOpener, StackOutputs, StackReferenceError, StackReferences};
+pub use stash::STASH;
 
 /// The package this provider serves.
 pub const PACKAGE: &str = "pulumi";
@@ -86,14 +88,30 @@ fn failed(e: StackReferenceError) -> ProviderError {
     ProviderError::failed(e)
 }
 
+/// The provider's resource types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    StackReference,
+    Stash,
+}
+
+fn kind_of(urn: &Urn) -> Result<Kind, ProviderError> {
+    match urn.type_token() {
+        STACK_REFERENCE => Ok(Kind::StackReference),
+        STASH => Ok(Kind::Stash),
+        other => Err(ProviderError::failed(format!(
+            "the pulumi provider has no resource type {other} (it has {STACK_REFERENCE} \
+             and {STASH})"
+        ))),
+    }
+}
+
 fn only_stack_references(urn: &Urn) -> Result<(), ProviderError> {
-    if urn.type_token() == STACK_REFERENCE {
-        Ok(())
-    } else {
-        Err(ProviderError::failed(format!(
-            "the pulumi provider has no resource type {} (it has {STACK_REFERENCE})",
-            urn.type_token()
-        )))
+    match kind_of(urn)? {
+        Kind::StackReference => Ok(()),
+        Kind::Stash => Err(ProviderError::failed(format!(
+            "{STASH} is a resource the engine keeps, not one it reads"
+        ))),
     }
 }
 
@@ -124,7 +142,9 @@ impl Provider for PulumiProvider {
     /// For programs that register a stack reference rather than read it
     /// (older SDKs): `name` only, a string.
     async fn check(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {
-        only_stack_references(&req.urn)?;
+        if kind_of(&req.urn)? == Kind::Stash {
+            return Ok(stash::check(req));
+        }
         let failure = |property: &str, reason: String| CheckResponse {
             inputs: PropertyMap::new(),
             failures: vec![CheckFailure {
@@ -149,7 +169,9 @@ impl Provider for PulumiProvider {
     /// stack with other outputs than recorded is an update, so a registered
     /// reference follows its stack as a read one does.
     async fn diff(&self, req: DiffRequest) -> Result<DiffResponse, ProviderError> {
-        only_stack_references(&req.urn)?;
+        if kind_of(&req.urn)? == Kind::Stash {
+            return Ok(stash::diff(&req));
+        }
         let name = req.new_inputs.get("name");
         if req.old_inputs.get("name") != name {
             return Ok(DiffResponse {
@@ -178,7 +200,9 @@ impl Provider for PulumiProvider {
     }
 
     async fn create(&self, req: CreateRequest) -> Result<CreateResponse, ProviderError> {
-        only_stack_references(&req.urn)?;
+        if kind_of(&req.urn)? == Kind::Stash {
+            return Ok(stash::create(req));
+        }
         let name = req
             .properties
             .get("name")
@@ -196,6 +220,9 @@ impl Provider for PulumiProvider {
     /// Reads the referenced stack's current outputs. The name is the
     /// recorded input (the ID, failing that, as the SDKs make them equal).
     async fn read(&self, req: ReadRequest) -> Result<ReadResponse, ProviderError> {
+        if kind_of(&req.urn)? == Kind::Stash && req.state.is_some() {
+            return Ok(stash::read(req));
+        }
         only_stack_references(&req.urn)?;
         let inputs = req.inputs.unwrap_or_default();
         if let Some(k) = unknown_property(&inputs) {
@@ -217,7 +244,9 @@ impl Provider for PulumiProvider {
 
     /// The referenced stack's outputs changed: read them again.
     async fn update(&self, req: UpdateRequest) -> Result<UpdateResponse, ProviderError> {
-        only_stack_references(&req.urn)?;
+        if kind_of(&req.urn)? == Kind::Stash {
+            return Ok(stash::update(req));
+        }
         let name = req
             .new_inputs
             .get("name")
@@ -228,9 +257,10 @@ impl Provider for PulumiProvider {
         })
     }
 
-    /// Forgets the reference; the referenced stack is never touched.
+    /// Forgets the reference or the stash; the referenced stack is never
+    /// touched.
     async fn delete(&self, req: DeleteRequest) -> Result<(), ProviderError> {
-        only_stack_references(&req.urn)
+        kind_of(&req.urn).map(|_| ())
     }
 
     async fn invoke(&self, req: InvokeRequest) -> Result<InvokeResponse, ProviderError> {

@@ -246,6 +246,13 @@ fn prepare(
         // Providers are always targeted: targeted resources need them.
         let targeted = d.selection.register(&state);
         if !is_provider && !targeted {
+            // A skipped create answers the inputs as its outputs, as
+            // Pulumi's does: the checked ones, with the provider's
+            // defaults, so that a program reading them finds what a
+            // create would have had.
+            if old_index.is_none() && goal.custom {
+                state.inputs = Box::pin(check(d, &state, Default::default())).await?;
+            }
             return Box::pin(untargeted(d, old_index, state))
                 .await
                 .map(Prepared::Done);

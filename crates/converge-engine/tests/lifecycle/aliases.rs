@@ -329,3 +329,63 @@ async fn an_alias_that_matches_nothing_is_a_new_resource() {
         format!("urn:pulumi:test::proj::{T}::y")
     );
 }
+
+/// A component becomes a custom resource of another type, with an alias
+/// naming the component's type: the old state is found under the alias
+/// and carried over — the custom resource is created in its place and
+/// the component's state goes, without any provider `Delete` (a component
+/// has no object and no provider, even when its type's package has one).
+/// Deleting a component alone calls no `Delete` either.
+#[tokio::test]
+async fn an_alias_carries_a_component_over_to_a_custom_resource() {
+    let deleted = log();
+    let seen = deleted.clone();
+    let cloud = MockCloud::new();
+    let c = cloud.clone();
+    let (mut w, _) = world(
+        MockProvider::new("pkg")
+            .with_cloud(cloud.clone())
+            .on_delete(move |req| {
+                c.remove(&req.id)?;
+                seen.lock().unwrap().push(req.urn.to_string());
+                Ok(())
+            }),
+    );
+    let as_component = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let c = reg(&m, &stack, component("pkg:index:Widget", "res")).await?;
+        let mut child = component("pkg:index:Part", "part");
+        child.parent = Some(c.urn);
+        m.register_resource(child)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    });
+    expect_ok(&w.up(&as_component).await);
+    let as_custom = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let mut g = custom(T, "res", inputs(&[("v", "1")]));
+        g.options.aliases = vec![spec(|s| s.type_token = Some("pkg:index:Widget".to_owned()))];
+        reg(&m, &stack, g).await?;
+        Ok(())
+    });
+    let r = w.up(&as_custom).await;
+    expect_ok(&r);
+    assert_eq!(entries(&deleted), Vec::<String>::new());
+    assert_eq!(cloud.len(), 1);
+    let res = w.resource("res").expect("the custom resource is recorded");
+    assert!(res.custom && res.id.is_some(), "{res:?}");
+    assert_eq!(res.urn.type_token(), T);
+    assert!(w.resource("part").is_none());
+    assert_eq!(w.snapshot.resources.len(), 3, "{:?}", w.snapshot.resources);
+
+    // And back: the custom resource is deleted (by its provider), the
+    // component created; destroying the component deletes nothing.
+    let r = w.up(&as_component).await;
+    expect_ok(&r);
+    assert_eq!(entries(&deleted).len(), 1, "{:?}", entries(&deleted));
+    assert!(entries(&deleted)[0].ends_with("pkg:index:Thing::res"));
+    assert!(cloud.is_empty());
+    expect_ok(&w.destroy().await);
+    assert_eq!(entries(&deleted).len(), 1, "{:?}", entries(&deleted));
+}

@@ -2,6 +2,7 @@
 //! another stack of the same (file) backend — its current outputs, secrets
 //! kept secret — on every up, preview and refresh, under a default provider
 //! `pulumi:providers:pulumi::default`, and never writes to that stack.
+//! The same provider keeps `pulumi:index:Stash` values in the state.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use converge_backend::{Backend, FileBackend, LockInfo, StackRef};
 use converge_engine::pulumi_provider::{
     OpenError, PulumiLoader, SecretsOpener, StackReferences, READ_STACK_OUTPUTS,
-    READ_STACK_RESOURCE_OUTPUTS, STACK_REFERENCE,
+    READ_STACK_RESOURCE_OUTPUTS, STACK_REFERENCE, STASH,
 };
 use converge_engine::stack_state::StackState;
 use converge_engine::{
@@ -17,7 +18,7 @@ use converge_engine::{
 };
 use converge_state::secrets::{Crypter, PassphraseCrypter};
 use converge_state::SecretsProviders;
-use converge_testkit::{program, register_stack, MockLoader, TestProgram};
+use converge_testkit::{custom, program, register_stack, MockLoader, TestProgram};
 
 use super::*;
 
@@ -485,4 +486,92 @@ async fn a_registered_stack_reference_follows_its_stack_too() {
     });
     let error = w.up(&bad).await.error.unwrap().to_string();
     assert!(error.contains("must be a string"), "{error}");
+}
+
+/// A stash keeps the value it was created with: a new input is an update
+/// of `input` alone, `output` changes only with a replacement; its
+/// provider is recorded as `pulumi:providers:pulumi::default`; deleting it
+/// touches nothing.
+#[tokio::test]
+async fn a_stash_keeps_its_first_value_until_replaced() {
+    let stacks = Stacks::new(true).await;
+    let mut w = stacks.world();
+    let stash = |v: &'static str| {
+        program(move |m| async move {
+            let stack = register_stack(&m).await?;
+            // The SDKs send the output, unset, with the input.
+            let goal = custom(
+                STASH,
+                "kept",
+                PropertyMap::from([
+                    ("input".to_owned(), s(v)),
+                    ("output".to_owned(), PropertyValue::Null),
+                ]),
+            );
+            let r = reg(&m, &stack, goal).await?;
+            let out = r
+                .outputs
+                .get("output")
+                .cloned()
+                .unwrap_or(PropertyValue::Null);
+            m.register_resource_outputs(&stack, PropertyMap::from([("out".to_owned(), out)]))
+                .await
+                .map_err(|e| e.to_string())
+        })
+    };
+    let state = |w: &Lifecycle| {
+        let r = w.resource("kept").expect("the stash is recorded");
+        (r.inputs.clone(), r.outputs.clone())
+    };
+    let map = |pairs: &[(&str, &str)]| inputs(pairs);
+    expect_ok(&w.up(&stash("first")).await);
+    assert_eq!(
+        state(&w),
+        (
+            map(&[("input", "first")]),
+            map(&[("input", "first"), ("output", "first")])
+        )
+    );
+    let provider = w
+        .resource("default")
+        .expect("the builtin provider is recorded");
+    assert_eq!(provider.urn.type_token(), "pulumi:providers:pulumi");
+    let stack_out = |w: &Lifecycle| {
+        w.snapshot
+            .resources
+            .iter()
+            .find(|r| r.urn.type_token() == "pulumi:pulumi:Stack")
+            .and_then(|r| r.outputs.get("out").cloned())
+    };
+    assert_eq!(stack_out(&w), Some(s("first")));
+
+    let r = w.up(&stash("second")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "kept"), vec![StepOp::Update]);
+    assert_eq!(
+        state(&w),
+        (
+            map(&[("input", "second")]),
+            map(&[("input", "second"), ("output", "first")])
+        )
+    );
+    assert_eq!(stack_out(&w), Some(s("first")));
+    let r = w.up(&stash("second")).await;
+    assert_eq!(ops_of(&r, "kept"), vec![StepOp::Same]);
+
+    w.options.replace = vec![converge_model::UrnPattern::parse("**::kept").unwrap()];
+    let r = w.up(&stash("second")).await;
+    expect_ok(&r);
+    assert!(
+        ops_of(&r, "kept").contains(&StepOp::CreateReplacement),
+        "{:?}",
+        ops_of(&r, "kept")
+    );
+    assert_eq!(
+        state(&w).1,
+        map(&[("input", "second"), ("output", "second")])
+    );
+    w.options.replace.clear();
+    expect_ok(&w.destroy().await);
+    assert!(w.resource("kept").is_none());
 }

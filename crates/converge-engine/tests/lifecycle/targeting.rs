@@ -278,3 +278,63 @@ async fn replace_and_target_replace_by_pattern() {
     assert_eq!(ops_of(&r, "db"), vec![StepOp::Same]);
     assert_eq!(ops_of(&r, "web-a"), vec![StepOp::Same]);
 }
+
+/// A new resource left out of `--target` is not created, but the program
+/// gets its inputs as its outputs (no ID), as Pulumi's engine answers a
+/// skipped create — the checked inputs, with the provider's defaults — so
+/// that code reading them goes on; the resource is then created by the
+/// next untargeted update.
+#[tokio::test]
+async fn a_skipped_create_answers_its_inputs_as_outputs() {
+    let (mut w, cloud) = world(provider().on_check(|req| {
+        let mut inputs = req.news;
+        inputs.entry("w".to_owned()).or_insert_with(|| s("default"));
+        Ok(converge_plugin::CheckResponse {
+            inputs,
+            failures: vec![],
+        })
+    }));
+    expect_ok(&w.up(&three("1")).await);
+    let seen = log();
+    let answers = seen.clone();
+    let with_new = program(move |m| {
+        let answers = answers.clone();
+        async move {
+            let stack = register_stack(&m).await?;
+            for name in ["web-a", "web-b", "db"] {
+                reg(&m, &stack, custom(T, name, inputs(&[("v", "1")]))).await?;
+            }
+            let fresh = reg(&m, &stack, custom(T, "fresh", inputs(&[("v", "n")]))).await?;
+            answers
+                .lock()
+                .unwrap()
+                .push(format!("{:?} {:?}", fresh.id, fresh.outputs));
+            Ok(())
+        }
+    });
+    w.options.targets = Some(vec![pattern("**::db")]);
+    let r = w.up(&with_new).await;
+    expect_ok(&r);
+    assert_eq!(
+        entries(&seen),
+        vec![format!(
+            "None {:?}",
+            inputs(&[("v", "n"), ("w", "default")])
+        )]
+    );
+    assert!(
+        w.resource("fresh").is_none(),
+        "a skipped create records nothing"
+    );
+    assert_eq!(cloud.len(), 3);
+
+    w.options.targets = None;
+    let r = w.up(&with_new).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "fresh"), vec![StepOp::Create]);
+    assert!(
+        entries(&seen)[1].starts_with("Some("),
+        "{:?}",
+        entries(&seen)
+    );
+}

@@ -11,7 +11,7 @@
 //! never literal data, so that a typo cannot turn `fn::secret` into
 //! plaintext.
 
-use super::expr::{Call, Expr, ExprKind, ExprParser, Invoke};
+use super::expr::{Call, Expr, ExprKind, ExprParser, Invoke, Unary};
 use super::syntax::{Key, Node, NodeKind};
 use super::{did_you_mean, suggest, Pos};
 
@@ -32,6 +32,27 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "fn::fileArchive",
     "fn::remoteArchive",
     "fn::assetArchive",
+    "fn::filebase64",
+    "fn::filebase64sha256",
+    "fn::sha1",
+    "fn::length",
+    "fn::singleOrNone",
+    "fn::unsecret",
+    "fn::pulumiResourceName",
+    "fn::pulumiResourceType",
+    "fn::stackReference",
+];
+
+/// The builtins of one value, by name.
+const UNARY: [(&str, Unary); 8] = [
+    ("fn::filebase64", Unary::FileBase64),
+    ("fn::filebase64sha256", Unary::FileBase64Sha256),
+    ("fn::sha1", Unary::Sha1),
+    ("fn::length", Unary::Length),
+    ("fn::singleOrNone", Unary::SingleOrNone),
+    ("fn::unsecret", Unary::Unsecret),
+    ("fn::pulumiResourceName", Unary::ResourceName),
+    ("fn::pulumiResourceType", Unary::ResourceType),
 ];
 
 const INVOKE_KEYS: [&str; 4] = ["function", "arguments", "options", "return"];
@@ -130,6 +151,61 @@ impl ExprParser<'_> {
                         source: s,
                     }
                 }),
+            _ if UNARY.iter().any(|(n, _)| *n == name) => {
+                let unary = UNARY
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, u)| *u)
+                    .unwrap_or(Unary::Unsecret);
+                let e = self.expr(arg);
+                match unary {
+                    Unary::FileBase64 | Unary::FileBase64Sha256 | Unary::Sha1 => {
+                        self.expect(name, "its argument", &e, &["a string"]);
+                    }
+                    Unary::Length => {
+                        self.expect(
+                            name,
+                            "its argument",
+                            &e,
+                            &["a list", "an object", "a string"],
+                        );
+                    }
+                    Unary::SingleOrNone => self.expect(name, "its argument", &e, &["a list"]),
+                    Unary::ResourceName | Unary::ResourceType => {
+                        if !matches!(&e.kind, ExprKind::Access(a) if a.path.is_empty()) {
+                            self.error(
+                                e.pos,
+                                format!("{name} takes a resource, written ${{name}}"),
+                            );
+                        }
+                    }
+                    Unary::Unsecret => {}
+                }
+                Some(Call::Unary(unary, e))
+            }
+            "fn::stackReference" => {
+                let items = match &arg.kind {
+                    NodeKind::Seq(items) if items.len() == 2 => Some(items),
+                    _ => None,
+                };
+                match items {
+                    Some(items) => {
+                        let stack = self.expr(&items[0]);
+                        let property = self.expr(&items[1]);
+                        self.expect(name, "the stack name", &stack, &["a string"]);
+                        self.expect(name, "the property name", &property, &["a string"]);
+                        Some(Call::StackReference { stack, property })
+                    }
+                    None => {
+                        self.error(
+                            arg.pos,
+                            "fn::stackReference takes a list of two: the stack's name and the \
+                             name of its output",
+                        );
+                        None
+                    }
+                }
+            }
             "fn::select" => self.pair(pos, name, arg, ["index", "list"]).map(|[i, l]| {
                 self.select_check(name, &i, &l);
                 Call::Select { index: i, list: l }

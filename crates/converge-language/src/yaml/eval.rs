@@ -155,6 +155,8 @@ impl Scope<'_> {
                     "stack" => self.info.stack.clone(),
                     "project" => self.info.project.clone(),
                     "cwd" => self.info.cwd.clone(),
+                    // The directory of Pulumi.yaml.
+                    "rootDirectory" => self.project_dir.to_string_lossy().into_owned(),
                     "organization" => "organization".to_owned(),
                     other => {
                         return Err(self.error(a.pos, format!("unknown property 'pulumi.{other}'")))

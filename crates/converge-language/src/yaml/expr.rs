@@ -56,9 +56,18 @@ pub(crate) enum Accessor {
 pub(crate) enum Call {
     Invoke(Box<Invoke>),
     Secret(Expr),
-    Join { delimiter: Expr, values: Expr },
-    Split { delimiter: Expr, source: Expr },
-    Select { index: Expr, list: Expr },
+    Join {
+        delimiter: Expr,
+        values: Expr,
+    },
+    Split {
+        delimiter: Expr,
+        source: Expr,
+    },
+    Select {
+        index: Expr,
+        list: Expr,
+    },
     ToJson(Expr),
     ToBase64(Expr),
     FromBase64(Expr),
@@ -69,6 +78,36 @@ pub(crate) enum Call {
     FileArchive(Expr),
     RemoteArchive(Expr),
     AssetArchive(Vec<(Key, Expr)>),
+    /// A function of one value (`fn::length`, `fn::sha1`, …).
+    Unary(Unary, Expr),
+    /// `fn::stackReference: [stack, property]` (deprecated in Pulumi YAML):
+    /// one output of another stack.
+    StackReference {
+        stack: Expr,
+        property: Expr,
+    },
+}
+
+/// The builtins that take one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unary {
+    /// The base64 of a file's bytes.
+    FileBase64,
+    /// The base64 of the SHA-256 of a file's bytes.
+    FileBase64Sha256,
+    /// The hexadecimal SHA-1 of a string.
+    Sha1,
+    /// The number of elements of a list or object, or characters of a
+    /// string.
+    Length,
+    /// The one element of a list, `null` for an empty one.
+    SingleOrNone,
+    /// The value, no longer secret.
+    Unsecret,
+    /// The name of a resource (its URN's last part).
+    ResourceName,
+    /// The type token of a resource.
+    ResourceType,
 }
 
 /// `fn::invoke: {function, arguments, options, return}`.
@@ -159,7 +198,11 @@ impl Call {
                 delimiter: a,
                 source: b,
             }
-            | Call::Select { index: a, list: b } => vec![a, b],
+            | Call::Select { index: a, list: b }
+            | Call::StackReference {
+                stack: a,
+                property: b,
+            } => vec![a, b],
             Call::Secret(e)
             | Call::ToJson(e)
             | Call::ToBase64(e)
@@ -169,7 +212,8 @@ impl Call {
             | Call::FileAsset(e)
             | Call::RemoteAsset(e)
             | Call::FileArchive(e)
-            | Call::RemoteArchive(e) => vec![e],
+            | Call::RemoteArchive(e)
+            | Call::Unary(_, e) => vec![e],
             Call::AssetArchive(entries) => entries.iter().map(|(_, e)| e).collect(),
         }
     }

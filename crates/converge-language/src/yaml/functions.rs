@@ -7,7 +7,7 @@ use converge_engine::{EngineError, InvokeGoal};
 use converge_model::{sha256_hex, Archive, ArchiveMember, Asset, PropertyMap, PropertyValue};
 
 use super::eval::{article, strip, to_text, unwrap_shallow, value_to_json, wrap, Scope};
-use super::expr::{Call, Expr, Invoke};
+use super::expr::{Call, Expr, Invoke, Unary};
 use super::syntax::Key;
 use super::{Pos, YamlError};
 
@@ -37,6 +37,24 @@ pub(crate) async fn call(
         Call::Secret(e) => return Ok(wrap(scope.eval(e).await?, true)),
         Call::Select { index, list } => return select(scope, pos, index, list).await,
         Call::Invoke(invoke) => return self::invoke(scope, pos, invoke).await,
+        Call::Unary(Unary::Unsecret, e) => {
+            let s = strip(&scope.eval(e).await?);
+            return Ok(if s.unknown {
+                PropertyValue::Unknown
+            } else {
+                s.value
+            });
+        }
+        Call::Unary(unary, e) => unary_call(scope, pos, *unary, known!(e))?,
+        Call::StackReference { stack, property } => {
+            let stack =
+                string("fn::stackReference", "the stack name", known!(stack)).map_err(err)?;
+            let property =
+                string("fn::stackReference", "the property name", known!(property)).map_err(err)?;
+            let (value, s) = stack_reference(scope, pos, &stack, &property).await?;
+            secret |= s;
+            value
+        }
         Call::Join { delimiter, values } => {
             let d = known!(delimiter);
             let v = known!(values);
@@ -156,6 +174,124 @@ pub(crate) async fn call(
         }
     };
     Ok(wrap(value, secret))
+}
+
+/// A builtin of one known value.
+fn unary_call(
+    scope: &Scope<'_>,
+    pos: Pos,
+    unary: Unary,
+    value: PropertyValue,
+) -> Result<PropertyValue, YamlError> {
+    use sha1::Digest as _;
+    let err = |m: String| scope.error(pos, m);
+    let read = |func: &str, value: PropertyValue| -> Result<Vec<u8>, YamlError> {
+        let path = string(func, "its argument", value).map_err(err)?;
+        std::fs::read(scope.project_dir.join(&path))
+            .map_err(|e| err(format!("{func}: cannot read '{path}': {e}")))
+    };
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    Ok(match unary {
+        Unary::FileBase64 => PropertyValue::String(b64(&read("fn::filebase64", value)?)),
+        Unary::FileBase64Sha256 => {
+            let bytes = read("fn::filebase64sha256", value)?;
+            PropertyValue::String(b64(&sha2::Sha256::digest(&bytes)))
+        }
+        Unary::Sha1 => {
+            let text = string("fn::sha1", "its argument", value).map_err(err)?;
+            let digest = sha1::Sha1::digest(text.as_bytes());
+            PropertyValue::String(digest.iter().map(|b| format!("{b:02x}")).collect())
+        }
+        Unary::Length => PropertyValue::Number(match &value {
+            PropertyValue::Array(items) => items.len() as f64,
+            PropertyValue::Object(m) => m.len() as f64,
+            PropertyValue::String(s) => s.chars().count() as f64,
+            other => {
+                return Err(err(format!(
+                    "fn::length takes a list, an object or a string, not {}",
+                    article(other)
+                )))
+            }
+        }),
+        Unary::SingleOrNone => match value {
+            PropertyValue::Array(items) if items.len() <= 1 => {
+                items.into_iter().next().unwrap_or(PropertyValue::Null)
+            }
+            PropertyValue::Array(items) => {
+                return Err(err(format!(
+                    "fn::singleOrNone takes a list of at most one element, not {}",
+                    items.len()
+                )))
+            }
+            other => {
+                return Err(err(format!(
+                    "fn::singleOrNone takes a list, not {}",
+                    article(&other)
+                )))
+            }
+        },
+        Unary::ResourceName | Unary::ResourceType => {
+            let PropertyValue::ResourceReference(r) = value else {
+                return Err(err(format!(
+                    "{} takes a resource, not {}",
+                    if unary == Unary::ResourceName {
+                        "fn::pulumiResourceName"
+                    } else {
+                        "fn::pulumiResourceType"
+                    },
+                    article(&value)
+                )));
+            };
+            PropertyValue::String(if unary == Unary::ResourceName {
+                r.urn.name().to_owned()
+            } else {
+                r.urn.type_token().to_owned()
+            })
+        }
+        Unary::Unsecret => value,
+    })
+}
+
+/// `fn::stackReference`: one output of another stack of this backend,
+/// read by the builtin provider (`pulumi:pulumi:readStackOutputs`); a
+/// secret output stays secret.
+async fn stack_reference(
+    scope: &Scope<'_>,
+    pos: Pos,
+    stack: &str,
+    property: &str,
+) -> Result<(PropertyValue, bool), YamlError> {
+    let failed = |m: String| scope.error(pos, format!("fn::stackReference of {stack}: {m}"));
+    let response = scope
+        .monitor
+        .invoke(InvokeGoal {
+            token: converge_engine::pulumi_provider::READ_STACK_OUTPUTS.to_owned(),
+            args: PropertyMap::from([("name".to_owned(), PropertyValue::from(stack))]),
+            provider: None,
+            version: None,
+        })
+        .await
+        .map_err(|e| match e {
+            EngineError::Invoke { source, .. } => failed(source.to_string()),
+            e => failed(e.to_string()),
+        })?;
+    if let Some(f) = response.failures.first() {
+        return Err(failed(f.reason.clone()));
+    }
+    let secret_names = match response.outputs.get("secretOutputNames") {
+        Some(PropertyValue::Array(names)) => names.clone(),
+        _ => Vec::new(),
+    };
+    let secret = secret_names
+        .iter()
+        .any(|n| matches!(n, PropertyValue::String(s) if s == property));
+    match response.outputs.get("outputs") {
+        Some(PropertyValue::Object(outputs)) => match outputs.get(property) {
+            Some(v) => Ok((v.clone(), secret)),
+            None => Err(failed(format!("the stack has no output '{property}'"))),
+        },
+        _ => Err(failed("the stack's outputs could not be read".to_owned())),
+    }
 }
 
 /// Evaluates an argument, noting whether it was secret.

@@ -60,7 +60,8 @@ impl Graph {
 }
 
 /// `${pulumi.…}` properties.
-pub(crate) const PULUMI_PROPERTIES: &[&str] = &["stack", "project", "cwd", "organization"];
+pub(crate) const PULUMI_PROPERTIES: &[&str] =
+    &["stack", "project", "cwd", "rootDirectory", "organization"];
 
 struct Checker<'a> {
     t: &'a Template,
@@ -96,7 +97,7 @@ impl Checker<'_> {
                 }
                 _ => self.error(
                     a.pos,
-                    "pulumi has the properties stack, project, cwd and organization",
+                    "pulumi has the properties stack, project, cwd, rootDirectory and organization",
                 ),
             }
             return None;

@@ -76,7 +76,9 @@ impl Program for GrpcProgram {
 fn context(base: Snapshot, provider: MockProvider, events: EventSink) -> OperationContext {
     OperationContext {
         base: Arc::new(base),
-        loader: Arc::new(MockLoader::single(provider)),
+        // Package `pulumi` (the builtin provider, whose default provider
+        // `pulumi:pulumi:getResource` records) is a mock here.
+        loader: Arc::new(MockLoader::single(provider).with_provider(MockProvider::new("pulumi"))),
         sink: Arc::new(DiscardSink),
         events,
         options: DeploymentOptions::new("test", "proj"),
@@ -384,6 +386,13 @@ async fn invokes_get_resource_and_provider_functions() {
         let ret =
             unmarshal_properties(got.r#return.as_ref().unwrap(), MarshalOptions::full()).unwrap();
         assert_eq!(ret["id"], PropertyValue::string(t.id.clone()));
+        let PropertyValue::String(provider) = &ret["provider"] else {
+            panic!("getResource answers the provider reference: {ret:?}")
+        };
+        assert!(
+            provider.starts_with("urn:pulumi:test::proj::pulumi:providers:pkg::default::"),
+            "{provider}"
+        );
         assert_eq!(
             ret["state"],
             PropertyValue::Object(props([("a", PropertyValue::string("x"))]))

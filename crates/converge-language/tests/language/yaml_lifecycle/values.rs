@@ -239,3 +239,112 @@ resources:
     assert!(w.resource("b").is_none() && w.resource("c").is_none());
     assert_eq!(cloud.len(), 1);
 }
+
+/// The builtins of Pulumi YAML's reference beyond the first ones, each
+/// computed: file digests, `sha1` (secret in, secret out), `length` of a
+/// list, an object and a string, `singleOrNone`, `unsecret`, a resource's
+/// name and type, and `pulumi.rootDirectory`.
+#[tokio::test]
+async fn reference_builtins_compute_values() {
+    let (mut w, _, _) = world(provider());
+    let mut p = Project::new();
+    p.set("proj:password", ConfigValue::secret("hunter2"));
+    std::fs::write(p.path().join("hello.txt"), "hello\n").unwrap();
+    let program = p.program(
+        "config:
+  password:
+    type: String
+resources:
+  a:
+    type: pkg:index:Thing
+    properties:
+      name: first
+  b:
+    type: pkg:index:Thing
+    properties:
+      b64:
+        fn::filebase64: hello.txt
+      b64sha:
+        fn::filebase64sha256: hello.txt
+      sha:
+        fn::sha1: hello
+      secretSha:
+        fn::sha1: ${password}
+      listLength:
+        fn::length: [1, 2, 3]
+      objectLength:
+        fn::length:
+          x: 1
+          y: 2
+      textLength:
+        fn::length: héllo
+      single:
+        fn::singleOrNone: [only]
+      none:
+        fn::singleOrNone: []
+      plain:
+        fn::unsecret: ${password}
+      aName:
+        fn::pulumiResourceName: ${a}
+      aType:
+        fn::pulumiResourceType: ${a}
+      root: ${pulumi.rootDirectory}
+",
+    );
+    expect_ok(&w.up(&program).await);
+    let i = &state(&w, "b").inputs;
+    assert_eq!(i.get("b64"), Some(&s("aGVsbG8K")));
+    assert_eq!(
+        i.get("b64sha"),
+        Some(&s("WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM="))
+    );
+    assert_eq!(
+        i.get("sha"),
+        Some(&s("aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"))
+    );
+    assert_eq!(
+        i.get("secretSha"),
+        Some(&secret("f3bbbd66a63d4bf1747940578ec3d0103530e21d"))
+    );
+    assert_eq!(i.get("listLength"), Some(&PropertyValue::Number(3.0)));
+    assert_eq!(i.get("objectLength"), Some(&PropertyValue::Number(2.0)));
+    assert_eq!(i.get("textLength"), Some(&PropertyValue::Number(5.0)));
+    assert_eq!(i.get("single"), Some(&s("only")));
+    assert_eq!(i.get("none"), Some(&PropertyValue::Null));
+    assert_eq!(i.get("plain"), Some(&s("hunter2")));
+    assert_eq!(i.get("aName"), Some(&s("a")));
+    assert_eq!(i.get("aType"), Some(&s("pkg:index:Thing")));
+    assert_eq!(i.get("root"), Some(&s(&p.path().to_string_lossy())));
+}
+
+/// A builtin given what it cannot take fails the run, naming itself.
+#[tokio::test]
+async fn reference_builtins_refuse_what_they_cannot_take() {
+    for (body, message) in [
+        (
+            "fn::singleOrNone: [a, b]",
+            "fn::singleOrNone takes a list of at most one element, not 2",
+        ),
+        (
+            "fn::length: ${n}",
+            "fn::length takes a list, an object or a string, not a number",
+        ),
+        (
+            "fn::filebase64: missing.txt",
+            "fn::filebase64: cannot read 'missing.txt'",
+        ),
+    ] {
+        let (mut w, _, _) = world(provider());
+        let p = Project::new();
+        let program = p.program(&format!(
+            "variables:
+  n: 3
+outputs:
+  x:
+    {body}
+"
+        ));
+        let e = expect_err(&w.up(&program).await);
+        assert!(e.contains(message), "{body}: {e}");
+    }
+}
