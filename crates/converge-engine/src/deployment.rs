@@ -134,6 +134,9 @@ pub(crate) struct Progress {
     /// The registrations that failed or were skipped because what they
     /// depend on did: what depends on them is skipped in turn.
     pub failed: std::collections::HashSet<Urn>,
+    /// The registrations replaced (or, in a preview, to be replaced) in
+    /// this deployment: what names one in `replaceWith` is replaced too.
+    pub replaced: std::collections::HashSet<Urn>,
     /// What this deployment did (or plans to do) with each resource.
     pub resource_plans: BTreeMap<Urn, converge_state::plan::ResourcePlan>,
 }
@@ -204,6 +207,12 @@ pub(crate) struct Deployment {
     /// The root stack resource: the first registration of the stack type
     /// without a parent.
     pub root: std::sync::OnceLock<Urn>,
+    /// Runs the program's resource hooks (set by the gRPC monitor).
+    pub hooks: std::sync::OnceLock<Arc<dyn crate::hooks::HookRunner>>,
+    /// The deletions, once run at the program's signal that it is done
+    /// (`Monitor::program_done`) while it waits to serve their hooks:
+    /// `Some(outcome)`, which the operation then takes as its deletions'.
+    pub early_deletions: tokio::sync::Mutex<Option<Result<(), EngineError>>>,
 }
 
 /// A default provider the deployment registered: the package and version
@@ -241,6 +250,7 @@ impl Deployment {
             failure: None,
             failures: Vec::new(),
             failed: std::collections::HashSet::new(),
+            replaced: std::collections::HashSet::new(),
             resource_plans: BTreeMap::new(),
         };
         Deployment {
@@ -264,6 +274,8 @@ impl Deployment {
             default_providers_known: std::sync::RwLock::new(Vec::new()),
             renames: tokio::sync::Mutex::new(()),
             root: std::sync::OnceLock::new(),
+            hooks: std::sync::OnceLock::new(),
+            early_deletions: tokio::sync::Mutex::new(None),
         }
     }
 

@@ -19,6 +19,15 @@ pub enum EngineError {
         #[source]
         source: ProviderError,
     },
+    /// A resource hook failed (or is not registered): a before hook's
+    /// failure fails its step.
+    #[error("{urn}: {kind} {source}")]
+    Hook {
+        urn: Urn,
+        kind: crate::hooks::HookKind,
+        #[source]
+        source: crate::hooks::HookError,
+    },
     #[error("construct of {type_token} {name:?} failed: {source}")]
     Construct {
         type_token: String,
@@ -181,6 +190,7 @@ impl EngineError {
     pub fn urn(&self) -> Option<&Urn> {
         match self {
             EngineError::Step { urn, .. }
+            | EngineError::Hook { urn, .. }
             | EngineError::Provider { urn, .. }
             | EngineError::CheckFailed { urn, .. }
             | EngineError::Protected { urn, .. }

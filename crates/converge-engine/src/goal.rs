@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use converge_model::{CustomTimeouts, PropertyMap, Urn};
+use converge_model::{CustomTimeouts, PropertyMap, PropertyValue, Urn};
 
 /// A `RegisterResource` request.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -46,6 +46,18 @@ pub struct ResourceOptions {
     pub import_id: Option<String>,
     /// Where an imported resource's desired inputs come from.
     pub import_inputs: ImportInputs,
+    /// Property paths whose changes the display leaves out.
+    pub hide_diffs: Vec<String>,
+    /// Replace this resource whenever one of these is replaced in the
+    /// same deployment.
+    pub replace_with: Vec<Urn>,
+    /// A value whose change replaces the resource: when the recorded one
+    /// and this one are both present and differ (secrets compared by
+    /// their values), or this one is not known yet (a preview).
+    pub replacement_trigger: Option<PropertyValue>,
+    /// The program's hooks to run around this resource's steps, by name
+    /// (registered by the program; see [`crate::hooks`]).
+    pub hooks: crate::hooks::HookBinding,
 }
 
 /// Where the desired inputs of an imported resource come from.

@@ -43,6 +43,7 @@ pub mod error;
 pub mod events;
 pub mod goal;
 pub mod grpc;
+pub mod hooks;
 pub mod import;
 pub mod journaler;
 mod ledger;

@@ -118,11 +118,18 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     // with continue_on_error.
     // (Once the user cancelled, no deletion starts: see `deletions`.)
     let go_on = !program_failed && (error.is_none() || d.opts.continue_on_error);
+    // The deletions ran already if the program, which has delete hooks
+    // to serve, signalled it was done (`Monitor::program_done`).
+    let early = d.early_deletions.lock().await.take();
     if kind != Kind::Refresh && go_on {
-        if let Err(e) = d
-            .unless_stopped(deletions::run(&d, kind == Kind::Destroy))
-            .await
-        {
+        let outcome = match early {
+            Some(outcome) => outcome,
+            None => {
+                d.unless_stopped(deletions::run(&d, kind == Kind::Destroy))
+                    .await
+            }
+        };
+        if let Err(e) = outcome {
             error.get_or_insert(e);
         }
     }
@@ -198,6 +205,25 @@ async fn cancel_providers(d: std::sync::Weak<Deployment>) {
     if let Some(d) = d.upgrade() {
         d.registry.cancel_all(CANCEL_CALL_TIMEOUT).await;
     }
+}
+
+/// The program signalled that it has registered everything and waits for
+/// the operation's steps to be done (`SignalAndWaitForShutdown`): when it
+/// has hooks to serve, the deletions run now, while it can, and the
+/// operation takes their outcome afterwards. Not after a failed step
+/// (unless the operation goes on after errors), nor when a pattern
+/// matches nothing: the operation decides those once the program exits,
+/// as it does for any program.
+pub(crate) async fn program_done(d: &Arc<Deployment>) {
+    let mut early = d.early_deletions.lock().await;
+    if early.is_some() || !d.hooks.get().is_some_and(|r| r.any_registered()) {
+        return;
+    }
+    let failed = d.progress().failure.is_some();
+    if (failed && !d.opts.continue_on_error) || check_patterns(d).is_err() {
+        return;
+    }
+    *early = Some(d.unless_stopped(deletions::run(d, false)).await);
 }
 
 /// Every `--target`, `--exclude` and `--replace` pattern names a resource

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::urn::provider_package;
-use crate::{CustomTimeouts, PropertyMap, Urn, UrnError};
+use crate::{CustomTimeouts, PropertyMap, PropertyValue, Urn, UrnError};
 
 /// A resource's state: every field of the checkpoint's resource record.
 ///
@@ -46,6 +46,19 @@ pub struct ResourceState {
     pub view_of: Option<Urn>,
     /// Marked by `converge state taint`: the next update replaces it.
     pub taint: bool,
+    /// Property paths whose changes the display does not show
+    /// (`hideDiffs`; `hideDiff` in the checkpoint).
+    pub hide_diff: Vec<String>,
+    /// Replace this resource whenever one of these is replaced
+    /// (`replaceWith`).
+    pub replace_with: Vec<Urn>,
+    /// A value whose change replaces the resource (`replacementTrigger`).
+    pub replacement_trigger: Option<PropertyValue>,
+    /// The names of the program's resource hooks attached to this
+    /// resource, by kind (`before-create`, …, `after-delete`, `on-error`;
+    /// `resourceHooks` in the checkpoint): a resource the program no
+    /// longer declares still runs its delete hooks by these names.
+    pub resource_hooks: BTreeMap<String, Vec<String>>,
     /// Fields this version does not know, kept verbatim (raw JSON text) so
     /// that state written by a newer tool survives a round trip.
     pub unknown_fields: BTreeMap<String, String>,
@@ -86,6 +99,10 @@ impl ResourceState {
             refresh_before_update: false,
             view_of: None,
             taint: false,
+            hide_diff: Vec::new(),
+            replace_with: Vec::new(),
+            replacement_trigger: None,
+            resource_hooks: BTreeMap::new(),
             unknown_fields: BTreeMap::new(),
         }
     }

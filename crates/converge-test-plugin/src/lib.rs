@@ -12,7 +12,8 @@
 //! **Resource** [`THING`] (`convergetest:index:Thing`): inputs `value`
 //! (string, required), `size` (default `"small"`; changing it replaces; compared without
 //! regard to case, so a cloud answering `"SMALL"` is normalisation),
-//! `fail` (`"create"`: Create fails; `"init"`: Create makes the object but
+//! `fail` (`"create"`: Create fails; `"create-until:<path>"`: Create fails
+//! while no file is at `<path>`; `"init"`: Create makes the object but
 //! reports `ErrorResourceInitFailed`). Outputs: the inputs plus `length`
 //! (of `value`; unknown in previews) and `pluginVersion`.
 //!

@@ -399,6 +399,13 @@ impl ResourceProvider for TestProvider {
         if fail == Some("create") {
             return Err(Status::unknown("create failed on purpose"));
         }
+        if let Some(path) = fail.and_then(|f| f.strip_prefix("create-until:")) {
+            if !std::path::Path::new(path).exists() {
+                return Err(Status::unknown(format!(
+                    "create failed: {path} does not exist"
+                )));
+            }
+        }
         let urn = req.urn.clone();
         let stored = struct_to_json(&outputs);
         let id = self

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use converge_engine::StepOp;
-use converge_model::{DiffKind, PropertyDiff, PropertyMap, ResourceState, Urn};
+use converge_model::{DiffKind, PropertyDiff, PropertyMap, PropertyPath, ResourceState, Urn};
 
 use super::values::{changed_keys, diff_lines, property_lines, ChangedKeys, ValueStyle};
 use super::{done, elapsed_suffix, label, progressive, symbol, DisplayOptions};
@@ -146,30 +146,56 @@ impl FinishedStep<'_> {
         let style = ValueStyle {
             show_secrets: opts.show_secrets,
         };
+        let hidden = self.hidden_paths();
+        let mut hidden_changes = Vec::new();
         let mut lines = match self.detail_source() {
             Detail::None => Vec::new(),
-            Detail::Whole(sign, map) => property_lines(sign, map, style),
-            Detail::Change(old, new) => diff_lines(&old, &new, style),
-        };
-        if let Detail::Change(old, new) = self.detail_source() {
-            // What the provider reports beyond the compared values (a
-            // change of an output, say) is named without values.
-            let shown = changed_keys(&old, &new);
-            let shown: BTreeSet<&str> = shown
-                .added
-                .iter()
-                .chain(&shown.deleted)
-                .chain(&shown.updated)
-                .map(String::as_str)
-                .collect();
-            for (path, change) in self.diff {
-                if !path.is_empty() && !shown.contains(top_level(path)) {
-                    lines.push(format!(
-                        "      {} {path}",
-                        kind_sign(self.shown_kind(change.kind))
-                    ));
+            Detail::Whole(sign, map) => {
+                let mut shown = map.clone();
+                for path in &hidden {
+                    if path.delete(&mut shown).is_some() {
+                        hidden_changes.push((sign, path));
+                    }
                 }
+                property_lines(sign, &shown, style)
             }
+            Detail::Change(old, new) => {
+                let (mut old, mut new) = (old.into_owned(), new.into_owned());
+                for path in &hidden {
+                    let changed = path.get(&old) != path.get(&new);
+                    path.delete(&mut old);
+                    path.delete(&mut new);
+                    if changed {
+                        hidden_changes.push(('~', path));
+                    }
+                }
+                let mut lines = diff_lines(&old, &new, style);
+                // What the provider reports beyond the compared values (a
+                // change of an output, say) is named without values.
+                let shown = changed_keys(&old, &new);
+                let shown: BTreeSet<&str> = shown
+                    .added
+                    .iter()
+                    .chain(&shown.deleted)
+                    .chain(&shown.updated)
+                    .map(String::as_str)
+                    .collect();
+                for (path, change) in self.diff {
+                    let is_hidden = PropertyPath::parse(path)
+                        .is_ok_and(|p| hidden.iter().any(|h| h.contains(&p)));
+                    if !path.is_empty() && !is_hidden && !shown.contains(top_level(path)) {
+                        lines.push(format!(
+                            "      {} {path}",
+                            kind_sign(self.shown_kind(change.kind))
+                        ));
+                    }
+                }
+                lines
+            }
+        };
+        // `hideDiffs`: the paths are named, their values not shown.
+        for (sign, path) in hidden_changes {
+            lines.push(format!("      {sign} {path}: (diff hidden)"));
         }
         let replacing: BTreeSet<&str> = self
             .diff
@@ -186,6 +212,21 @@ impl FinishedStep<'_> {
             ));
         }
         lines
+    }
+}
+
+impl FinishedStep<'_> {
+    /// The resource's `hideDiffs` paths (those that parse).
+    fn hidden_paths(&self) -> Vec<PropertyPath> {
+        self.new
+            .or(self.old)
+            .map(|s| {
+                s.hide_diff
+                    .iter()
+                    .filter_map(|p| PropertyPath::parse(p).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 

@@ -138,3 +138,119 @@ fn continue_on_error_creates_what_does_not_depend_on_a_failure() {
         assert!(!names.contains(&name), "{name} not created: {names:?}");
     }
 }
+
+const HOOKS: &str = r#"
+const pulumi = require("@pulumi/pulumi");
+const fs = require("fs");
+const path = require("path");
+
+const config = new pulumi.Config();
+const LOG = path.join(process.cwd(), "hooks.log");
+const MARKER = path.join(process.cwd(), "ready");
+const write = line => fs.appendFileSync(LOG, line + "\n");
+const logger = kind => args => {
+    const length = args.newOutputs ? args.newOutputs.length : undefined;
+    const value = m => (m ? m.value : undefined);
+    write(`${kind} ${args.name} id=${Boolean(args.id)} new=${value(args.newInputs)} old=${value(args.oldInputs)} length=${length}`);
+};
+const hooks = {};
+for (const k of ["before-create", "after-create", "before-update", "after-update", "before-delete", "after-delete"]) {
+    hooks[k] = new pulumi.ResourceHook(k, logger(k));
+}
+const retry = new pulumi.ErrorHook("retry", async args => {
+    write(`on-error ${args.name} ${args.failedOperation} ${args.errors[0]}`);
+    fs.writeFileSync(MARKER, "");
+    return true;
+});
+const deny = new pulumi.ResourceHook("deny", () => { throw new Error("denied by the hook"); });
+
+const thing = (name, value, hooks, extra) =>
+    new pulumi.CustomResource("convergetest:index:Thing", name, { value, length: undefined, ...extra }, { hooks });
+
+if (config.get("keep") !== "no") {
+    thing("a", config.get("value") || "v1", {
+        beforeCreate: [hooks["before-create"]], afterCreate: [hooks["after-create"]],
+        beforeUpdate: [hooks["before-update"]], afterUpdate: [hooks["after-update"]],
+        beforeDelete: [hooks["before-delete"]], afterDelete: [hooks["after-delete"]],
+    });
+}
+thing("flaky", "f", { onError: [retry] }, { fail: `create-until:${MARKER}` });
+if (config.get("deny") === "yes") {
+    thing("denied", "d", { beforeCreate: [deny] });
+}
+"#;
+
+/// Resource hooks and error hooks with the published Node.js SDK, as
+/// `python_compat::resource_hooks_and_error_hooks`.
+#[test]
+fn resource_hooks_and_error_hooks() {
+    let Some(w) = world(HOOKS) else {
+        return;
+    };
+    let log_path = w.scratch.project.join("hooks.log");
+    let take = || {
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        std::fs::remove_file(&log_path).ok();
+        text
+    };
+    let out = w.run(&["up", "--yes"]);
+    let text = take();
+    assert!(
+        text.contains("before-create a id=false new=v1 old=undefined length=undefined"),
+        "{text}\n{out}"
+    );
+    assert!(
+        text.contains("after-create a id=true new=v1 old=undefined length=2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("on-error flaky create ") && text.contains("does not exist"),
+        "{text}"
+    );
+    assert_eq!(
+        resource(&state(&w), "a")["resourceHooks"]["after-delete"],
+        serde_json::json!(["after-delete"])
+    );
+
+    let run = |args: &[&str]| {
+        let mut cmd = w.scratch.command("pw");
+        cmd.envs(w.env.iter().cloned()).args(args);
+        cmd.output().unwrap()
+    };
+    assert!(run(&["config", "set", "value", "v22"]).status.success());
+    w.run(&["up", "--yes"]);
+    let text = take();
+    assert!(
+        text.contains("before-update a id=true new=v22 old=v1 length=undefined"),
+        "{text}"
+    );
+    assert!(
+        text.contains("after-update a id=true new=v22 old=v1 length=3"),
+        "{text}"
+    );
+
+    assert!(run(&["config", "set", "keep", "no"]).status.success());
+    let out = w.run(&["up", "--yes"]);
+    let text = take();
+    assert!(
+        text.contains("before-delete a id=true new=undefined old=v22"),
+        "{text}\n{out}"
+    );
+    assert!(
+        text.contains("after-delete a id=true new=undefined old=v22"),
+        "{text}\n{out}"
+    );
+
+    assert!(run(&["config", "set", "deny", "yes"]).status.success());
+    let out = run(&["up", "--yes"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("before-create hook \"deny\" failed"),
+        "{text}"
+    );
+}

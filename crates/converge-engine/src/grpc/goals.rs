@@ -7,11 +7,13 @@ use converge_model::{
     sha256_hex, Archive, ArchiveMember, Asset, CustomTimeouts, PropertyMap, PropertyValue, Urn,
 };
 use converge_proto::pulumirpc::alias::{self, spec::Parent};
+use converge_proto::pulumirpc::register_resource_request::ResourceHooksBinding;
 use converge_proto::pulumirpc::{ReadResourceRequest, RegisterResourceRequest};
-use converge_proto::{unmarshal_properties, MarshalOptions};
+use converge_proto::{unmarshal_properties, unmarshal_value, MarshalOptions};
 use tonic::Status;
 
 use crate::goal::{Alias, AliasParent, AliasSpec, ReadGoal, ResourceGoal, ResourceOptions};
+use crate::hooks::{HookBinding, HookKind};
 
 /// How property values from a program are read: every kind kept except
 /// output values, which become plain, secret or unknown values (their
@@ -150,6 +152,36 @@ fn custom_timeouts(
     (!timeouts.is_empty()).then_some(timeouts)
 }
 
+/// The `replacementTrigger` option: a value, possibly secret; one not
+/// known yet (a preview's) is [`PropertyValue::Unknown`].
+fn replacement_trigger(
+    value: Option<&prost_types::Value>,
+) -> Result<Option<PropertyValue>, Status> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let read =
+        unmarshal_value(value, from_program()).map_err(|e| invalid("replacementTrigger", e))?;
+    Ok(Some(read.unwrap_or(PropertyValue::Unknown)))
+}
+
+/// The `hooks` option: hook names by kind.
+fn hook_binding(b: &ResourceHooksBinding) -> HookBinding {
+    [
+        (HookKind::BeforeCreate, &b.before_create),
+        (HookKind::AfterCreate, &b.after_create),
+        (HookKind::BeforeUpdate, &b.before_update),
+        (HookKind::AfterUpdate, &b.after_update),
+        (HookKind::BeforeDelete, &b.before_delete),
+        (HookKind::AfterDelete, &b.after_delete),
+        (HookKind::OnError, &b.on_error),
+    ]
+    .into_iter()
+    .filter(|(_, names)| !names.is_empty())
+    .map(|(kind, names)| (kind, names.clone()))
+    .collect()
+}
+
 /// Refuses what Converge does not implement, with a message that says so.
 pub(crate) fn check_supported(req: &RegisterResourceRequest) -> Result<(), Status> {
     let what = format!("{} {:?}", req.r#type, req.name);
@@ -158,33 +190,11 @@ pub(crate) fn check_supported(req: &RegisterResourceRequest) -> Result<(), Statu
             "{what}: {feature} are not supported by Converge yet"
         )))
     };
-    if !req.replace_with.is_empty() {
-        return refuse("replaceWith options");
-    }
     if !req.package_ref.is_empty() {
         return refuse("parameterized packages (packageRef)");
     }
-    if req.replacement_trigger.is_some() {
-        return refuse("replacement triggers");
-    }
     if !req.state_migrations.is_empty() {
         return refuse("state migrations");
-    }
-    if let Some(hooks) = &req.hooks {
-        let any = [
-            &hooks.before_create,
-            &hooks.after_create,
-            &hooks.before_update,
-            &hooks.after_update,
-            &hooks.before_delete,
-            &hooks.after_delete,
-            &hooks.on_error,
-        ]
-        .iter()
-        .any(|h| !h.is_empty());
-        if any {
-            return refuse("resource hooks");
-        }
     }
     Ok(())
 }
@@ -210,6 +220,10 @@ pub(crate) fn resource_goal(req: &RegisterResourceRequest) -> Result<ResourceGoa
         additional_secret_outputs: req.additional_secret_outputs.clone(),
         import_id: non_empty(&req.import_id),
         import_inputs: Default::default(),
+        hide_diffs: req.hide_diffs.clone(),
+        replace_with: urns("replaceWith", &req.replace_with)?,
+        replacement_trigger: replacement_trigger(req.replacement_trigger.as_ref())?,
+        hooks: req.hooks.as_ref().map(hook_binding).unwrap_or_default(),
     };
     Ok(ResourceGoal {
         type_token: req.r#type.clone(),

@@ -18,6 +18,10 @@
 //! - `transforms`: the program's resource and invoke transforms, called
 //!   back through its `Callbacks` service before a registration or invoke
 //!   goes on.
+//! - `hooks`: the program's resource and error hooks by name, which the
+//!   engine's steps run through its `Callbacks` service; the deletions
+//!   run when the program signals it is done
+//!   (`SignalAndWaitForShutdown`), while it still serves their hooks.
 //!
 //! Nothing here may hang a program: every method a program may call answers
 //! promptly, with `Unimplemented` (or "not supported") where Converge lacks
@@ -31,6 +35,7 @@
 mod construct;
 mod engine_service;
 mod goals;
+mod hooks;
 mod invoke;
 mod resource_monitor;
 mod transforms;
@@ -96,6 +101,8 @@ pub(crate) struct Shared {
     pub errors: Mutex<Vec<String>>,
     /// The program's transforms, and which registration has which.
     pub transforms: transforms::Transforms,
+    /// The program's resource and error hooks, by name.
+    pub hooks: Arc<hooks::Hooks>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -138,6 +145,8 @@ impl MonitorServer {
             config_secret_keys: options.config_secret_keys.clone(),
             monitor_endpoint: addr.to_string(),
         };
+        let hooks = Arc::new(hooks::Hooks::default());
+        monitor.set_hook_runner(Arc::clone(&hooks) as Arc<dyn crate::hooks::HookRunner>);
         let shared = Arc::new(Shared {
             monitor,
             options,
@@ -145,6 +154,7 @@ impl MonitorServer {
             root: Mutex::new(None),
             errors: Mutex::new(Vec::new()),
             transforms: transforms::Transforms::default(),
+            hooks,
         });
         let monitor_service =
             ResourceMonitorServer::new(resource_monitor::ResourceMonitorService {

@@ -9,9 +9,10 @@ use converge_proto::marshal_properties;
 use converge_proto::pulumirpc::resource_monitor_server::ResourceMonitor;
 use converge_proto::pulumirpc::{
     CallResponse, Callback, DeploymentInfo, ReadResourceRequest, ReadResourceResponse,
-    RegisterResourceOutputsRequest, RegisterResourceRequest, RegisterResourceResponse,
-    ResourceCallRequest, ResourceInvokeRequest, ResourceInvokeResponse, ResourceMonitorFeature,
-    SupportsFeatureRequest, SupportsFeatureResponse,
+    RegisterErrorHookRequest, RegisterResourceHookRequest, RegisterResourceOutputsRequest,
+    RegisterResourceRequest, RegisterResourceResponse, ResourceCallRequest, ResourceInvokeRequest,
+    ResourceInvokeResponse, ResourceMonitorFeature, SupportsFeatureRequest,
+    SupportsFeatureResponse,
 };
 use tonic::{Request, Response, Status};
 
@@ -23,7 +24,7 @@ use crate::error::EngineError;
 /// (`SupportsFeature`) and as enum values (`GetDeploymentInfo`). Everything
 /// else is answered "not supported", so the SDKs either fall back or tell
 /// the user.
-const SUPPORTED: [(&str, ResourceMonitorFeature); 7] = [
+const SUPPORTED: [(&str, ResourceMonitorFeature); 12] = [
     ("secrets", ResourceMonitorFeature::Secrets),
     (
         "resourceReferences",
@@ -34,6 +35,17 @@ const SUPPORTED: [(&str, ResourceMonitorFeature); 7] = [
     ("aliasSpecs", ResourceMonitorFeature::AliasSpecs),
     ("transforms", ResourceMonitorFeature::Transforms),
     ("invokeTransforms", ResourceMonitorFeature::InvokeTransforms),
+    (
+        "replacementTrigger",
+        ResourceMonitorFeature::ReplacementTrigger,
+    ),
+    ("replaceWith", ResourceMonitorFeature::ReplaceWith),
+    ("resourceHooks", ResourceMonitorFeature::ResourceHooks),
+    ("errorHooks", ResourceMonitorFeature::ErrorHooks),
+    (
+        "sendsOptionsToHooks",
+        ResourceMonitorFeature::SendsOptionsToHooks,
+    ),
 ];
 
 #[derive(Debug)]
@@ -226,11 +238,32 @@ impl ResourceMonitor for ResourceMonitorService {
         Ok(Response::new(()))
     }
 
+    async fn register_resource_hook(
+        &self,
+        request: Request<RegisterResourceHookRequest>,
+    ) -> Result<Response<()>, Status> {
+        self.shared.hooks.add_resource_hook(request.into_inner())?;
+        Ok(Response::new(()))
+    }
+
+    async fn register_error_hook(
+        &self,
+        request: Request<RegisterErrorHookRequest>,
+    ) -> Result<Response<()>, Status> {
+        self.shared.hooks.add_error_hook(request.into_inner())?;
+        Ok(Response::new(()))
+    }
+
+    /// The program is done and waits: a program that registered hooks
+    /// waits for the deletions too, which may call them. One that logged
+    /// an error is left to the operation to judge once it has exited.
     async fn signal_and_wait_for_shutdown(
         &self,
         _request: Request<()>,
     ) -> Result<Response<()>, Status> {
-        // Nothing runs after the program (no delete hooks): shut down now.
+        if super::lock(&self.shared.errors).is_empty() {
+            self.shared.monitor.program_done().await;
+        }
         Ok(Response::new(()))
     }
 }

@@ -67,6 +67,20 @@ impl Monitor {
         }
     }
 
+    /// Gives the engine the program's resource hooks to run (the gRPC
+    /// monitor's, which calls the program back). Set once; later calls
+    /// change nothing.
+    pub fn set_hook_runner(&self, runner: Arc<dyn crate::hooks::HookRunner>) {
+        let _ = self.deployment.hooks.set(runner);
+    }
+
+    /// The program has registered everything and waits until the
+    /// operation's steps are done (`SignalAndWaitForShutdown`): with hooks
+    /// to serve, the deletions run now, so their hooks can be called.
+    pub async fn program_done(&self) {
+        crate::operations::program_done(&self.deployment).await;
+    }
+
     /// Registers the stack resource, `<project>-<stack>` of type
     /// `pulumi:pulumi:Stack`: the root every program registers first and
     /// the parent of resources registered without one.

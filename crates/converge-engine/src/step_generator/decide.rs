@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use converge_model::{
-    diff_objects, DiffKind, PropertyDiff, PropertyMap, PropertyPath, ResourceState,
+    diff_objects, DiffKind, PropertyDiff, PropertyMap, PropertyPath, PropertyValue, ResourceState,
 };
 use converge_plugin::{DiffChanges, DiffRequest, DiffResponse};
 
@@ -47,6 +47,14 @@ pub(crate) async fn decide(
     }
     // `--replace`, or tainted by `converge state taint`.
     if d.opts.replaces(&new.urn) || old.taint {
+        return Ok(Decision::Replace {
+            delete_before_replace: false,
+            diff: BTreeMap::new(),
+        });
+    }
+    // `replacementTrigger` changed, or `replaceWith` names a resource
+    // replaced in this deployment.
+    if trigger_changed(old, new) || replaced_with(d, new) {
         return Ok(Decision::Replace {
             delete_before_replace: false,
             diff: BTreeMap::new(),
@@ -106,6 +114,51 @@ pub(crate) async fn decide(
         delete_before_replace: response.delete_before_replace,
         diff,
     })
+}
+
+/// `replacementTrigger`: a replacement when the recorded trigger and the
+/// new one are both present and differ — compared by value, secret or not
+/// — or the new one is not known yet (a preview cannot tell, so it shows
+/// the replacement).
+fn trigger_changed(old: &ResourceState, new: &ResourceState) -> bool {
+    let (Some(before), Some(after)) = (&old.replacement_trigger, &new.replacement_trigger) else {
+        return false;
+    };
+    if after.contains_unknowns() {
+        return true;
+    }
+    without_secrets(before) != without_secrets(after)
+}
+
+/// A value with every secret wrapper removed, at any depth.
+fn without_secrets(value: &PropertyValue) -> PropertyValue {
+    match value {
+        PropertyValue::Secret(inner) => without_secrets(inner),
+        PropertyValue::Array(items) => {
+            PropertyValue::Array(items.iter().map(without_secrets).collect())
+        }
+        PropertyValue::Object(map) => PropertyValue::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), without_secrets(v)))
+                .collect(),
+        ),
+        PropertyValue::Output(o) => match &o.element {
+            Some(e) => without_secrets(e),
+            None => PropertyValue::Unknown,
+        },
+        other => other.clone(),
+    }
+}
+
+/// `replaceWith`: one of the named resources was replaced in this
+/// deployment. (They were registered first: the program names them by the
+/// URNs their registrations answered, after their steps.)
+fn replaced_with(d: &Deployment, new: &ResourceState) -> bool {
+    if new.replace_with.is_empty() {
+        return false;
+    }
+    let p = d.progress();
+    new.replace_with.iter().any(|u| p.replaced.contains(u))
 }
 
 /// True if `new` uses the provider `old` used, possibly renamed through an
@@ -363,6 +416,7 @@ async fn replace(d: &Deployment, r: Replacement) -> Result<Arc<ResourceState>, E
             err.to_string(),
         );
     }
+    d.progress().replaced.insert(new.urn.clone());
     d.started(StepOp::Replace, &new.urn);
     // A replacement is a new object: check again without old inputs
     // so no generated default of the old one is reused.

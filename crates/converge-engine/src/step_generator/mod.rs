@@ -126,6 +126,10 @@ fn goal_state(urn: Urn, goal: &ResourceGoal, provider: Option<ProviderReference>
     s.deleted_with = goal.options.deleted_with.clone();
     s.custom_timeouts = goal.options.custom_timeouts.clone().map(Box::new);
     s.additional_secret_outputs = goal.options.additional_secret_outputs.clone();
+    s.hide_diff = goal.options.hide_diffs.clone();
+    s.replace_with = goal.options.replace_with.clone();
+    s.replacement_trigger = goal.options.replacement_trigger.clone();
+    s.resource_hooks = crate::hooks::recorded(&goal.options.hooks);
     s
 }
 

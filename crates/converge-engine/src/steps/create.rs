@@ -13,6 +13,7 @@ use super::{claim, failed, finish, mark_secret_outputs, provider_of, timeout};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
+use crate::hooks::{self, ErrorHookCall, HookCall, HookKind};
 
 #[derive(Debug)]
 pub(crate) struct CreateStep {
@@ -46,6 +47,11 @@ pub(crate) fn run(
         let state = &mut step.state;
         let urn = state.urn.clone();
         d.started(op, &urn);
+        // Before hooks run before anything is journaled: their failure
+        // leaves nothing done.
+        hooks::run(d, state, hook_call(d, HookKind::BeforeCreate, state), false)
+            .await
+            .map_err(|e| failed(d, op, &urn, e))?;
         let op_id = d.next_operation();
         // A component has nothing outside Converge to lose track of: no
         // Begin, and its end entry is not waited for (see `record`).
@@ -59,9 +65,16 @@ pub(crate) fn run(
             begun.await.map_err(|e| failed(d, op, &urn, e))?;
         }
 
-        let outcome = match d.provider_turn(&urn).await {
-            Ok(_permit) => perform(d, state).await,
-            Err(e) => Err(e),
+        let mut errors = Vec::new();
+        let outcome = loop {
+            let outcome = match d.provider_turn(&urn).await {
+                Ok(_permit) => perform(d, state).await,
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Err(e) if hooks::retry(d, state, &e, &mut errors, error_call(state)).await => {}
+                outcome => break outcome,
+            }
         };
         let takeover = Takeover {
             op,
@@ -101,6 +114,7 @@ pub(crate) fn run(
         }
         record(d, takeover, state).await?;
         crate::saved_plan::enforce::apply_result(d, state);
+        hooks::run(d, state, hook_call(d, HookKind::AfterCreate, state), false).await?;
         Ok(finish(
             d,
             op,
@@ -109,6 +123,39 @@ pub(crate) fn run(
             step.state,
             step.diff,
         ))
+    }
+}
+
+/// What a create's hooks of `kind` are told: the new inputs, and after
+/// the create its ID and outputs.
+fn hook_call<'a>(d: &Deployment, kind: HookKind, state: &'a ResourceState) -> HookCall<'a> {
+    let after = kind == HookKind::AfterCreate;
+    HookCall {
+        kind,
+        urn: &state.urn,
+        id: state.id.as_deref().filter(|_| after).unwrap_or_default(),
+        type_token: &state.type_token,
+        new_inputs: Some(&state.inputs),
+        old_inputs: None,
+        new_outputs: after.then_some(&state.outputs),
+        old_outputs: None,
+        old_options: None,
+        new_options: Some(state),
+        preview: d.opts.preview,
+    }
+}
+
+fn error_call(state: &ResourceState) -> ErrorHookCall<'_> {
+    ErrorHookCall {
+        urn: &state.urn,
+        id: "",
+        type_token: &state.type_token,
+        new_inputs: Some(&state.inputs),
+        old_inputs: None,
+        old_outputs: None,
+        failed_operation: "create",
+        old_options: None,
+        new_options: Some(state),
     }
 }
 

@@ -9,6 +9,7 @@ use super::{failed, provider_of, report, timeout};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
+use crate::hooks::{self, ErrorHookCall, HookCall, HookKind};
 
 /// How the deleted state leaves the snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,14 @@ pub(crate) async fn run(
     let old = &d.base.resources[old_index];
     let urn = old.urn.clone();
     d.started(op, &urn);
+    // The hooks the state records, by name: the program may no longer
+    // declare the resource. A component has no object but its hooks run.
+    let hooked = action == ObjectAction::Delete || !old.custom;
+    if hooked {
+        hooks::run(d, old, hook_call(d, HookKind::BeforeDelete, old), true)
+            .await
+            .map_err(|e| failed(d, op, &urn, e))?;
+    }
     let op_id = d.next_operation();
     let begun = match action {
         ObjectAction::Delete => d.begin_deleting(op_id, old_index).await,
@@ -47,9 +56,16 @@ pub(crate) async fn run(
     };
     begun.map_err(|e| failed(d, op, &urn, e))?;
     if action == ObjectAction::Delete && !d.opts.preview {
-        let outcome = match d.provider_turn(&urn).await {
-            Ok(_permit) => perform(d, old).await,
-            Err(e) => Err(e),
+        let mut errors = Vec::new();
+        let outcome = loop {
+            let outcome = match d.provider_turn(&urn).await {
+                Ok(_permit) => perform(d, old).await,
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Err(e) if hooks::retry(d, old, &e, &mut errors, error_call(old)).await => {}
+                outcome => break outcome,
+            }
         };
         if let Err(e) = outcome {
             d.end_failed(op_id).await;
@@ -67,7 +83,41 @@ pub(crate) async fn run(
         d.progress().object_deleted(old_index);
     }
     report(d, op, Some(old), None, Default::default());
+    if hooked {
+        hooks::run(d, old, hook_call(d, HookKind::AfterDelete, old), true).await?;
+    }
     Ok(())
+}
+
+/// What a delete's hooks are told: the old inputs and outputs.
+fn hook_call<'a>(d: &Deployment, kind: HookKind, old: &'a ResourceState) -> HookCall<'a> {
+    HookCall {
+        kind,
+        urn: &old.urn,
+        id: old.id.as_deref().unwrap_or_default(),
+        type_token: &old.type_token,
+        new_inputs: None,
+        old_inputs: Some(&old.inputs),
+        new_outputs: None,
+        old_outputs: Some(&old.outputs),
+        old_options: Some(old),
+        new_options: None,
+        preview: d.opts.preview,
+    }
+}
+
+fn error_call(old: &ResourceState) -> ErrorHookCall<'_> {
+    ErrorHookCall {
+        urn: &old.urn,
+        id: old.id.as_deref().unwrap_or_default(),
+        type_token: &old.type_token,
+        new_inputs: None,
+        old_inputs: Some(&old.inputs),
+        old_outputs: Some(&old.outputs),
+        failed_operation: "delete",
+        old_options: Some(old),
+        new_options: None,
+    }
 }
 
 async fn perform(d: &Deployment, old: &ResourceState) -> Result<(), EngineError> {

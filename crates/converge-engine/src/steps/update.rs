@@ -12,6 +12,7 @@ use super::{claim, failed, finish, mark_secret_outputs, provider_of, timeout};
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
+use crate::hooks::{self, ErrorHookCall, HookCall, HookKind};
 
 pub(crate) async fn run(
     d: &Deployment,
@@ -22,6 +23,14 @@ pub(crate) async fn run(
     let old = &d.base.resources[old_index];
     let urn = new.urn.clone();
     d.started(StepOp::Update, &urn);
+    hooks::run(
+        d,
+        &new,
+        hook_call(d, HookKind::BeforeUpdate, old, &new),
+        false,
+    )
+    .await
+    .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
     let op_id = d.next_operation();
     // A component's update touches nothing outside Converge: no Begin,
     // and its end entry is not waited for.
@@ -30,9 +39,16 @@ pub(crate) async fn run(
             .await
             .map_err(|e| failed(d, StepOp::Update, &urn, e))?;
     }
-    let outcome = match d.provider_turn(&urn).await {
-        Ok(_permit) => perform(d, old, &mut new).await,
-        Err(e) => Err(e),
+    let mut errors = Vec::new();
+    let outcome = loop {
+        let outcome = match d.provider_turn(&urn).await {
+            Ok(_permit) => perform(d, old, &mut new).await,
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Err(e) if hooks::retry(d, &new, &e, &mut errors, error_call(old, &new)).await => {}
+            outcome => break outcome,
+        }
     };
     // An update that changed the object but did not finish (a partial
     // failure) records what the provider returned, then fails the step:
@@ -87,7 +103,51 @@ pub(crate) async fn run(
         return Err(failed(d, StepOp::Update, &urn, err));
     }
     crate::saved_plan::enforce::apply_result(d, &new);
+    hooks::run(
+        d,
+        &new,
+        hook_call(d, HookKind::AfterUpdate, old, &new),
+        false,
+    )
+    .await?;
     Ok(finish(d, StepOp::Update, Some(op_id), Some(old), new, diff))
+}
+
+/// What an update's hooks of `kind` are told: old and new inputs, the old
+/// outputs, and after the update the new ones.
+fn hook_call<'a>(
+    d: &Deployment,
+    kind: HookKind,
+    old: &'a ResourceState,
+    new: &'a ResourceState,
+) -> HookCall<'a> {
+    HookCall {
+        kind,
+        urn: &new.urn,
+        id: old.id.as_deref().unwrap_or_default(),
+        type_token: &new.type_token,
+        new_inputs: Some(&new.inputs),
+        old_inputs: Some(&old.inputs),
+        new_outputs: (kind == HookKind::AfterUpdate).then_some(&new.outputs),
+        old_outputs: Some(&old.outputs),
+        old_options: Some(old),
+        new_options: Some(new),
+        preview: d.opts.preview,
+    }
+}
+
+fn error_call<'a>(old: &'a ResourceState, new: &'a ResourceState) -> ErrorHookCall<'a> {
+    ErrorHookCall {
+        urn: &new.urn,
+        id: old.id.as_deref().unwrap_or_default(),
+        type_token: &new.type_token,
+        new_inputs: Some(&new.inputs),
+        old_inputs: Some(&old.inputs),
+        old_outputs: Some(&old.outputs),
+        failed_operation: "update",
+        old_options: Some(old),
+        new_options: Some(new),
+    }
 }
 
 /// The provider call of an update from `old` to `new` (`new.outputs` is

@@ -469,6 +469,7 @@ async fn options(scope: &Scope<'_>, r: &Resource) -> Result<ResourceOptions, Yam
         .await?,
         import_id: opt_string(scope, &o.import, "import").await?,
         import_inputs: Default::default(),
+        ..ResourceOptions::default()
     })
 }
 

@@ -42,6 +42,15 @@ pub fn decrypt_snapshot(
                 }
             })?;
         }
+        if let Some(trigger) = &mut state.replacement_trigger {
+            decrypt_value(trigger, crypter, &mut Vec::new()).map_err(|(path, e)| {
+                CheckpointError::Property {
+                    urn: urn.to_string(),
+                    property: join_paths("replacementTrigger", &join_paths(&path, &e.path)),
+                    source: e.kind,
+                }
+            })?;
+        }
     }
     Ok(())
 }

@@ -236,6 +236,14 @@ pub(crate) struct Resource<'a> {
     pub view_of: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub taint: Option<bool>,
+    #[serde(rename = "hideDiff", skip_serializing_if = "Option::is_none")]
+    pub hide_diff: Option<Vec<String>>,
+    #[serde(rename = "replaceWith", skip_serializing_if = "Option::is_none")]
+    pub replace_with: Option<Vec<String>>,
+    #[serde(rename = "replacementTrigger", skip_serializing_if = "Option::is_none")]
+    pub replacement_trigger: Option<Value>,
+    #[serde(rename = "resourceHooks", skip_serializing_if = "Option::is_none")]
+    pub resource_hooks: Option<BTreeMap<String, Option<Vec<String>>>>,
     /// Every other key, kept and written back (after the known ones).
     #[serde(flatten)]
     pub unknown: Map<String, Value>,
@@ -291,6 +299,10 @@ impl<'de, 'a> Visitor<'de> for ResourceVisitor<'a> {
                 "refreshBeforeUpdate" => r.refresh_before_update = map.next_value()?,
                 "viewOf" => r.view_of = map.next_value()?,
                 "taint" => r.taint = map.next_value()?,
+                "hideDiff" => r.hide_diff = map.next_value()?,
+                "replaceWith" => r.replace_with = map.next_value()?,
+                "replacementTrigger" => r.replacement_trigger = map.next_value()?,
+                "resourceHooks" => r.resource_hooks = map.next_value()?,
                 _ => {
                     let value = map.next_value()?;
                     r.unknown.insert(key, value);

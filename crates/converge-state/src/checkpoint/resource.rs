@@ -12,6 +12,7 @@ use super::dto;
 use super::property_path::join_paths;
 use super::props_out::PropsWriter;
 use super::raw_values::property_map_from_raw;
+use super::values::{property_value_from_json, property_value_to_json};
 use super::CheckpointError;
 use crate::json_limits::unchecked_from_slice;
 use crate::secrets::SecretsMode;
@@ -49,6 +50,10 @@ const KNOWN_RESOURCE_KEYS: &[&str] = &[
     "refreshBeforeUpdate",
     "viewOf",
     "taint",
+    "hideDiff",
+    "replaceWith",
+    "replacementTrigger",
+    "resourceHooks",
 ];
 
 // ---- reading ----
@@ -187,6 +192,22 @@ pub(crate) fn resource_from_dto(
         .custom_timeouts
         .map(|t| timeouts_from_dto(t, &location))
         .transpose()?;
+    let replacement_trigger = r
+        .replacement_trigger
+        .map(|value| {
+            property_value_from_json(&value, mode).map_err(|e| CheckpointError::Property {
+                urn: urn.to_string(),
+                property: join_paths("replacementTrigger", &e.path),
+                source: e.kind,
+            })
+        })
+        .transpose()?;
+    let resource_hooks = r
+        .resource_hooks
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(kind, names)| (kind, names.unwrap_or_default()))
+        .collect();
 
     Ok(ResourceState {
         custom,
@@ -217,6 +238,10 @@ pub(crate) fn resource_from_dto(
         refresh_before_update: r.refresh_before_update.unwrap_or(false),
         view_of: optional_urn("viewOf", r.view_of)?,
         taint: r.taint.unwrap_or(false),
+        hide_diff: r.hide_diff.unwrap_or_default(),
+        replace_with: urn_list("replaceWith", r.replace_with)?,
+        replacement_trigger,
+        resource_hooks,
         unknown_fields: r
             .unknown
             .into_iter()
@@ -342,6 +367,24 @@ pub(crate) fn resource_to_dto<'a>(
             .collect()
     });
 
+    let replacement_trigger = r
+        .replacement_trigger
+        .as_ref()
+        .map(|value| {
+            property_value_to_json(value, writer.mode).map_err(|e| CheckpointError::Property {
+                urn: r.urn.to_string(),
+                property: join_paths("replacementTrigger", &e.path),
+                source: e.kind,
+            })
+        })
+        .transpose()?;
+    let resource_hooks = (!r.resource_hooks.is_empty()).then(|| {
+        r.resource_hooks
+            .iter()
+            .map(|(kind, names)| (kind.clone(), Some(names.clone())))
+            .collect()
+    });
+
     Ok(dto::Resource {
         urn: Some(r.urn.to_string()),
         custom: Some(r.custom),
@@ -376,6 +419,10 @@ pub(crate) fn resource_to_dto<'a>(
         refresh_before_update: flag(r.refresh_before_update),
         view_of: urn(&r.view_of),
         taint: flag(r.taint),
+        hide_diff: strings(&r.hide_diff),
+        replace_with: urns(&r.replace_with),
+        replacement_trigger,
+        resource_hooks,
         unknown,
     })
 }

@@ -75,6 +75,9 @@ fn rewrite(r: &mut ResourceState, stack: &str, project: &str) -> Result<(), Surg
     if let Some(v) = &mut r.view_of {
         mv(v)?;
     }
+    for w in &mut r.replace_with {
+        mv(w)?;
+    }
     Ok(())
 }
 

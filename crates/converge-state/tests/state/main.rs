@@ -7,6 +7,7 @@ mod checkpoint_roundtrip;
 mod integrity_rules;
 mod passphrase_interop;
 mod plan_files;
+mod resource_options;
 
 // The journal property tests use the proptest generators of feature
 // `testing`: `cargo test -p converge-state --features testing`.

@@ -220,7 +220,7 @@ async fn negotiates_features() {
             (info.project.as_str(), info.stack.as_str()),
             ("proj", "test")
         );
-        assert_eq!(info.supported_features.len(), 7);
+        assert_eq!(info.supported_features.len(), 12);
         for (id, want) in [
             ("secrets", true),
             ("resourceReferences", true),
@@ -229,9 +229,12 @@ async fn negotiates_features() {
             ("aliasSpecs", true),
             ("transforms", true),
             ("invokeTransforms", true),
-            ("resourceHooks", false),
+            ("resourceHooks", true),
+            ("errorHooks", true),
+            ("sendsOptionsToHooks", true),
             ("parameterization", false),
-            ("replaceWith", false),
+            ("replaceWith", true),
+            ("replacementTrigger", true),
             ("noSuchFeature", false),
         ] {
             let got = c
@@ -440,9 +443,9 @@ async fn unsupported_calls_answer_promptly() {
             err.contains("transform at 127.0.0.1:1 cannot be reached"),
             "{err}"
         );
-        let mut replacing = request("pkg:index:Thing", "r", true, &stack);
-        replacing.replace_with = vec![stack.clone()];
-        let err = register(&mut c, replacing).await.unwrap_err();
+        let mut parameterized = request("pkg:index:Thing", "r", true, &stack);
+        parameterized.package_ref = "ref".to_owned();
+        let err = register(&mut c, parameterized).await.unwrap_err();
         assert!(err.starts_with("Unimplemented"), "{err}");
         Ok(())
     });
