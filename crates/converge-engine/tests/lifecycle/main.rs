@@ -16,6 +16,7 @@ mod import;
 mod options;
 mod pipeline;
 mod plans;
+mod policy;
 mod provider_instances;
 mod provider_versions;
 mod refresh;
