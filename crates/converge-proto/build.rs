@@ -14,6 +14,7 @@ const PROTO_FILES: &[&str] = &[
     "plugin/grpc_controller.proto",
     "plugin/grpc_stdio.proto",
     "pulumi/alias.proto",
+    "pulumi/analyzer.proto",
     "pulumi/callback.proto",
     "pulumi/codegen/hcl.proto",
     "pulumi/engine.proto",

@@ -3,7 +3,7 @@
 # interop tests compare against, the published SDKs, and an S3-compatible
 # server (moto). Rebuilt only when the requirements change.
 venv="$cache/venv"
-requirements="cryptography==50.0.2 pulumi==3.272.0 pulumi_random==4.21.4 pulumi_command==1.2.1 moto[server]==5.2.5"
+requirements="cryptography==50.0.2 pulumi==3.272.0 pulumi_random==4.21.4 pulumi_command==1.2.1 pulumi-policy==1.21.0 moto[server]==5.2.5"
 mkdir -p "$cache"
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.requirements" 2>/dev/null)" != "$requirements" ]; then
   echo "== setting up the test virtualenv in $venv"

@@ -254,10 +254,13 @@ pub struct OperationArgs {
     /// Do not show progress while the operation runs.
     #[arg(long)]
     pub suppress_progress: bool,
-    /// Run a policy pack (not supported yet).
+    /// (preview, up) Run the policy pack in this directory (a
+    /// `PulumiPolicy.yaml` and its program); repeatable.
     #[arg(long = "policy-pack", value_name = "PACK")]
     pub policy_pack: Vec<String>,
-    /// A policy pack's configuration (not supported yet).
+    /// (preview, up) A policy pack's configuration (Pulumi's JSON shape:
+    /// policy name → level, or an object of `enforcementLevel` and
+    /// settings); once per `--policy-pack`, in the same order.
     #[arg(long = "policy-pack-config", value_name = "FILE")]
     pub policy_pack_config: Vec<String>,
     /// Use this stack configuration file instead of `Pulumi.<stack>.yaml`.

@@ -15,6 +15,7 @@ mod home;
 mod input_file;
 mod interrupts;
 mod passphrase;
+mod policy_packs;
 mod program;
 mod project;
 mod project_config;

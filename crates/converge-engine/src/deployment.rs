@@ -73,6 +73,9 @@ pub struct DeploymentOptions {
     /// The user's interruption of the operation (see [`crate::cancel`]):
     /// never triggered unless the front-end does.
     pub cancel: crate::cancel::Cancellation,
+    /// The policy packs that check each resource before its step and the
+    /// stack at the end (`--policy-pack`), in the order given.
+    pub analyzers: Vec<Arc<dyn converge_plugin::policy::Analyzer>>,
 }
 
 impl DeploymentOptions {
@@ -94,6 +97,7 @@ impl DeploymentOptions {
             keep_journal: true,
             record_plans: true,
             cancel: crate::cancel::Cancellation::new(),
+            analyzers: Vec::new(),
         }
     }
 
@@ -213,6 +217,8 @@ pub(crate) struct Deployment {
     /// (`Monitor::program_done`) while it waits to serve their hooks:
     /// `Some(outcome)`, which the operation then takes as its deletions'.
     pub early_deletions: tokio::sync::Mutex<Option<Result<(), EngineError>>>,
+    /// What the policy packs reported so far.
+    pub policies: crate::policy::PolicyLog,
 }
 
 /// A default provider the deployment registered: the package and version
@@ -267,6 +273,7 @@ impl Deployment {
             interrupted: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
             progress: Mutex::new(progress),
+            policies: crate::policy::PolicyLog::default(),
             // About one step per base resource: grown by doubling, the
             // vector of 100,000 steps was copied into fresh memory 17 times.
             steps: Mutex::new(Vec::with_capacity(steps)),

@@ -54,6 +54,16 @@ pub enum EngineError {
     /// `up --plan`: steps of the saved plan the update never took.
     #[error("the update did not take every planned step: {}", .0.iter().map(|(u, s)| format!("{u} ({s})")).collect::<Vec<_>>().join(", "))]
     PlannedStepsNotRun(Vec<(Urn, String)>),
+    /// Mandatory policies a resource violates: it is not touched (in an
+    /// update), or the preview fails once it has shown everything.
+    #[error("{} mandatory policy violation(s): {}", violations.len(), violations.join("; "))]
+    PolicyViolation {
+        urn: Option<Urn>,
+        violations: Vec<String>,
+    },
+    /// A policy pack that could not answer.
+    #[error("{0}")]
+    Analyzer(#[from] converge_plugin::policy::AnalyzerError),
     #[error("duplicate resource URN {0}: a program may register each resource once")]
     DuplicateUrn(Urn),
     /// Two registrations reach one old resource (by URN or through
@@ -209,6 +219,7 @@ impl EngineError {
             | EngineError::NotStarted(urn)
             | EngineError::DependencyFailed { urn, .. }
             | EngineError::DependentNotTargeted { urn, .. } => Some(urn),
+            EngineError::PolicyViolation { urn, .. } => urn.as_ref(),
             _ => None,
         }
     }

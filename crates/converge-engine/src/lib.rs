@@ -32,6 +32,9 @@
 //! - [`driver`]: preview → confirmation → operation on a locked stack,
 //!   with refresh-first, saved and consistency plans and the history
 //!   record, for every front-end to drive.
+//! - `policy`: the policy packs' calls — `Remediate` and `Analyze` after
+//!   `Check`, before the step; `AnalyzeStack` at the end — and their
+//!   enforcement.
 //! - [`events`], [`plan`]: what the front-ends render; `events::pulumi`
 //!   is the stream in Pulumi's `EngineEvent` form.
 
@@ -51,6 +54,7 @@ pub mod lifecycle;
 pub mod monitor;
 pub mod operations;
 pub mod plan;
+mod policy;
 pub mod pulumi_provider;
 pub mod saved_plan;
 pub mod stack_state;

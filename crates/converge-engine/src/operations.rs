@@ -159,16 +159,36 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
     if let Err(e) = d.journal.flush().await {
         error.get_or_insert(e.into());
     }
-    let result = finish(&d, error);
+    let result = finish(&d, error, kind).await;
     Deployment::retire(d);
     result
 }
 
-fn finish(d: &Deployment, error: Option<EngineError>) -> OperationResult {
+async fn finish(d: &Deployment, mut error: Option<EngineError>, kind: Kind) -> OperationResult {
     let outcome = d.journal.finish();
     let journal = outcome.entries;
     let plan = Plan::new(d.take_steps());
     let resource_plans = std::mem::take(&mut d.progress().resource_plans);
+    if kind == Kind::Update && !d.opts.analyzers.is_empty() {
+        // A preview went on past its mandatory violations to show them
+        // all; it fails now. The stack's policies see a stack that
+        // finished as planned.
+        let mandatory = d.policies.mandatory();
+        if error.is_none() && !mandatory.is_empty() {
+            error = Some(EngineError::PolicyViolation {
+                urn: None,
+                violations: mandatory,
+            });
+        }
+        if let (None, Ok(snapshot)) = (&error, &outcome.snapshot) {
+            if let Err(e) = crate::policy::check_stack(d, snapshot).await {
+                error = Some(e);
+            }
+        }
+        d.events.send(crate::events::EngineEvent::Policies(
+            d.policies.reports(&d.opts.analyzers),
+        ));
+    }
     d.events.send(crate::events::EngineEvent::Summary {
         counts: plan.counts(),
         error: error.as_ref().map(ToString::to_string),

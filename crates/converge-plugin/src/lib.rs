@@ -11,6 +11,8 @@
 //! - [`terraform`]: Terraform provider plugins (tfplugin6): their values.
 //! - [`registry::ProviderRegistry`]: the configured provider instances of one
 //!   deployment, keyed by provider reference (`<urn>::<id>`).
+//! - [`policy`]: policy packs (`pulumirpc.Analyzer`): the [`policy::Analyzer`]
+//!   trait the engine calls, packs' directories, configuration and processes.
 //! - [`child`]: what every child process Converge starts has in common:
 //!   its own process group, registered until it is ended
 //!   ([`child::GroupLeader`]), so that [`child::end_all_groups`] on any
@@ -19,6 +21,7 @@
 pub mod builtin;
 pub mod child;
 pub mod host;
+pub mod policy;
 pub mod provider;
 pub mod registry;
 pub mod schema;

@@ -6,6 +6,7 @@ use tonic::body::Body;
 use tonic::codegen::{Body as HttpBody, Bytes, StdError};
 
 use crate::pulumirpc::{
+    analyzer_client::AnalyzerClient, analyzer_server::AnalyzerServer,
     callbacks_client::CallbacksClient, callbacks_server::CallbacksServer,
     engine_client::EngineClient, engine_server::EngineServer,
     language_runtime_client::LanguageRuntimeClient, language_runtime_server::LanguageRuntimeServer,
@@ -71,6 +72,7 @@ macro_rules! client_limits {
 }
 
 server_limits!(
+    AnalyzerServer,
     CallbacksServer,
     EngineServer,
     LanguageRuntimeServer,
@@ -80,6 +82,7 @@ server_limits!(
 );
 
 client_limits!(
+    AnalyzerClient,
     CallbacksClient,
     EngineClient,
     LanguageRuntimeClient,

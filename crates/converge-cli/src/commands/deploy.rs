@@ -228,7 +228,20 @@ async fn run_locked(
     // default providers' (`<package>:<key>`).
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
     let shown_config = Arc::new(prelude_config(&config, args.show_secrets));
-    let deployment = deployment_options(ctx, project, locked.stack(), args, &config)?;
+    let mut deployment = deployment_options(ctx, project, locked.stack(), args, &config)?;
+    // Policy packs: started and configured (their configuration validated)
+    // before the operation touches anything.
+    if matches!(op, Operation::Preview | Operation::Up) {
+        let packs =
+            crate::policy_packs::PackRequest::new(&args.policy_pack, &args.policy_pack_config)?;
+        deployment.analyzers = crate::policy_packs::start(
+            &packs,
+            &stack_name,
+            &project.name,
+            op == Operation::Preview,
+        )
+        .await?;
+    }
     let previewing = match op {
         Operation::Preview => true,
         Operation::Refresh | Operation::Destroy => args.preview_only || refresh_only_preview,
@@ -457,14 +470,16 @@ impl FrontEnd for Terminal<'_> {
 /// The four operations share their flags' definitions; each takes only
 /// Pulumi's: a flag another operation has is refused, not ignored.
 fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
-    if !args.policy_pack.is_empty() || !args.policy_pack_config.is_empty() {
-        bail!("policy packs are not supported yet: run without --policy-pack and --policy-pack-config");
+    let packs = crate::policy_packs::PackRequest::new(&args.policy_pack, &args.policy_pack_config)?;
+    if !packs.is_empty() && matches!(op, Operation::Refresh | Operation::Destroy) {
+        bail!(
+            "--policy-pack is for preview and up: `converge {}` does not run policy packs",
+            op.command()
+        );
     }
-    if !args.policy_pack_config.is_empty()
-        && args.policy_pack_config.len() != args.policy_pack.len()
-    {
-        bail!("--policy-pack-config must be given once for each --policy-pack");
-    }
+    // A missing pack, a broken manifest or config file: refused before
+    // anything runs.
+    packs.load()?;
     match (op, args.run_program) {
         (Operation::Refresh | Operation::Destroy, Some(true)) => bail!(
             "--run-program is not supported yet: `converge {}` works from the stack's state \

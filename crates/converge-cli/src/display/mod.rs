@@ -201,7 +201,52 @@ pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptio
         }
         // The operation's error is the command's: `main` prints it, once.
         EngineEvent::Summary { counts, .. } => summary(counts, opts),
+        // Violations and remediations are shown together, by pack, at
+        // the end.
+        EngineEvent::PolicyViolation(_)
+        | EngineEvent::PolicyRemediation(_)
+        | EngineEvent::PolicyAnalyzeSummary { .. } => Vec::new(),
+        EngineEvent::Policies(reports) => policies(reports),
     }
+}
+
+/// The "Policies:" section: each pack (`name@vversion`) with its
+/// violations (level, policy, resource, message) and remediations.
+pub fn policies(reports: &[converge_engine::events::PackReport]) -> Vec<String> {
+    let mut lines = vec![String::new(), "Policies:".to_owned()];
+    for r in reports {
+        let mandatory = r
+            .violations
+            .iter()
+            .any(|v| v.level == converge_engine::events::EnforcementLevel::Mandatory);
+        let verdict = if mandatory {
+            "failed"
+        } else if r.violations.is_empty() {
+            "passed"
+        } else {
+            "passed with warnings"
+        };
+        lines.push(format!("    {}@v{}: {verdict}", r.pack, r.version));
+        for v in &r.violations {
+            let place = v
+                .urn
+                .as_ref()
+                .map(|u| format!("  ({})", label(u)))
+                .unwrap_or_default();
+            lines.push(format!("        - [{}]  {}{place}", v.level, v.policy));
+            for line in v.message.lines() {
+                lines.push(format!("          {line}"));
+            }
+        }
+        for m in &r.remediations {
+            lines.push(format!(
+                "        - [remediated]  {}  ({})",
+                m.policy,
+                label(&m.urn)
+            ));
+        }
+    }
+    lines
 }
 
 /// The closing summary: counts by kind.

@@ -47,12 +47,24 @@ fn preview_help_offers_no_remote_operations() {
 }
 
 #[test]
-fn policy_packs_fail_and_say_so() {
+fn policy_pack_flags_are_taken_and_checked() {
     let scratch = common::Scratch::new("name: p\nruntime: yaml\n");
     common::stdout_of(scratch.command("pw"), &["stack", "init", "dev"]);
+    // The SDKs pass `--policy-pack DIR`: a pack that is not there is
+    // named (the packs themselves are tested in policy_packs.rs).
     let e = common::failure_of(
         scratch.command("pw"),
         &["preview", "--policy-pack", "./policies"],
     );
-    assert!(e.contains("policy packs are not supported yet"), "{e}");
+    assert!(e.contains("policies: no such directory"), "{e}");
+    let e = common::failure_of(
+        scratch.command("pw"),
+        &["preview", "--policy-pack-config", "./config.json"],
+    );
+    assert!(e.contains("once for each --policy-pack"), "{e}");
+    let e = common::failure_of(
+        scratch.command("pw"),
+        &["destroy", "--yes", "--policy-pack", "./policies"],
+    );
+    assert!(e.contains("for preview and up"), "{e}");
 }

@@ -3,7 +3,8 @@
 //! ([`super::pulumi::PulumiEvents`]) — `config`, `steps` (each with `op`,
 //! `urn`, `provider`, `oldState`, `newState`, `diffReasons`,
 //! `detailedDiff`), `diagnostics` (`urn`, `prefix`, `message`,
-//! `severity`), `changeSummary` and `duration` (nanoseconds, as Go's
+//! `severity`; a policy violation is one, its message naming the
+//! enforcement level, the pack and the policy), `changeSummary` and `duration` (nanoseconds, as Go's
 //! `time.Duration` marshals).
 
 use std::collections::BTreeMap;
@@ -55,6 +56,32 @@ impl Digest {
                     out.insert(key.to_owned(), v.clone());
                 }
             }
+            self.diagnostics.push(Value::Object(out));
+        } else if let Some(p) = event.get("policyEvent") {
+            // A violation, as a diagnostic naming its pack and policy.
+            let text = |key: &str| p.get(key).and_then(Value::as_str).unwrap_or_default();
+            let level = text("enforcementLevel");
+            let mut out = Map::new();
+            if !text("resourceUrn").is_empty() {
+                out.insert("urn".to_owned(), text("resourceUrn").into());
+            }
+            out.insert(
+                "message".to_owned(),
+                format!(
+                    "[{level}] {}@v{} {}: {}",
+                    text("policyPackName"),
+                    text("policyPackVersion"),
+                    text("policyName"),
+                    text("message")
+                )
+                .into(),
+            );
+            let severity = if level == "mandatory" {
+                "error"
+            } else {
+                "warning"
+            };
+            out.insert("severity".to_owned(), severity.into());
             self.diagnostics.push(Value::Object(out));
         } else if let Some(s) = event.get("summaryEvent") {
             self.change_summary = s.get("resourceChanges").cloned().unwrap_or(json!({}));

@@ -91,12 +91,63 @@ pub enum EngineEvent {
         urn: Option<Urn>,
         message: String,
     },
+    /// A policy's violation, reported by a pack's `Analyze` (with the
+    /// resource) or `AnalyzeStack`.
+    PolicyViolation(PolicyViolation),
+    /// A remediation policy rewrote a resource's inputs before its step.
+    PolicyRemediation(PolicyRemediation),
+    /// One pack's verdict on one resource (`Analyze`) or on the stack
+    /// (`AnalyzeStack`, no URN): which of its policies passed or failed.
+    PolicyAnalyzeSummary {
+        urn: Option<Urn>,
+        pack: String,
+        version: String,
+        passed: Vec<String>,
+        failed: Vec<String>,
+    },
+    /// Every violation and remediation of the operation, grouped by pack
+    /// (`name@version`); sent just before the summary when packs ran.
+    Policies(Vec<PackReport>),
     /// The last event of an operation: how many steps of each kind ran,
     /// and the error, if it failed.
     Summary {
         counts: BTreeMap<StepOp, usize>,
         error: Option<String>,
     },
+}
+
+pub use converge_plugin::policy::EnforcementLevel;
+
+/// One policy violation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyViolation {
+    pub pack: String,
+    pub version: String,
+    pub policy: String,
+    pub level: EnforcementLevel,
+    pub message: String,
+    /// The resource at fault (`None`: the stack as a whole).
+    pub urn: Option<Urn>,
+}
+
+/// One remediation: the inputs before and after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyRemediation {
+    pub pack: String,
+    pub version: String,
+    pub policy: String,
+    pub urn: Urn,
+    pub before: converge_model::PropertyMap,
+    pub after: converge_model::PropertyMap,
+}
+
+/// What one pack did in an operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackReport {
+    pub pack: String,
+    pub version: String,
+    pub violations: Vec<PolicyViolation>,
+    pub remediations: Vec<PolicyRemediation>,
 }
 
 /// Where events go. Sending never blocks the engine: a dropped receiver

@@ -1,7 +1,8 @@
 //! The engine's events in Pulumi's wire form: `EngineEvent` JSON objects
 //! (`sequence`, `timestamp` and one of `preludeEvent`, `resourcePreEvent`,
 //! `resOutputsEvent`, `resOpFailedEvent`, `diagnosticEvent`,
-//! `summaryEvent`, `cancelEvent`…), as the Automation API SDKs read them
+//! `summaryEvent`, `policyEvent`, `policyRemediationEvent`,
+//! `policyAnalyzeSummaryEvent`, `cancelEvent`…), as the Automation API SDKs read them
 //! from `--event-log` and the web console shows them.
 //!
 //! [`PulumiEvents`] translates one command's stream of [`EngineEvent`]s:
@@ -43,6 +44,9 @@ pub struct PulumiEvents {
     operation_start: Option<Instant>,
     /// The current operation plans its steps (a preview).
     planning: bool,
+    /// The policy packs of the current operation, name → version, for
+    /// its summary's `PolicyPacks`.
+    policy_packs: BTreeMap<String, String>,
 }
 
 impl PulumiEvents {
@@ -53,6 +57,7 @@ impl PulumiEvents {
             open: HashSet::new(),
             operation_start: None,
             planning: false,
+            policy_packs: BTreeMap::new(),
         }
     }
 
@@ -134,15 +139,71 @@ impl PulumiEvents {
                     .filter(|(_, n)| **n > 0)
                     .map(|(op, n)| (op.as_str(), *n))
                     .collect();
+                let packs = std::mem::take(&mut self.policy_packs);
                 vec![self.wrap(
                     "summaryEvent",
                     json!({
                         "maybeCorrupt": false,
                         "durationSeconds": seconds,
                         "resourceChanges": changes,
-                        "PolicyPacks": {},
+                        "PolicyPacks": packs,
                     }),
                 )]
+            }
+            EngineEvent::PolicyViolation(v) => {
+                let mut body = Map::new();
+                if let Some(urn) = &v.urn {
+                    body.insert("resourceUrn".into(), urn.to_string().into());
+                }
+                body.insert("message".into(), v.message.clone().into());
+                body.insert("color".into(), "never".into());
+                body.insert("policyName".into(), v.policy.clone().into());
+                body.insert("policyPackName".into(), v.pack.clone().into());
+                body.insert("policyPackVersion".into(), v.version.clone().into());
+                body.insert("policyPackVersionTag".into(), v.version.clone().into());
+                body.insert("enforcementLevel".into(), v.level.as_str().into());
+                vec![self.wrap("policyEvent", Value::Object(body))]
+            }
+            EngineEvent::PolicyRemediation(r) => {
+                let body = json!({
+                    "resourceUrn": r.urn.to_string(),
+                    "color": "never",
+                    "policyName": r.policy,
+                    "policyPackName": r.pack,
+                    "policyPackVersion": r.version,
+                    "policyPackVersionTag": r.version,
+                    "before": self.properties(&r.before),
+                    "after": self.properties(&r.after),
+                });
+                vec![self.wrap("policyRemediationEvent", body)]
+            }
+            EngineEvent::PolicyAnalyzeSummary {
+                urn,
+                pack,
+                version,
+                passed,
+                failed,
+            } => {
+                let mut body = Map::new();
+                if let Some(urn) = urn {
+                    body.insert("resourceUrn".into(), urn.to_string().into());
+                }
+                body.insert("policyPackName".into(), pack.clone().into());
+                body.insert("policyPackVersion".into(), version.clone().into());
+                body.insert("policyPackVersionTag".into(), version.clone().into());
+                if !passed.is_empty() {
+                    body.insert("passed".into(), json!(passed));
+                }
+                if !failed.is_empty() {
+                    body.insert("failed".into(), json!(failed));
+                }
+                vec![self.wrap("policyAnalyzeSummaryEvent", Value::Object(body))]
+            }
+            EngineEvent::Policies(reports) => {
+                for r in reports {
+                    self.policy_packs.insert(r.pack.clone(), r.version.clone());
+                }
+                Vec::new()
             }
         }
     }

@@ -306,6 +306,10 @@ fn prepare(
         }
         let olds = old.map(|o| o.inputs.clone()).unwrap_or_default();
         state.inputs = Box::pin(check(d, &state, olds)).await?;
+        // Policy packs: Remediate, then Analyze, on the checked inputs.
+        if !is_provider {
+            Box::pin(crate::policy::check_resource(d, &mut state, &goal)).await?;
+        }
         planned(d, &goal, &state, old_index)?;
 
         let Some(old_index) = old_index else {

@@ -17,6 +17,7 @@ mod import;
 mod options;
 mod pipeline;
 mod plans;
+mod policy;
 mod provider_instances;
 mod provider_versions;
 mod refresh;

@@ -45,7 +45,7 @@ mod construct;
 mod convert;
 mod discovery;
 mod dynamic;
-mod engine;
+pub(crate) mod engine;
 pub mod install;
 mod loader;
 mod process;

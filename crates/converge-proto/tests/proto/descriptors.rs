@@ -15,9 +15,8 @@
 //! warnings).
 //!
 //! The SDK has more than we define, on purpose. In SDK 3.272.0 we leave out
-//! the services Analyzer, Converter, ResourceStatus, LanguageTest,
-//! codegen.Loader and codegen.Mapper with their messages (analyzer.proto,
-//! converter.proto, resource_status.proto, testing/language.proto,
+//! the services Converter, ResourceStatus, LanguageTest,
+//! codegen.Loader and codegen.Mapper with their messages (converter.proto, resource_status.proto, testing/language.proto,
 //! codegen/loader.proto, codegen/mapper.proto). The test prints every
 //! top-level element we leave out (see it with `-- --nocapture`), so a new
 //! SDK's additions are visible.

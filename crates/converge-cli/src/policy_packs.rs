@@ -1,0 +1,91 @@
+//! `--policy-pack DIR` and `--policy-pack-config FILE`: the packs an
+//! operation runs, each started, asked what it is and configured — its
+//! configuration validated against each policy's schema — before the
+//! operation touches anything.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _, Result};
+use converge_plugin::policy::{
+    Analyzer, PackConfig, PackStartOptions, PolicyPackDir, PolicyPackProcess,
+};
+
+/// How long a pack has to start (a Node.js pack compiling TypeScript
+/// takes several seconds); `CONVERGE_PLUGIN_TIMEOUT` (seconds) overrides.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Which packs to run and how.
+#[derive(Debug, Clone, Default)]
+pub struct PackRequest {
+    pub packs: Vec<PathBuf>,
+    /// One per pack, in the same order, or none.
+    pub configs: Vec<PathBuf>,
+}
+
+impl PackRequest {
+    pub fn new(packs: &[String], configs: &[String]) -> Result<PackRequest> {
+        if !configs.is_empty() && configs.len() != packs.len() {
+            bail!("--policy-pack-config must be given once for each --policy-pack");
+        }
+        Ok(PackRequest {
+            packs: packs.iter().map(PathBuf::from).collect(),
+            configs: configs.iter().map(PathBuf::from).collect(),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.packs.is_empty()
+    }
+
+    /// Reads every pack's manifest and config file: a missing pack, a
+    /// broken manifest or config file is an error before anything starts.
+    pub fn load(&self) -> Result<Vec<(PolicyPackDir, Option<PackConfig>)>> {
+        self.packs
+            .iter()
+            .enumerate()
+            .map(|(i, dir)| {
+                let pack = PolicyPackDir::load(dir)?;
+                let config = match self.configs.get(i) {
+                    Some(path) => Some(PackConfig::read(path)?),
+                    None => None,
+                };
+                Ok((pack, config))
+            })
+            .collect()
+    }
+}
+
+/// Starts and configures every pack of `request`, in order.
+pub async fn start(
+    request: &PackRequest,
+    stack: &str,
+    project: &str,
+    dry_run: bool,
+) -> Result<Vec<Arc<dyn Analyzer>>> {
+    if request.is_empty() {
+        return Ok(Vec::new());
+    }
+    let loaded = request.load()?;
+    let startup_timeout = std::env::var("CONVERGE_PLUGIN_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map_or(START_TIMEOUT, Duration::from_secs);
+    let options = PackStartOptions {
+        stack: stack.to_owned(),
+        project: project.to_owned(),
+        organization: "organization".to_owned(),
+        dry_run,
+        startup_timeout,
+        tags: Default::default(),
+    };
+    let mut analyzers: Vec<Arc<dyn Analyzer>> = Vec::new();
+    for (pack, config) in &loaded {
+        let process = PolicyPackProcess::start(pack, config.as_ref(), &options)
+            .await
+            .with_context(|| format!("policy pack {} could not be used", pack.dir.display()))?;
+        analyzers.push(Arc::new(process));
+    }
+    Ok(analyzers)
+}

@@ -1,0 +1,273 @@
+//! Policy packs (seed 000's analyzers): for every step kind — create,
+//! same, update, replace — `Check`, then `Remediate`, then `Analyze`, then
+//! the step — the provider receives the
+//! remediated inputs — and `AnalyzeStack` once the steps are done; a
+//! mandatory violation fails an update before its resource is touched,
+//! leaving the state byte-identical.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use converge_engine::{EngineError, StepOp};
+use converge_plugin::policy::{
+    AnalyzedResource, Analyzer, AnalyzerError, EnforcementLevel, PackInfo, PolicyDiagnostic,
+    PolicyInfo, Remediation, StackResource,
+};
+use converge_plugin::CheckResponse;
+use converge_testkit::{custom, program, register_stack, TestProgram};
+
+use super::*;
+
+/// A pack that logs each call with the cloud's create/update/delete
+/// counts at that moment, sets `fixed: yes` on every resource, and
+/// reports `v: bad` as a mandatory violation and `v: meh` as an advisory
+/// one.
+#[derive(Debug)]
+struct MockPack {
+    info: PackInfo,
+    log: Log,
+    cloud: Arc<MockCloud>,
+}
+
+impl MockPack {
+    fn new(log: Log, cloud: Arc<MockCloud>) -> MockPack {
+        let policy = |name: &str, level, stack| PolicyInfo {
+            name: name.to_owned(),
+            description: String::new(),
+            enforcement_level: level,
+            config_schema: None,
+            stack,
+        };
+        MockPack {
+            info: PackInfo {
+                name: "mock".to_owned(),
+                version: "1.0.0".to_owned(),
+                policies: vec![
+                    policy("fix", EnforcementLevel::Remediate, false),
+                    policy("no-bad", EnforcementLevel::Mandatory, false),
+                    policy("stack", EnforcementLevel::Advisory, true),
+                ],
+                initial_config: Default::default(),
+            },
+            log,
+            cloud,
+        }
+    }
+
+    fn note(&self, call: &str, name: &str) {
+        let c = self.cloud.counts();
+        self.log.lock().unwrap().push(format!(
+            "{call} {name} c{} u{} d{}",
+            c.creates, c.updates, c.deletes
+        ));
+    }
+
+    fn diagnostic(&self, policy: &str, level: EnforcementLevel) -> PolicyDiagnostic {
+        PolicyDiagnostic {
+            policy_name: policy.to_owned(),
+            pack_name: "mock".to_owned(),
+            pack_version: "1.0.0".to_owned(),
+            description: String::new(),
+            message: format!("{policy} says no"),
+            enforcement_level: level,
+            urn: None,
+        }
+    }
+}
+
+#[async_trait]
+impl Analyzer for MockPack {
+    fn info(&self) -> &PackInfo {
+        &self.info
+    }
+
+    async fn remediate(
+        &self,
+        resource: &AnalyzedResource,
+    ) -> Result<Vec<Remediation>, AnalyzerError> {
+        self.note("remediate", &resource.name);
+        let mut properties = resource.properties.clone();
+        properties.insert("fixed".to_owned(), s("yes"));
+        Ok(vec![Remediation {
+            policy_name: "fix".to_owned(),
+            pack_name: "mock".to_owned(),
+            pack_version: "1.0.0".to_owned(),
+            description: String::new(),
+            properties: Some(properties),
+            diagnostic: None,
+        }])
+    }
+
+    async fn analyze(
+        &self,
+        resource: &AnalyzedResource,
+    ) -> Result<Vec<PolicyDiagnostic>, AnalyzerError> {
+        self.note("analyze", &resource.name);
+        assert_eq!(
+            resource.properties.get("fixed"),
+            Some(&s("yes")),
+            "Analyze sees the remediated inputs"
+        );
+        Ok(match resource.properties.get("v") {
+            Some(v) if *v == s("bad") => {
+                vec![self.diagnostic("no-bad", EnforcementLevel::Mandatory)]
+            }
+            Some(v) if *v == s("meh") => {
+                vec![self.diagnostic("no-bad", EnforcementLevel::Advisory)]
+            }
+            _ => Vec::new(),
+        })
+    }
+
+    async fn analyze_stack(
+        &self,
+        resources: &[StackResource],
+    ) -> Result<Vec<PolicyDiagnostic>, AnalyzerError> {
+        let names: Vec<&str> = resources
+            .iter()
+            .filter(|r| r.resource.type_token == T)
+            .map(|r| r.resource.name.as_str())
+            .collect();
+        self.note("stack", &names.join(","));
+        Ok(Vec::new())
+    }
+}
+
+fn thing(v: &'static str, r: &'static str) -> TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        reg(&m, &stack, custom(T, "a", inputs(&[("v", v), ("r", r)]))).await?;
+        Ok(())
+    })
+}
+
+/// A world whose provider logs `Check` to `log` and replaces on `r`, with
+/// the mock pack.
+fn policed() -> (Lifecycle, Arc<MockCloud>, Log) {
+    let log = log();
+    let checks = log.clone();
+    let prov = provider().replace_on_changes(["r"]).on_check(move |req| {
+        checks
+            .lock()
+            .unwrap()
+            .push(format!("check {}", req.urn.name()));
+        Ok(CheckResponse {
+            inputs: req.news,
+            failures: vec![],
+        })
+    });
+    let (mut w, cloud) = world(prov);
+    w.options.analyzers = vec![Arc::new(MockPack::new(log.clone(), cloud.clone()))];
+    (w, cloud, log)
+}
+
+/// The snapshot as `converge stack export` writes it.
+fn exported(snapshot: &converge_state::Snapshot) -> Vec<u8> {
+    converge_state::checkpoint::write_deployment(
+        snapshot,
+        converge_state::secrets::SecretsMode::Opaque,
+    )
+    .unwrap()
+}
+
+fn take(log: &Log) -> Vec<String> {
+    std::mem::take(&mut *log.lock().unwrap())
+}
+
+#[tokio::test]
+async fn check_then_remediate_then_analyze_then_the_step_for_every_kind() {
+    let (mut w, cloud, log) = policed();
+    let expect = |c: usize, u: usize, d: usize| {
+        vec![
+            "check a".to_owned(),
+            format!("remediate a c{c} u{u} d{d}"),
+            format!("analyze a c{c} u{u} d{d}"),
+        ]
+    };
+    // Create: the pack ran before the object existed; the provider got the
+    // remediated inputs.
+    let r = w.up(&thing("1", "1")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Create]);
+    let mut seen = take(&log);
+    assert_eq!(
+        seen.pop().unwrap(),
+        "stack a c1 u0 d0",
+        "AnalyzeStack comes last"
+    );
+    assert_eq!(seen, expect(0, 0, 0));
+    assert_eq!(cloud.objects()[0].properties.get("fixed"), Some(&s("yes")));
+    assert_eq!(
+        w.resource("a").unwrap().inputs.get("fixed"),
+        Some(&s("yes"))
+    );
+
+    // Same: the remediated inputs are what was recorded, so nothing changes.
+    let r = w.up(&thing("1", "1")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Same]);
+    let mut seen = take(&log);
+    assert_eq!(seen.pop().unwrap(), "stack a c1 u0 d0");
+    assert_eq!(seen, expect(1, 0, 0));
+
+    // Update: analyzed before the update.
+    let r = w.up(&thing("2", "1")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Update]);
+    let mut seen = take(&log);
+    assert_eq!(seen.pop().unwrap(), "stack a c1 u1 d0");
+    assert_eq!(seen, expect(1, 0, 0));
+
+    // Replace: analyzed before the replacement is created.
+    let r = w.up(&thing("2", "2")).await;
+    expect_ok(&r);
+    assert!(ops_of(&r, "a").contains(&StepOp::CreateReplacement));
+    let mut seen = take(&log);
+    assert_eq!(seen.pop().unwrap(), "stack a c2 u1 d1");
+    // The replacement's inputs are checked again without old inputs, as
+    // Pulumi does: the remediated ones, after the analysis.
+    let mut replaced = expect(1, 1, 0);
+    replaced.push("check a".to_owned());
+    assert_eq!(seen, replaced);
+    assert_eq!(cloud.objects()[0].properties.get("fixed"), Some(&s("yes")));
+}
+
+#[tokio::test]
+async fn a_mandatory_violation_leaves_the_state_byte_identical() {
+    let (mut w, cloud, log) = policed();
+    expect_ok(&w.up(&thing("1", "1")).await);
+    let before = exported(&w.snapshot);
+    let counts = cloud.counts();
+    take(&log);
+
+    // An update stops before the violating resource's step.
+    let r = w.up(&thing("bad", "1")).await;
+    match &r.error {
+        Some(EngineError::PolicyViolation { urn, violations }) => {
+            assert!(urn.as_ref().unwrap().as_str().ends_with("::a"));
+            assert!(
+                violations[0].contains("mock@v1.0.0 no-bad"),
+                "{violations:?}"
+            );
+        }
+        other => panic!("expected a policy violation, got {other:?}"),
+    }
+    assert_eq!(exported(&w.snapshot), before);
+    assert_eq!(
+        cloud.counts(),
+        counts,
+        "the provider was asked to change something"
+    );
+    assert!(
+        !take(&log).iter().any(|l| l.starts_with("stack")),
+        "AnalyzeStack runs after an update that succeeded only"
+    );
+
+    // A preview goes on to show everything, then fails.
+    let r = w.preview(&thing("bad", "1")).await;
+    assert!(matches!(r.error, Some(EngineError::PolicyViolation { .. })));
+    // An advisory violation is reported and the update goes on.
+    let r = w.up(&thing("meh", "1")).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Update]);
+}
