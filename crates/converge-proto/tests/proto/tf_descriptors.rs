@@ -13,8 +13,7 @@
 
 use crate::common;
 
-use common::flatten::{compare, our_schema, Flat};
-use serde_json::Value;
+use common::flatten::{assert_file_matches, Flat};
 
 const OUR_FILE: &str = "tfplugin6/tfplugin6.proto";
 const THEIR_FILE: &str = "tf/gen/tfplugin.proto";
@@ -22,50 +21,7 @@ const THEIR_FILE: &str = "tf/gen/tfplugin.proto";
 #[test]
 fn our_tfplugin6_matches_the_tf_framework() {
     let Some(theirs) = tf_schema() else { return };
-    let ours = our_schema(|file| file == OUR_FILE);
-    assert!(
-        ours.len() > 200,
-        "our tfplugin6 schema looks empty: {} elements",
-        ours.len()
-    );
-    let theirs = renamed(theirs);
-
-    let (mut problems, left_out) = compare(&ours, &theirs);
-    problems.extend(
-        left_out
-            .iter()
-            .map(|key| format!("{key}: the tf framework has it, we do not")),
-    );
-    println!(
-        "compared {} elements of ours with {} of the tf framework",
-        ours.len(),
-        theirs.len()
-    );
-    assert!(
-        problems.is_empty(),
-        "{} difference(s) from the tf framework (theirs):\n  {}",
-        problems.len(),
-        problems.join("\n  ")
-    );
-}
-
-/// `theirs` with their file's name replaced by ours, in keys and facts.
-fn renamed(theirs: Flat) -> Flat {
-    theirs
-        .into_iter()
-        .map(|(key, mut facts)| {
-            let key = match key.strip_prefix("file ") {
-                Some(THEIR_FILE) => format!("file {OUR_FILE}"),
-                _ => key,
-            };
-            if let Some(file) = facts.get_mut("file") {
-                if file == THEIR_FILE {
-                    *file = Value::from(OUR_FILE);
-                }
-            }
-            (key, facts)
-        })
-        .collect()
+    assert_file_matches(OUR_FILE, THEIR_FILE, theirs, "the tf framework");
 }
 
 /// The `tf` framework's flattened schema, or `None` when no interpreter is

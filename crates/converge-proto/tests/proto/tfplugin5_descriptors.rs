@@ -12,8 +12,7 @@
 
 use crate::common;
 
-use common::flatten::{compare, our_schema, Flat};
-use serde_json::Value;
+use common::flatten::{assert_file_matches, Flat};
 
 const OUR_FILE: &str = "tfplugin5/tfplugin5.proto";
 const THEIR_FILE: &str = "tfplugin5_5.proto";
@@ -21,49 +20,7 @@ const THEIR_FILE: &str = "tfplugin5_5.proto";
 #[test]
 fn our_tfplugin5_matches_protocol_5_5() {
     let Some(theirs) = schema() else { return };
-    let ours = our_schema(|file| file == OUR_FILE);
-    assert!(
-        ours.len() > 200,
-        "our tfplugin5 schema looks empty: {} elements",
-        ours.len()
-    );
-    let theirs = renamed(theirs);
-    let (mut problems, left_out) = compare(&ours, &theirs);
-    problems.extend(
-        left_out
-            .iter()
-            .map(|key| format!("{key}: protocol 5.5 has it, we do not")),
-    );
-    println!(
-        "compared {} elements of ours with {} of protocol 5.5",
-        ours.len(),
-        theirs.len()
-    );
-    assert!(
-        problems.is_empty(),
-        "{} difference(s) from protocol 5.5 (theirs):\n  {}",
-        problems.len(),
-        problems.join("\n  ")
-    );
-}
-
-/// `theirs` with their file's name replaced by ours, in keys and facts.
-fn renamed(theirs: Flat) -> Flat {
-    theirs
-        .into_iter()
-        .map(|(key, mut facts)| {
-            let key = match key.strip_prefix("file ") {
-                Some(THEIR_FILE) => format!("file {OUR_FILE}"),
-                _ => key,
-            };
-            if let Some(file) = facts.get_mut("file") {
-                if file == THEIR_FILE {
-                    *file = Value::from(OUR_FILE);
-                }
-            }
-            (key, facts)
-        })
-        .collect()
+    assert_file_matches(OUR_FILE, THEIR_FILE, theirs, "protocol 5.5");
 }
 
 /// The flattened protocol 5.5 schema, or `None` when no interpreter is

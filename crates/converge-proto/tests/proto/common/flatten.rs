@@ -174,3 +174,48 @@ fn merged(ranges: impl Iterator<Item = (i32, i32)>) -> Vec<[i32; 2]> {
     }
     out
 }
+
+/// Asserts that our `.proto` file `our_file` matches `theirs` (a schema
+/// flattened from their file `their_file`, described as `who` in
+/// messages) exactly, both ways, after their file's name is replaced by
+/// ours in keys and facts.
+pub fn assert_file_matches(our_file: &str, their_file: &str, theirs: Flat, who: &str) {
+    let ours = our_schema(|file| file == our_file);
+    assert!(
+        ours.len() > 200,
+        "our {our_file} schema looks empty: {} elements",
+        ours.len()
+    );
+    let theirs: Flat = theirs
+        .into_iter()
+        .map(|(key, mut facts)| {
+            let key = match key.strip_prefix("file ") {
+                Some(f) if f == their_file => format!("file {our_file}"),
+                _ => key,
+            };
+            if let Some(file) = facts.get_mut("file") {
+                if file == their_file {
+                    *file = Value::from(our_file);
+                }
+            }
+            (key, facts)
+        })
+        .collect();
+    let (mut problems, left_out) = compare(&ours, &theirs);
+    problems.extend(
+        left_out
+            .iter()
+            .map(|key| format!("{key}: {who} has it, we do not")),
+    );
+    println!(
+        "compared {} elements of ours with {} of {who}",
+        ours.len(),
+        theirs.len()
+    );
+    assert!(
+        problems.is_empty(),
+        "{} difference(s) from {who} (theirs):\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+}
