@@ -10,15 +10,13 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use converge_model::{PropertyMap, ResourceState};
-use converge_proto::pulumirpc::callbacks_client::CallbacksClient;
 use converge_proto::pulumirpc::register_resource_request::{CustomTimeouts, ResourceHooksBinding};
 use converge_proto::pulumirpc::{
     Callback, CallbackInvokeRequest, ErrorHookRequest, ErrorHookResponse, RegisterErrorHookRequest,
     RegisterResourceHookRequest, ResourceHookRequest, ResourceHookResponse, ResourceOptions,
 };
-use converge_proto::{marshal_properties, marshal_value, MarshalOptions, MessageLimits};
+use converge_proto::{marshal_properties, marshal_value, MarshalOptions};
 use prost::Message;
-use tonic::transport::{Channel, Endpoint};
 use tonic::Status;
 
 use super::lock;
@@ -37,7 +35,7 @@ struct ResourceHook {
 pub(crate) struct Hooks {
     resource: Mutex<HashMap<String, ResourceHook>>,
     error: Mutex<HashMap<String, Callback>>,
-    clients: tokio::sync::Mutex<HashMap<String, CallbacksClient<Channel>>>,
+    clients: super::callbacks::CallbackClients,
 }
 
 impl Hooks {
@@ -76,7 +74,7 @@ impl Hooks {
         callback: &Callback,
         request: &Req,
     ) -> Result<Resp, String> {
-        let mut client = self.client(&callback.target).await.map_err(|e| {
+        let mut client = self.clients.get(&callback.target).await.map_err(|e| {
             format!(
                 "the program's Callbacks server at {} cannot be reached: {e}",
                 callback.target
@@ -92,23 +90,6 @@ impl Hooks {
             .into_inner();
         Resp::decode(answer.response.as_slice())
             .map_err(|e| format!("hook {name:?}'s answer cannot be read: {e}"))
-    }
-
-    async fn client(
-        &self,
-        target: &str,
-    ) -> Result<CallbacksClient<Channel>, tonic::transport::Error> {
-        let mut clients = self.clients.lock().await;
-        if let Some(client) = clients.get(target) {
-            return Ok(client.clone());
-        }
-        let channel = Endpoint::from_shared(format!("http://{target}"))?
-            .tcp_nodelay(true)
-            .connect()
-            .await?;
-        let client = CallbacksClient::new(channel).with_message_limits();
-        clients.insert(target.to_owned(), client.clone());
-        Ok(client)
     }
 }
 

@@ -32,6 +32,7 @@
 //! [`ReadGoal`]: crate::ReadGoal
 //! [`Alias`]: crate::Alias
 
+mod callbacks;
 mod construct;
 mod engine_service;
 mod goals;

@@ -21,16 +21,14 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use converge_model::{OutputValue, PropertyMap, PropertyValue};
-use converge_proto::pulumirpc::callbacks_client::CallbacksClient;
 use converge_proto::pulumirpc::register_resource_request::PropertyDependencies;
 use converge_proto::pulumirpc::{
     alias, Alias, Callback, CallbackInvokeRequest, RegisterResourceRequest, ResourceInvokeRequest,
     TransformInvokeOptions, TransformInvokeRequest, TransformInvokeResponse, TransformRequest,
     TransformResourceOptions, TransformResponse,
 };
-use converge_proto::{marshal_properties, unmarshal_properties, MarshalOptions, MessageLimits};
+use converge_proto::{marshal_properties, unmarshal_properties, MarshalOptions};
 use prost::Message;
-use tonic::transport::{Channel, Endpoint};
 use tonic::Status;
 
 use super::lock;
@@ -40,7 +38,7 @@ use super::lock;
 #[derive(Debug, Default)]
 pub(crate) struct Transforms {
     /// Clients of the programs' `Callbacks` servers, by address.
-    clients: tokio::sync::Mutex<HashMap<String, CallbacksClient<Channel>>>,
+    clients: super::callbacks::CallbackClients,
     stack: Mutex<Vec<Callback>>,
     stack_invoke: Mutex<Vec<Callback>>,
     /// Each registered resource's own transforms (for its children), and
@@ -191,7 +189,7 @@ impl Transforms {
         request: &Req,
         what: &str,
     ) -> Result<Resp, Status> {
-        let mut client = self.client(&callback.target).await.map_err(|e| {
+        let mut client = self.clients.get(&callback.target).await.map_err(|e| {
             Status::unavailable(format!(
                 "{what}: the program's transform at {} cannot be reached: {e}",
                 callback.target
@@ -213,23 +211,6 @@ impl Transforms {
         Resp::decode(answer.response.as_slice()).map_err(|e| {
             Status::invalid_argument(format!("{what}: a transform's answer cannot be read: {e}"))
         })
-    }
-
-    async fn client(
-        &self,
-        target: &str,
-    ) -> Result<CallbacksClient<Channel>, tonic::transport::Error> {
-        let mut clients = self.clients.lock().await;
-        if let Some(client) = clients.get(target) {
-            return Ok(client.clone());
-        }
-        let channel = Endpoint::from_shared(format!("http://{target}"))?
-            .tcp_nodelay(true)
-            .connect()
-            .await?;
-        let client = CallbacksClient::new(channel).with_message_limits();
-        clients.insert(target.to_owned(), client.clone());
-        Ok(client)
     }
 }
 
