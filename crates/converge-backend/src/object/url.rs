@@ -5,7 +5,8 @@
 //!   (also the newer spellings `disable_https` and `use_path_style`);
 //!   credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` /
 //!   `AWS_SESSION_TOKEN`, region from `AWS_REGION` / `AWS_DEFAULT_REGION`,
-//!   or the instance's role;
+//!   or the instance's role; without `endpoint=`, the server from
+//!   `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL` (path-style, as `endpoint=`);
 //! - `gs://bucket[/prefix]`; credentials from
 //!   `GOOGLE_APPLICATION_CREDENTIALS` or the instance's service account;
 //! - `azblob://container[/prefix][?storage_account=A]`; account and key
@@ -130,7 +131,9 @@ fn s3(url: &str, bucket: &str, query: &[(String, String)]) -> Result<object_stor
             }
         }
     }
-    if let Some(ep) = endpoint {
+    // Without `endpoint=` in the URL, the AWS SDKs' variables name the
+    // server (the S3-specific one first), with the same consequences.
+    if let Some(ep) = endpoint.or_else(env_endpoint) {
         let with_scheme = if ep.contains("://") {
             ep
         } else if insecure {
@@ -149,6 +152,15 @@ fn s3(url: &str, bucket: &str, query: &[(String, String)]) -> Result<object_stor
         .with_virtual_hosted_style_request(!path_style)
         .build()
         .map_err(|e| invalid(url, e.to_string()))
+}
+
+/// The S3 endpoint the AWS SDKs' environment names, if any:
+/// `AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`.
+fn env_endpoint() -> Option<String> {
+    ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"]
+        .into_iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .find(|v| !v.trim().is_empty())
 }
 
 fn azure(

@@ -70,6 +70,51 @@ fn dev() -> StackRef {
     StackRef::new("objproj", "dev").unwrap()
 }
 
+/// The AWS SDKs' `AWS_ENDPOINT_URL` names an S3-compatible server as well
+/// as `?endpoint=` does: a plain `s3://bucket/prefix` URL then reaches it
+/// (path-style, plain HTTP when the variable says `http://`).
+#[test]
+fn aws_endpoint_url_names_the_s3_server() {
+    let Some(endpoint) = std::env::var_os("CONVERGE_TEST_S3_ENDPOINT") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "scripts/test sets CONVERGE_TEST_S3_ENDPOINT"
+        );
+        return;
+    };
+    let endpoint = endpoint.to_string_lossy().into_owned();
+    let bucket =
+        std::env::var("CONVERGE_TEST_S3_BUCKET").unwrap_or_else(|_| "converge-test".to_owned());
+    let url = format!(
+        "s3://{bucket}/env-endpoint-{}?region=us-east-1",
+        uuid::Uuid::new_v4().simple()
+    );
+    let scratch = common::Scratch::new(PROGRAM);
+    let backend = common::Backend::Url(url.clone());
+    let run = |args: &[&str]| {
+        let mut cmd = common::converge_on(&scratch, &backend, &[]);
+        cmd.env("AWS_ENDPOINT_URL", format!("http://{endpoint}"));
+        common::stdout_of(cmd, args)
+    };
+    run(&["stack", "init", "dev"]);
+    let up = run(&["up", "--yes"]);
+    assert!(up.contains("+ 5 created"), "{up}");
+    // The state is in that server's bucket, where `?endpoint=` finds it.
+    let explicit = format!(
+        "s3://{bucket}/{}?endpoint={endpoint}&disableSSL=true&region=us-east-1",
+        url.trim_start_matches(&format!("s3://{bucket}/"))
+            .split('?')
+            .next()
+            .unwrap()
+    );
+    let stacks = common::stdout_of(
+        common::converge_on(&scratch, &common::Backend::Url(explicit), &[]),
+        &["stack", "ls"],
+    );
+    assert!(stacks.contains("dev"), "{stacks}");
+    run(&["destroy", "--yes"]);
+}
+
 #[test]
 fn login_deploy_and_destroy_on_s3() {
     let Some(url) = converge_backend::conformance::test_s3_url("e2e") else {
