@@ -45,14 +45,15 @@ pub fn logout(ctx: &Context) -> Result<()> {
 pub async fn whoami(ctx: &Context, verbose: bool, json: bool) -> Result<()> {
     let project = crate::project::Project::find(&ctx.cwd)?;
     let url = ctx.backend_url(project.as_ref())?;
+    // A state service names the token and its organization; a
+    // self-managed backend has the OS user and none.
+    let (user, organizations) = match crate::remote::identify(&url).await? {
+        Some(who) => (who.token_name, vec![who.organization]),
+        None => (username(), Vec::new()),
+    };
     if json {
         // Pulumi's shape: `user`, `url`, `organizations` (the SDKs read
-        // all three). A state service names the token and its
-        // organization; a self-managed backend has the OS user and none.
-        let (user, organizations) = match crate::remote::identify(&url).await? {
-            Some(who) => (who.token_name, vec![who.organization]),
-            None => (username(), Vec::new()),
-        };
+        // all three).
         let out = serde_json::json!({
             "user": user,
             "url": url,
@@ -62,10 +63,13 @@ pub async fn whoami(ctx: &Context, verbose: bool, json: bool) -> Result<()> {
         return Ok(());
     }
     if verbose {
-        println!("User: {}", username());
+        println!("User: {user}");
+        if !organizations.is_empty() {
+            println!("Organizations: {}", organizations.join(", "));
+        }
         println!("Backend URL: {url}");
     } else {
-        println!("{}", username());
+        println!("{user}");
     }
     Ok(())
 }

@@ -330,6 +330,21 @@ fn unqualified_stack_names_live_in_the_tokens_organization() {
     let service = Service::start_in(&w.scratch.home, &data, "127.0.0.1:0", "acme");
     let out = w.ok(&["login", &service.url, "--token", &service.token]);
     assert!(out.contains("organization acme"), "{out}");
+    // `whoami` names the token's user and organization, as login did,
+    // not the local OS user.
+    let login_user = out
+        .split_whitespace()
+        .skip_while(|w| *w != "as")
+        .nth(1)
+        .map(|u| u.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '_'))
+        .unwrap_or_default()
+        .to_owned();
+    let who = w.ok(&["whoami", "-v"]);
+    assert!(who.contains("Organizations: acme"), "{who}");
+    assert!(
+        !login_user.is_empty() && who.contains(&format!("User: {login_user}")),
+        "login said {out:?}; whoami said {who:?}"
+    );
     w.ok(&["stack", "init", "dev"]);
     let out = w.ok(&["up", "--yes"]);
     assert!(out.contains("+ 9 created"), "{out}");
