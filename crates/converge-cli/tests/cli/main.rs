@@ -49,4 +49,5 @@ mod state_move;
 mod terraform;
 mod yaml_config;
 mod yaml_functions;
+mod yaml_options;
 mod yaml_tokens;
