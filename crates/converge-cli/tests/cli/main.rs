@@ -50,4 +50,5 @@ mod terraform;
 mod yaml_config;
 mod yaml_functions;
 mod yaml_options;
+mod yaml_program;
 mod yaml_tokens;
