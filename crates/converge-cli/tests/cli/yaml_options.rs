@@ -472,14 +472,20 @@ fn retain_on_delete_leaves_the_object() {
 
 #[test]
 fn version_and_plugin_download_url_are_checked() {
-    // The built-in provider answers for any version; the option is
-    // passed to the engine and the URL must be a string.
+    // The version picks the default provider of that version (the
+    // built-in provider answers for any); the URL must be a string.
     let w = World::new(&program(&[logged(
         "c",
         "",
         "version: 1.0.0\npluginDownloadURL: https://example.com/plugins",
     )]));
     w.run(&["up", "--yes"]);
+    let provider = w.resource("c")["provider"].as_str().unwrap().to_owned();
+    assert!(
+        provider.starts_with("urn:pulumi:dev::opts::pulumi:providers:command::default_1_0_0::"),
+        "{provider}"
+    );
+    assert_eq!(w.resource("default_1_0_0")["inputs"]["version"], "1.0.0");
     w.write(&program(&[logged("c", "", "pluginDownloadURL: [1]")]));
     let e = w.fails(&["preview"]);
     assert!(

@@ -228,3 +228,42 @@ fn config_types_defaults_and_secrets() {
 fn configuration_is_the_deprecated_name_of_config() {
     typed_config("configuration");
 }
+
+#[test]
+fn resource_properties_type_name_and_default_provider() {
+    let w = World::new(
+        "name: prog\nruntime: yaml\nresources:\n  prov:\n    type: pulumi:providers:command\n    \
+         defaultProvider: true\n  c:\n    type: command:local:Command\n    \
+         name: logical-name\n    properties:\n      create: echo hi\n\
+         outputs:\n  out: ${c.stdout}\n",
+    );
+    w.run(&["up", "--yes"]);
+    assert_eq!(w.outputs()["out"], "hi");
+    let export: Value = serde_json::from_str(&w.run(&["stack", "export"])).unwrap();
+    let resources = export["deployment"]["resources"].as_array().unwrap();
+    let urn = |r: &Value| r["urn"].as_str().unwrap().to_owned();
+    let prov = resources
+        .iter()
+        .find(|r| urn(r).ends_with("pulumi:providers:command::prov"))
+        .expect("the provider");
+    let c = resources
+        .iter()
+        .find(|r| urn(r).ends_with("command:local:Command::logical-name"))
+        .expect("the resource under its name:");
+    assert_eq!(
+        c["provider"],
+        format!("{}::{}", urn(prov), prov["id"].as_str().unwrap()),
+        "the defaultProvider is the package's provider"
+    );
+    // An unknown property of a resource is an error naming the closest.
+    w.file(
+        "Pulumi.yaml",
+        "name: prog\nruntime: yaml\nresources:\n  c:\n    type: command:local:Command\n    \
+         propertes: {create: echo hi}\n",
+    );
+    let e = w.fails(&["preview"]);
+    assert!(
+        e.contains("Pulumi.yaml:6:5: unknown property 'propertes' of resource 'c'; did you mean 'properties'?"),
+        "{e}"
+    );
+}

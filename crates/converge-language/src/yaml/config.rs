@@ -382,6 +382,15 @@ fn parse_value(raw: &str, ty: &ConfigType) -> Option<PropertyValue> {
     conforms(&value, ty).then_some(value)
 }
 
+/// `a String`, `an Integer`.
+fn with_article(ty: &ConfigType) -> String {
+    let name = ty.to_string();
+    match name.chars().next() {
+        Some('A' | 'E' | 'I' | 'O' | 'U' | 'a' | 'e' | 'i' | 'o' | 'u') => format!("an {name}"),
+        _ => format!("a {name}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,14 +411,5 @@ mod tests {
         assert_eq!(parse_value("x", &ConfigType::Number), None);
         assert_eq!(parse_value("2.5", &ConfigType::Integer), None);
         assert_eq!(number_text(3.0), "3");
-    }
-}
-
-/// `a String`, `an Integer`.
-fn with_article(ty: &ConfigType) -> String {
-    let name = ty.to_string();
-    match name.chars().next() {
-        Some('A' | 'E' | 'I' | 'O' | 'U' | 'a' | 'e' | 'i' | 'o' | 'u') => format!("an {name}"),
-        _ => format!("a {name}"),
     }
 }
