@@ -49,4 +49,6 @@ mod state_move;
 mod terraform;
 mod yaml_config;
 mod yaml_functions;
+mod yaml_options;
+mod yaml_program;
 mod yaml_tokens;

@@ -81,6 +81,7 @@ pub(crate) struct Options {
     pub provider: Option<Access>,
     pub providers: Vec<Access>,
     pub deleted_with: Option<Access>,
+    pub replace_with: Vec<Access>,
     pub protect: Option<Expr>,
     pub delete_before_replace: Option<Expr>,
     pub retain_on_delete: Option<Expr>,
@@ -91,6 +92,10 @@ pub(crate) struct Options {
     pub import: Option<Expr>,
     pub version: Option<Expr>,
     pub custom_timeouts: Option<Expr>,
+    pub hide_diffs: Option<Expr>,
+    pub replacement_trigger: Option<Expr>,
+    /// Checked to be a string; Converge downloads no plugin.
+    pub plugin_download_url: Option<Expr>,
 }
 
 /// The options of a resource without `options:`.
@@ -100,6 +105,7 @@ static NO_OPTIONS: Options = Options {
     provider: None,
     providers: Vec::new(),
     deleted_with: None,
+    replace_with: Vec::new(),
     protect: None,
     delete_before_replace: None,
     retain_on_delete: None,
@@ -110,6 +116,9 @@ static NO_OPTIONS: Options = Options {
     import: None,
     version: None,
     custom_timeouts: None,
+    hide_diffs: None,
+    replacement_trigger: None,
+    plugin_download_url: None,
 };
 
 impl Options {
@@ -126,6 +135,9 @@ impl Options {
             &self.import,
             &self.version,
             &self.custom_timeouts,
+            &self.hide_diffs,
+            &self.replacement_trigger,
+            &self.plugin_download_url,
         ]
         .into_iter()
         .flatten()
@@ -171,6 +183,7 @@ pub(crate) const OPTIONS: &[&str] = &[
     "deleteBeforeReplace",
     "deletedWith",
     "dependsOn",
+    "hideDiffs",
     "ignoreChanges",
     "import",
     "parent",
@@ -179,6 +192,8 @@ pub(crate) const OPTIONS: &[&str] = &[
     "provider",
     "providers",
     "replaceOnChanges",
+    "replaceWith",
+    "replacementTrigger",
     "retainOnDelete",
     "version",
 ];
@@ -467,7 +482,10 @@ fn options(p: &mut ExprParser<'_>, node: &Node) -> Options {
             "import" => o.import = Some(p.expr(v)),
             "version" => o.version = Some(p.expr(v)),
             "customTimeouts" => o.custom_timeouts = Some(p.expr(v)),
-            "pluginDownloadURL" => {}
+            "replaceWith" => o.replace_with = p.resource_refs(v, "replaceWith"),
+            "hideDiffs" => o.hide_diffs = Some(p.expr(v)),
+            "replacementTrigger" => o.replacement_trigger = Some(p.expr(v)),
+            "pluginDownloadURL" => o.plugin_download_url = Some(p.expr(v)),
             other => {
                 let hint = did_you_mean(other, OPTIONS.iter().copied());
                 p.error(k.pos, format!("unknown resource option '{other}'{hint}"));

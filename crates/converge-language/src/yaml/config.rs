@@ -228,7 +228,15 @@ pub(crate) fn resolve(
             Ok(r) => {
                 out.insert(name.to_owned(), r);
             }
-            Err((pos, message)) => errors.push(YamlError::at(&decl.file, pos, message)),
+            Err((pos, message)) => {
+                errors.push(YamlError::at(&decl.file, pos, message));
+                // As for an invalid declaration: its uses add no errors.
+                let placeholder = Resolved {
+                    value: PropertyValue::Null,
+                    ty: ConfigType::Object,
+                };
+                out.insert(name.to_owned(), placeholder);
+            }
         }
     }
     let prefix = format!("{}:", options.project);
@@ -275,8 +283,9 @@ fn resolve_one(
             return Err((
                 node.pos,
                 format!(
-                    "the default of config '{name}' is {}, not a {ty}",
-                    node.kind_name()
+                    "the default of config '{name}' is {}, not {}",
+                    node.kind_name(),
+                    with_article(&ty)
                 ),
             ));
         }
@@ -292,7 +301,10 @@ fn resolve_one(
                 };
                 (
                     decl.key.pos,
-                    format!("config '{name}' must be a {ty}, but the stack sets it to {shown}"),
+                    format!(
+                        "config '{name}' must be {}, but the stack sets it to {shown}",
+                        with_article(&ty)
+                    ),
                 )
             })?;
             (value, raw.secret)
@@ -368,6 +380,15 @@ fn parse_value(raw: &str, ty: &ConfigType) -> Option<PropertyValue> {
         ConfigType::List(_) | ConfigType::Object => json_to_value(&serde_json::from_str(raw).ok()?),
     };
     conforms(&value, ty).then_some(value)
+}
+
+/// `a String`, `an Integer`.
+fn with_article(ty: &ConfigType) -> String {
+    let name = ty.to_string();
+    match name.chars().next() {
+        Some('A' | 'E' | 'I' | 'O' | 'U' | 'a' | 'e' | 'i' | 'o' | 'u') => format!("an {name}"),
+        _ => format!("a {name}"),
+    }
 }
 
 #[cfg(test)]

@@ -60,7 +60,12 @@ pub(crate) struct Info {
 /// Everything an expression can see.
 pub(crate) struct Scope<'a> {
     pub file: &'a str,
+    /// The directory holding Pulumi.yaml (`pulumi.rootDirectory`).
     pub project_dir: &'a Path,
+    /// The program's working directory (`pulumi.cwd`): the directory
+    /// `main:` names, else the project directory. Relative paths of the
+    /// file functions start here.
+    pub work_dir: &'a Path,
     /// The engine: `fn::invoke` goes through it.
     pub monitor: &'a Monitor,
     pub config: &'a BTreeMap<String, PropertyValue>,

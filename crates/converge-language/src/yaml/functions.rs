@@ -114,7 +114,7 @@ pub(crate) async fn call(
         }
         Call::ReadFile(e) => {
             let path = string("fn::readFile", "its argument", known!(e)).map_err(err)?;
-            let text = std::fs::read_to_string(scope.project_dir.join(&path))
+            let text = std::fs::read_to_string(scope.work_dir.join(&path))
                 .map_err(|e| err(format!("fn::readFile: cannot read '{path}': {e}")))?;
             PropertyValue::String(text)
         }
@@ -125,7 +125,7 @@ pub(crate) async fn call(
         Call::FileAsset(e) => {
             let path = string("fn::fileAsset", "its argument", known!(e)).map_err(err)?;
             let mut asset = Asset::from_path(path.clone());
-            if let Ok(bytes) = std::fs::read(scope.project_dir.join(&path)) {
+            if let Ok(bytes) = std::fs::read(scope.work_dir.join(&path)) {
                 asset.hash = sha256_hex(&bytes);
             }
             PropertyValue::Asset(Box::new(asset))
@@ -187,7 +187,7 @@ fn unary_call(
     let err = |m: String| scope.error(pos, m);
     let read = |func: &str, value: PropertyValue| -> Result<Vec<u8>, YamlError> {
         let path = string(func, "its argument", value).map_err(err)?;
-        std::fs::read(scope.project_dir.join(&path))
+        std::fs::read(scope.work_dir.join(&path))
             .map_err(|e| err(format!("{func}: cannot read '{path}': {e}")))
     };
     let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);

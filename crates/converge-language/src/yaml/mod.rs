@@ -194,6 +194,9 @@ pub(crate) struct Loaded {
     pub graph: Graph,
     pub config: BTreeMap<String, PropertyValue>,
     pub project_dir: PathBuf,
+    /// The directory `main:` names (the project directory without one):
+    /// the program's working directory, as Pulumi runs it.
+    pub work_dir: PathBuf,
 }
 
 const PROJECT_FILE: &str = "Pulumi.yaml";
@@ -210,6 +213,7 @@ pub struct ParsedYaml {
     /// with what checking finds.
     errors: Vec<YamlError>,
     project_dir: PathBuf,
+    work_dir: PathBuf,
 }
 
 impl fmt::Debug for ParsedYaml {
@@ -235,9 +239,17 @@ impl ParsedYaml {
         }
         check_runtime(&project)?;
         let main = ast::lookup(&project, "main").and_then(Node::as_str);
-        crate::entry_point::resolve(project_dir, main)
+        let entry = crate::entry_point::resolve(project_dir, main)
             .map_err(|e| single(PROJECT_FILE, e.to_string()))?;
         let main_dir = main.map(PathBuf::from).unwrap_or_default();
+        // As Pulumi: a `main` that names a file runs in its directory.
+        let work_dir = if entry.is_dir() {
+            entry
+        } else {
+            entry
+                .parent()
+                .map_or_else(|| project_dir.to_path_buf(), Path::to_path_buf)
+        };
         let main_rel = main_dir.join(MAIN_FILE);
         let main_path = project_dir.join(&main_rel);
         let mut errors = Vec::new();
@@ -263,6 +275,7 @@ impl ParsedYaml {
             template,
             errors,
             project_dir: project_dir.to_path_buf(),
+            work_dir,
         })
     }
 
@@ -280,6 +293,7 @@ impl ParsedYaml {
             template,
             mut errors,
             project_dir,
+            work_dir,
         } = self;
         let config = config::resolve(&template.config, &options, &mut errors);
         let graph = validate::check(&template, &config, &mut errors);
@@ -293,6 +307,7 @@ impl ParsedYaml {
                 graph,
                 config,
                 project_dir,
+                work_dir,
             }),
         })
     }

@@ -63,6 +63,7 @@ impl Ctx {
         Scope {
             file: &self.loaded.template.file,
             project_dir: &self.loaded.project_dir,
+            work_dir: &self.loaded.work_dir,
             monitor: &self.monitor,
             config: &self.loaded.config,
             slots,
@@ -97,7 +98,7 @@ async fn run(loaded: Arc<Loaded>, monitor: Monitor) -> Result<(), String> {
     let info = Info {
         stack: monitor.stack().to_owned(),
         project: monitor.project().to_owned(),
-        cwd: loaded.project_dir.to_string_lossy().into_owned(),
+        cwd: loaded.work_dir.to_string_lossy().into_owned(),
         preview: monitor.is_preview(),
     };
     let ctx = Arc::new(Ctx {
@@ -448,6 +449,25 @@ async fn options(scope: &Scope<'_>, r: &Resource) -> Result<ResourceOptions, Yam
         Some(a) => Some(scope.resource(a)?.urn.clone()),
         None => None,
     };
+    let mut replace_with = Vec::new();
+    for a in &o.replace_with {
+        replace_with.push(scope.resource(a)?.urn.clone());
+    }
+    let replacement_trigger = match &o.replacement_trigger {
+        // Unknown in a preview: the engine plans a replacement.
+        Some(e) => match Box::pin(scope.eval(e)).await? {
+            PropertyValue::Null => None,
+            v => Some(v),
+        },
+        None => None,
+    };
+    // Converge downloads no plugin; the URL must still be a string.
+    Box::pin(opt_string(
+        scope,
+        &o.plugin_download_url,
+        "pluginDownloadURL",
+    ))
+    .await?;
     let delete_before_replace = match &o.delete_before_replace {
         Some(_) => Some(opt_bool(scope, &o.delete_before_replace, "deleteBeforeReplace").await?),
         None => None,
@@ -469,6 +489,9 @@ async fn options(scope: &Scope<'_>, r: &Resource) -> Result<ResourceOptions, Yam
         .await?,
         import_id: opt_string(scope, &o.import, "import").await?,
         import_inputs: Default::default(),
+        hide_diffs: opt_strings(scope, &o.hide_diffs, "hideDiffs").await?,
+        replace_with,
+        replacement_trigger,
         ..ResourceOptions::default()
     })
 }

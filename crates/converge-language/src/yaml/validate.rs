@@ -317,6 +317,7 @@ fn resource(
         .map(|a| (a, "dependsOn", false))
         .chain(o.parent.iter().map(|a| (a, "parent", false)))
         .chain(o.deleted_with.iter().map(|a| (a, "deletedWith", false)))
+        .chain(o.replace_with.iter().map(|a| (a, "replaceWith", false)))
         .chain(o.provider.iter().map(|a| (a, "provider", true)))
         .chain(o.providers.iter().map(|a| (a, "providers", true)));
     for (a, option, provider) in refs {

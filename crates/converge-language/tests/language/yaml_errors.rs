@@ -150,7 +150,7 @@ fn config_value_of_the_wrong_type_and_missing_config() {
     );
     assert_eq!(
         e,
-        "Pulumi.yaml:4:3: config 'n' must be a Integer, but the stack sets it to \"1.5\"\n\
+        "Pulumi.yaml:4:3: config 'n' must be an Integer, but the stack sets it to \"1.5\"\n\
          Pulumi.yaml:6:3: config 'name' has no value in the stack and no default"
     );
 }
@@ -172,7 +172,7 @@ fn a_secret_config_value_of_the_wrong_type_is_not_shown() {
     assert_eq!(
         e,
         "Pulumi.yaml:4:3: config 'n' must be a Number, but the stack sets it to a secret value\n\
-         Pulumi.yaml:6:3: config 'pin' must be a Integer, but the stack sets it to a secret value"
+         Pulumi.yaml:6:3: config 'pin' must be an Integer, but the stack sets it to a secret value"
     );
 }
 

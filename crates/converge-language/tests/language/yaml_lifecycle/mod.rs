@@ -5,6 +5,7 @@ mod aliases;
 mod basics;
 mod graph;
 mod invoke;
+mod replacement;
 mod spellings;
 mod timeouts;
 mod tokens;
