@@ -225,10 +225,8 @@ fn install_dependencies(dir: &Path) -> Result<()> {
                 }
             }
         }
-        "nodejs" => {
-            if dir.join("package.json").is_file() && !dir.join("node_modules").exists() {
-                run("npm", &["install", "--no-audit", "--no-fund"])?;
-            }
+        "nodejs" if dir.join("package.json").is_file() && !dir.join("node_modules").exists() => {
+            run("npm", &["install", "--no-audit", "--no-fund"])?;
         }
         _ => {}
     }
