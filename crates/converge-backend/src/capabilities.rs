@@ -239,4 +239,10 @@ pub trait Backend: StackStore + StackLocker + HistoryStore + JournalStore + TagS
 
     /// The organization that unqualified stack names belong to.
     fn default_organization(&self) -> String;
+
+    /// The state service this backend is, if it is one (for what only a
+    /// service has: the organization's policy packs).
+    fn as_service(&self) -> Option<&crate::http::HttpBackend> {
+        None
+    }
 }

@@ -96,6 +96,10 @@ pub enum Command {
     /// Manage the plugins of the plugin directory ($PULUMI_HOME/plugins).
     #[command(subcommand)]
     Plugin(crate::commands::plugin::PluginCommand),
+    /// The organization's policy packs on the state service: publish,
+    /// enable (require in every update), disable, list.
+    #[command(subcommand)]
+    Policy(crate::commands::policy_service::PolicyServiceCommand),
     /// Show Converge's environment: version, backend, project, stack,
     /// plugins, language runtime and host.
     About(crate::commands::about::AboutArgs),

@@ -22,6 +22,9 @@ pub struct PackRequest {
     pub packs: Vec<PathBuf>,
     /// One per pack, in the same order, or none.
     pub configs: Vec<PathBuf>,
+    /// Packs run after those, each with its own configuration file or
+    /// none (the state service's required packs).
+    pub required: Vec<(PathBuf, Option<PathBuf>)>,
 }
 
 impl PackRequest {
@@ -32,22 +35,31 @@ impl PackRequest {
         Ok(PackRequest {
             packs: packs.iter().map(PathBuf::from).collect(),
             configs: configs.iter().map(PathBuf::from).collect(),
+            required: Vec::new(),
         })
     }
 
     pub fn is_empty(&self) -> bool {
-        self.packs.is_empty()
+        self.packs.is_empty() && self.required.is_empty()
     }
 
     /// Reads every pack's manifest and config file: a missing pack, a
     /// broken manifest or config file is an error before anything starts.
     pub fn load(&self) -> Result<Vec<(PolicyPackDir, Option<PackConfig>)>> {
-        self.packs
+        let configs = self
+            .packs
             .iter()
             .enumerate()
-            .map(|(i, dir)| {
+            .map(|(i, _)| self.configs.get(i));
+        let own = self.packs.iter().zip(configs);
+        let required = self
+            .required
+            .iter()
+            .map(|(dir, config)| (dir, config.as_ref()));
+        own.chain(required)
+            .map(|(dir, config)| {
                 let pack = PolicyPackDir::load(dir)?;
-                let config = match self.configs.get(i) {
+                let config = match config {
                     Some(path) => Some(PackConfig::read(path)?),
                     None => None,
                 };

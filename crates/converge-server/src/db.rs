@@ -113,6 +113,30 @@ const SCHEMA: &[&str] = &[
         target TEXT NOT NULL,
         detail TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS audit_log_org ON audit_log (org, id)",
+    // Policy packs: each published version's archive (a gzipped tar of
+    // the pack's directory) named by its digest; the versions the
+    // organization requires of every update, with their configuration;
+    // what each update was required to run and what its client reported.
+    "CREATE TABLE IF NOT EXISTS policy_packs (
+        org TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        size BIGINT NOT NULL,
+        archive {BLOB} NOT NULL,
+        published_at BIGINT NOT NULL,
+        PRIMARY KEY (org, name, version))",
+    "CREATE TABLE IF NOT EXISTS policy_requirements (
+        org TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        config TEXT,
+        enabled_at BIGINT NOT NULL,
+        PRIMARY KEY (org, name))",
+    "CREATE TABLE IF NOT EXISTS update_policies (
+        update_id TEXT PRIMARY KEY,
+        required TEXT NOT NULL,
+        report TEXT)",
     "CREATE TABLE IF NOT EXISTS schema_migrations (
         name TEXT PRIMARY KEY,
         applied_at BIGINT NOT NULL)",

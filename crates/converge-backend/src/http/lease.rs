@@ -44,6 +44,24 @@ struct BrokenJson {
     broken: usize,
 }
 
+/// The start of an update: with the policy packs it runs, if it said.
+fn start_body(inner: &Inner, stack: &StackRef, info: &LockInfo) -> serde_json::Value {
+    let mut body = json!({ "kind": "update", "lockInfo": info });
+    if let Some(report) = inner.policy_report(stack) {
+        body["policyPacks"] = json!(report.packs);
+    }
+    body
+}
+
+/// The end of an update: succeeded, with its policy report, if any.
+fn complete_body(inner: &Inner, stack: &StackRef) -> serde_json::Value {
+    let mut body = json!({ "status": "succeeded" });
+    if let Some(report) = inner.policy_report(stack) {
+        body["policyReport"] = json!(report);
+    }
+    body
+}
+
 /// How often to renew a lease that expires at `expires_at`: a third of
 /// the time left, at least 100 ms.
 fn heartbeat_period(expires_at: &str) -> Duration {
@@ -65,7 +83,7 @@ impl StackLocker for HttpBackend {
             format!("{}/updates", super::stack_path(stack)),
             Idempotence::Once,
         )
-        .json(json!({ "kind": "update", "lockInfo": info }));
+        .json(start_body(inner, stack, &info));
         let reply = inner.send(request).await?;
         inner.error_unless_ok(stack, &reply)?;
         let started: StartedJson = reply.json(&inner.url)?;
@@ -191,7 +209,7 @@ async fn complete(inner: &Inner, stack: &StackRef, cred: &LeaseCredential) -> Re
         Idempotence::Idempotent,
     )
     .lease(Some(cred.clone()))
-    .json(json!({ "status": "succeeded" }));
+    .json(complete_body(inner, stack));
     let reply = inner.send(request).await?;
     // A retried completion may find its first attempt already done.
     if reply.retried && reply.failure().code == "lease_lost" {
@@ -221,6 +239,7 @@ impl LockHandle for LeaseHandle {
         );
         let token = self.inner.token.clone();
         let lease = self.cred.token.clone();
+        let body = complete_body(&self.inner, &self.stack).to_string();
         let (done, wait) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name("converge-lease-release".to_owned())
@@ -238,6 +257,8 @@ impl LockHandle for LeaseHandle {
                                 .post(&url)
                                 .header("authorization", format!("token {token}"))
                                 .header("x-converge-lease-token", lease)
+                                .header("content-type", "application/json")
+                                .body(body)
                                 .send()
                                 .await;
                         }

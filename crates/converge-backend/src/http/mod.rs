@@ -22,6 +22,7 @@
 mod client;
 mod journal;
 mod lease;
+mod policy;
 mod tags;
 
 use std::collections::HashMap;
@@ -37,6 +38,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 pub use client::RetryPolicy;
+pub use policy::{
+    PolicyPackRun, PolicyRunReport, PublishedPolicyPack, ReportedViolation, RequiredPolicyPack,
+};
 
 use self::client::{stack_path, Idempotence, LeaseCredential, Request};
 use crate::capabilities::{
@@ -94,6 +98,8 @@ pub(crate) struct Inner {
     leases: Mutex<HashMap<StackRef, LeaseCredential>>,
     /// The open journal of each stack this backend appends to.
     journals: Mutex<HashMap<StackRef, journal::Cursor>>,
+    /// What each stack's update says of its policy packs.
+    policy_reports: Mutex<HashMap<StackRef, PolicyRunReport>>,
 }
 
 impl fmt::Debug for Inner {
@@ -149,6 +155,7 @@ impl HttpBackend {
                 client,
                 leases: Mutex::new(HashMap::new()),
                 journals: Mutex::new(HashMap::new()),
+                policy_reports: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -480,6 +487,10 @@ impl Backend for HttpBackend {
 
     fn default_organization(&self) -> String {
         self.inner.organization.clone()
+    }
+
+    fn as_service(&self) -> Option<&HttpBackend> {
+        Some(self)
     }
 }
 

@@ -161,8 +161,11 @@ async fn run_logged(
         stack.clone(),
         Arc::new(ReferencedSecrets::new()),
     );
+    // The organization's required policy packs, fetched before the lock:
+    // the update says it runs them when it starts.
+    let service_packs = crate::service_policy::prepare(backend.as_ref(), &stack).await?;
     check_not_cancelled(&ctx.interrupts)?;
-    let mut locked = StackState::new(backend, stack)
+    let mut locked = StackState::new(backend.clone(), stack.clone())
         .lock(ctx.lock_info())
         .await?;
     let providers = Providers::new(&project).with_stack_references(references);
@@ -175,8 +178,10 @@ async fn run_logged(
         &providers,
         ahead,
         event_log,
+        &service_packs,
     )
     .await;
+    service_packs.finish(backend.as_ref(), &stack);
     providers.shutdown().await;
     open_stack::release(locked, result).await
 }
@@ -194,6 +199,7 @@ async fn run_locked(
     providers: &Providers,
     ahead: Option<ProgramAhead>,
     event_log: Option<EventLog>,
+    service_packs: &crate::service_policy::ServicePacks,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
     let Opened { settings, crypter } = open_stack::open(ctx, project, locked).await?;
@@ -232,15 +238,17 @@ async fn run_locked(
     // Policy packs: started and configured (their configuration validated)
     // before the operation touches anything.
     if matches!(op, Operation::Preview | Operation::Up) {
-        let packs =
+        let mut packs =
             crate::policy_packs::PackRequest::new(&args.policy_pack, &args.policy_pack_config)?;
-        deployment.analyzers = crate::policy_packs::start(
+        packs.required.clone_from(&service_packs.packs);
+        let analyzers = crate::policy_packs::start(
             &packs,
             &stack_name,
             &project.name,
             op == Operation::Preview,
         )
         .await?;
+        deployment.analyzers = service_packs.record(analyzers);
     }
     let previewing = match op {
         Operation::Preview => true,

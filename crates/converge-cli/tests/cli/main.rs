@@ -28,6 +28,7 @@ mod nodejs_programs;
 mod plugin_commands;
 mod plugin_startup;
 mod policy_packs;
+mod policy_service;
 mod python_compat;
 mod python_config;
 mod python_display;

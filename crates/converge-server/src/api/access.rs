@@ -19,6 +19,9 @@
 //! | write a stack | yes | if no team owns it, or its team has the member | no |
 //! | create a stack | yes | yes (in a team scope: if the team has the member) | no |
 //! | members, teams, stack owners, audit log | yes | no | no |
+//! | publish, delete, require policy packs | yes | no | no |
+//! | list policy packs (org-wide token) | yes | yes | yes |
+//! | read the required packs and download them | yes | yes | yes |
 //! | list tokens, create and revoke tokens | every member's | its own | its own |
 //!
 //! A token scoped to a team reaches only the stacks the team owns, one
@@ -155,6 +158,39 @@ pub const ROUTES: &[Route] = &[
         "team.delete",
     ),
     route("get", "/api/orgs/{org}/auditlog", Need::AdminRead),
+    route("get", "/api/orgs/{org}/policypacks", Need::OrgRead),
+    audited(
+        "post",
+        "/api/orgs/{org}/policypacks",
+        Need::AdminWrite,
+        "policypack.publish",
+    ),
+    // Every update's client reads what the organization requires and
+    // downloads it, whatever its token's scope.
+    route("get", "/api/orgs/{org}/policypacks/required", Need::Token),
+    route(
+        "get",
+        "/api/orgs/{org}/policypacks/{name}/versions/{version}",
+        Need::Token,
+    ),
+    audited(
+        "delete",
+        "/api/orgs/{org}/policypacks/{name}/versions/{version}",
+        Need::AdminWrite,
+        "policypack.delete",
+    ),
+    audited(
+        "put",
+        "/api/orgs/{org}/policypacks/{name}/required",
+        Need::AdminWrite,
+        "policypack.enable",
+    ),
+    audited(
+        "delete",
+        "/api/orgs/{org}/policypacks/{name}/required",
+        Need::AdminWrite,
+        "policypack.disable",
+    ),
     route("get", "/api/stacks/{org}", Need::Token),
     audited(
         "post",
@@ -224,6 +260,11 @@ pub const ROUTES: &[Route] = &[
         "post",
         stack_path!("/update/{updateID}/journalentries"),
         Need::StackWrite,
+    ),
+    route(
+        "get",
+        stack_path!("/update/{updateID}/policies"),
+        Need::StackRead,
     ),
     route("get", stack_path!("/journal"), Need::StackRead),
     route("post", stack_path!("/journal"), Need::StackWrite),

@@ -12,6 +12,7 @@ pub(crate) mod limits;
 pub(crate) mod masked;
 pub(crate) mod members;
 pub(crate) mod peer;
+pub(crate) mod policy_packs;
 pub(crate) mod resources;
 mod stacks;
 pub(crate) mod summaries;
@@ -68,6 +69,19 @@ fn handler(route: &Route) -> MethodRouter<AppState> {
         ("put", "/api/orgs/{org}/teams/{team}", _) => put(members::set_team),
         ("delete", "/api/orgs/{org}/teams/{team}", _) => delete(members::delete_team),
         ("get", "/api/orgs/{org}/auditlog", _) => get(members::audit_log),
+        ("get", "/api/orgs/{org}/policypacks", _) => get(policy_packs::list),
+        ("post", "/api/orgs/{org}/policypacks", _) => post(policy_packs::publish),
+        ("get", "/api/orgs/{org}/policypacks/required", _) => get(policy_packs::required),
+        ("get", "/api/orgs/{org}/policypacks/{name}/versions/{version}", _) => {
+            get(policy_packs::download)
+        }
+        ("delete", "/api/orgs/{org}/policypacks/{name}/versions/{version}", _) => {
+            delete(policy_packs::delete_version)
+        }
+        ("put", "/api/orgs/{org}/policypacks/{name}/required", _) => put(policy_packs::enable),
+        ("delete", "/api/orgs/{org}/policypacks/{name}/required", _) => {
+            delete(policy_packs::disable)
+        }
         ("get", "/api/stacks/{org}", _) => get(stacks::list),
         ("post", "/api/stacks/{org}/{project}", _) => post(stacks::create),
         ("get", _, Some("")) => get(stacks::get),
@@ -92,6 +106,7 @@ fn handler(route: &Route) -> MethodRouter<AppState> {
         ("post", _, Some("/update/{updateID}/complete")) => post(updates::complete),
         ("post", _, Some("/update/{updateID}/cancel")) => post(updates::cancel),
         ("post", _, Some("/update/{updateID}/journalentries")) => post(journal::append),
+        ("get", _, Some("/update/{updateID}/policies")) => get(updates::policies),
         ("get", _, Some("/journal")) => get(journal::load),
         ("post", _, Some("/journal")) => post(journal::open),
         ("delete", _, Some("/journal")) => delete(journal::close),

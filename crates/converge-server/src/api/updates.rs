@@ -20,6 +20,15 @@ struct StartBody {
     kind: String,
     #[serde(rename = "lockInfo")]
     lock_info: LockInfo,
+    /// The policy packs the client runs in this update.
+    #[serde(default, rename = "policyPacks")]
+    policy_packs: Vec<DeclaredPack>,
+}
+
+/// A pack a client says it runs: named by its archive's digest.
+#[derive(Deserialize)]
+struct DeclaredPack {
+    digest: String,
 }
 
 pub(crate) async fn start(
@@ -37,9 +46,10 @@ pub(crate) async fn start(
             "kind must be 1 to 64 printable characters",
         ));
     }
-    let lease = state
+    let declared: Vec<String> = req.policy_packs.into_iter().map(|p| p.digest).collect();
+    let (lease, required) = state
         .store
-        .start_update(&stack, &req.kind, &req.lock_info, &audit)
+        .start_update(&stack, &req.kind, &req.lock_info, &declared, &audit)
         .await?;
     Ok((
         StatusCode::CREATED,
@@ -47,6 +57,7 @@ pub(crate) async fn start(
             "updateID": lease.update_id,
             "token": lease.token,
             "leaseExpiresAt": lease.expires_at_rfc3339(),
+            "requiredPolicyPacks": required,
         })),
     )
         .into_response())
@@ -69,6 +80,10 @@ pub(crate) async fn renew(
 struct CompleteBody {
     #[serde(default)]
     status: Option<String>,
+    /// The packs the client ran (`packs`, each with its `digest`) and the
+    /// violations they reported (`violations`).
+    #[serde(default, rename = "policyReport")]
+    policy_report: Option<serde_json::Value>,
 }
 
 pub(crate) async fn complete(
@@ -99,7 +114,7 @@ pub(crate) async fn complete(
     };
     state
         .store
-        .complete_update(&stack, &cred, status, &audit)
+        .complete_update(&stack, &cred, status, req.policy_report.as_ref(), &audit)
         .await?;
     Ok(no_content())
 }
@@ -155,4 +170,20 @@ pub(crate) async fn break_locks(
     let stack = stack_ref(&caller, path)?;
     let broken = state.store.break_leases(&stack, None, &audit).await?;
     Ok(Json(json!({ "broken": broken })).into_response())
+}
+
+/// What an update was required to run and what its client reported.
+pub(crate) async fn policies(
+    state: St,
+    caller: Caller,
+    Path((org, project, stack, update)): UpdatePath,
+) -> Result<Response, ApiError> {
+    let stack = stack_ref(&caller, (org, project, stack))?;
+    match state.store.update_policy(&stack, &update).await? {
+        Some(policy) => Ok(Json(policy).into_response()),
+        None => Err(ApiError::not_found(
+            "update_not_found",
+            format!("stack {stack} has no update {update}"),
+        )),
+    }
 }

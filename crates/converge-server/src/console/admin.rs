@@ -320,3 +320,81 @@ pub(crate) async fn audit(
         },
     )
 }
+
+struct PackRow {
+    name: String,
+    version: String,
+    required: bool,
+    published: String,
+    digest: String,
+}
+
+struct ViolationRow {
+    update: String,
+    started: String,
+    stack: String,
+    pack: String,
+    policy: String,
+    level: String,
+    urn: String,
+    message: String,
+}
+
+#[derive(Template)]
+#[template(path = "policies.html")]
+struct PoliciesPage {
+    nav: Option<Nav>,
+    packs: Vec<PackRow>,
+    violations: Vec<ViolationRow>,
+}
+
+/// `GET /policies`: the organization's packs (what `GET
+/// /api/orgs/{org}/policypacks` answers) and the violations its recent
+/// updates reported (each update's `…/policies`).
+pub(crate) async fn policies(State(state): State<AppState>, viewer: Viewer) -> Response {
+    let built = async {
+        check(&state, &viewer, Need::OrgRead).await?;
+        let org = &viewer.caller.organization;
+        let packs = state.store.list_policy_packs(org).await?;
+        let reports = state.store.recent_policy_reports(org, 50).await?;
+        Ok::<_, ApiError>((packs, reports))
+    }
+    .await;
+    let (packs, reports) = match built {
+        Ok(b) => b,
+        Err(e) => return page::error(Some(viewer.nav()), &e),
+    };
+    let text = |v: &serde_json::Value, key: &str| v[key].as_str().unwrap_or_default().to_owned();
+    let mut violations = Vec::new();
+    for r in &reports {
+        for v in r.report["violations"].as_array().into_iter().flatten() {
+            violations.push(ViolationRow {
+                update: r.update_id.clone(),
+                started: readable_time(&r.started_at),
+                stack: r.stack.clone(),
+                pack: format!("{}@{}", text(v, "packName"), text(v, "packVersion")),
+                policy: text(v, "policyName"),
+                level: text(v, "enforcementLevel"),
+                urn: text(v, "urn"),
+                message: text(v, "message"),
+            });
+        }
+    }
+    page::render(
+        StatusCode::OK,
+        &PoliciesPage {
+            nav: Some(viewer.nav()),
+            packs: packs
+                .into_iter()
+                .map(|p| PackRow {
+                    name: p.name,
+                    version: p.version,
+                    required: p.required,
+                    published: p.published_at,
+                    digest: p.digest,
+                })
+                .collect(),
+            violations,
+        },
+    )
+}

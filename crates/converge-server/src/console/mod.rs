@@ -2,7 +2,8 @@
 //! an access token, the organization's stacks, a stack's outputs, history
 //! and live update, its resources (filtered), one resource, the resource
 //! graph drawn as SVG, and the organization's tokens (revocable), members
-//! and roles, teams and audit log.
+//! and roles, teams, audit log, and policy packs with the violations
+//! recent updates reported.
 //!
 //! Every page shows what one of the API's documented routes answers (the
 //! same functions build both), with the same tokens and organization
@@ -42,6 +43,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/tokens/{id}/revoke", post(admin::revoke))
         .route("/members", get(admin::members))
         .route("/teams", get(admin::teams))
+        .route("/policies", get(admin::policies))
         .route("/audit", get(admin::audit))
         .route(STACK, get(stack::page))
         .route(&format!("{STACK}/events"), get(stack::events))

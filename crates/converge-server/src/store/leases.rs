@@ -10,6 +10,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::audit::{Actor, Audit};
+use super::policy_packs::{self, RequiredPack};
 use super::{
     lease_lost, lease_row, new_secret, now_secs, parse_lock_info, rfc3339, sha256_hex, stacks,
     Store,
@@ -73,15 +74,21 @@ impl Store {
 
     /// Starts an update holding the stack's lease; 409 `locked` naming
     /// the holder if a live lease exists. An expired lease is broken first.
+    /// `declared` are the digests of the policy packs the client says it
+    /// runs: 409 `policy_packs_required` unless they include every pack the
+    /// organization requires, which the update records (and returns).
     pub async fn start_update(
         &self,
         stack: &StackRef,
         kind: &str,
         info: &LockInfo,
+        declared: &[String],
         audit: &Audit,
-    ) -> Result<Lease, ApiError> {
+    ) -> Result<(Lease, Vec<RequiredPack>), ApiError> {
         let mut tx = self.db.pool.begin().await?;
         let id = stack.to_string();
+        let required = policy_packs::required(&mut tx, &stack.organization).await?;
+        policy_packs::check_declared(&stack.organization, &required, declared)?;
         let expired = sqlx::query(
             "DELETE FROM leases WHERE stack_key = $1 AND expires_at <= $2 RETURNING update_id",
         )
@@ -124,6 +131,7 @@ impl Store {
             });
         }
         insert_update(&mut tx, &id, &lease.update_id, kind, &info_json).await?;
+        policy_packs::record_required(&mut tx, &lease.update_id, &required).await?;
         audit
             .record(
                 &mut tx,
@@ -132,11 +140,13 @@ impl Store {
                     "updateID": lease.update_id,
                     "kind": kind,
                     "holder": info.describe(),
+                    "policyPacks": required.iter().map(|r| format!("{}@{}", r.name, r.version))
+                        .collect::<Vec<_>>(),
                 }),
             )
             .await?;
         super::commit(tx).await?;
-        Ok(lease)
+        Ok((lease, required))
     }
 
     /// Extends a live lease.
@@ -177,6 +187,7 @@ impl Store {
         stack: &StackRef,
         cred: &super::LeaseCredential,
         status: &str,
+        policy_report: Option<&serde_json::Value>,
         audit: &Audit,
     ) -> Result<(), ApiError> {
         let mut tx = self.db.pool.begin().await?;
@@ -193,6 +204,9 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(lease_lost(stack, &cred.update_id));
         }
+        // A refusal rolls the deletion back: the update keeps its lease.
+        policy_packs::check_and_store_report(&mut tx, &cred.update_id, status, policy_report)
+            .await?;
         end_update(&mut tx, &id, &cred.update_id, status, None).await?;
         audit
             .record(

@@ -12,6 +12,7 @@ mod history;
 mod journal;
 mod leases;
 mod members;
+mod policy_packs;
 mod sessions;
 mod stacks;
 mod tags;
@@ -32,6 +33,7 @@ pub use history::HistoryRecord;
 pub use journal::NewEntry;
 pub use leases::INTERRUPTED_MESSAGE;
 pub use members::StackFacts;
+pub use policy_packs::Published;
 pub use stacks::{StackFilter, StackInfo, StackListQuery};
 pub use tokens::{Access, Caller, NewToken, Role, Scope, TokenSpec};
 

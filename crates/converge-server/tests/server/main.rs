@@ -11,5 +11,6 @@ mod console_admin;
 mod console_api;
 mod leases;
 mod limits;
+mod policy_packs;
 mod retries;
 mod scopes;

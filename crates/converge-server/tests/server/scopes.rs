@@ -107,6 +107,12 @@ fn classify(route: &Route) -> Need {
         ("get", "/api/tokens") => Need::OrgRead,
         (_, p) if p.starts_with("/api/tokens") => Need::OrgWrite,
         ("get", "/api/orgs/{org}/auditlog") => Need::AdminRead,
+        // What every update's client reads, whatever its token's scope.
+        (
+            "get",
+            "/api/orgs/{org}/policypacks/required"
+            | "/api/orgs/{org}/policypacks/{name}/versions/{version}",
+        ) => Need::Token,
         ("get", p) if p.starts_with("/api/orgs/") => Need::OrgRead,
         (_, p) if p.starts_with("/api/orgs/") => Need::AdminWrite,
         ("put", p) if p.ends_with("/{stack}/team") => Need::AdminWrite,
@@ -179,7 +185,11 @@ fn success(route: &Route) -> (StatusCode, Option<&'static str>) {
         ) => (StatusCode::OK, None),
         ("delete", "/locks") => (StatusCode::OK, None),
         ("post", "/history" | "/updates" | "/journal") => (StatusCode::CREATED, None),
-        ("post", "") if p == "/api/tokens" || p == "/api/stacks/{org}/{project}" => {
+        ("post", "")
+            if p == "/api/tokens"
+                || p == "/api/stacks/{org}/{project}"
+                || p == "/api/orgs/{org}/policypacks" =>
+        {
             (StatusCode::CREATED, None)
         }
         _ => (StatusCode::NO_CONTENT, None),
@@ -326,6 +336,57 @@ impl World {
     }
 }
 
+impl World {
+    /// Publishes version 1.0.0 of pack `name`, as the admin.
+    async fn publish_pack(&mut self, name: &str) {
+        let org = self.org().to_owned();
+        let route = *ROUTES
+            .iter()
+            .find(|r| r.method == "post" && r.path == "/api/orgs/{org}/policypacks")
+            .unwrap();
+        let admin = self.admin.clone();
+        let reply = self
+            .send(
+                &route,
+                &format!("/api/orgs/{org}/policypacks?name={name}&version=1.0.0"),
+                Some(&admin),
+                None,
+                Some(pack_archive()),
+            )
+            .await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
+    }
+
+    /// Stops requiring every pack (a call under test may have required
+    /// one), so that the next updates start without it.
+    async fn require_no_packs(&mut self) {
+        let org = self.org().to_owned();
+        let required = self
+            .admin_call(
+                "get",
+                "/api/orgs/{org}/policypacks/required",
+                &format!("/api/orgs/{org}/policypacks/required"),
+                Value::Null,
+            )
+            .await;
+        for pack in required["requiredPolicyPacks"].as_array().unwrap().clone() {
+            let name = pack["name"].as_str().unwrap();
+            self.admin_call(
+                "delete",
+                "/api/orgs/{org}/policypacks/{name}/required",
+                &format!("/api/orgs/{org}/policypacks/{name}/required"),
+                Value::Null,
+            )
+            .await;
+        }
+    }
+}
+
+/// A minimal pack archive.
+fn pack_archive() -> Vec<u8> {
+    crate::policy_packs::pack_archive(&[("PulumiPolicy.yaml", "runtime: python\n")])
+}
+
 fn base64_encode(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -460,6 +521,7 @@ async fn every_route_answers_every_kind_of_token_as_it_should() {
             let reply = w
                 .send(route, &path, Some(&token), lease.as_ref(), body)
                 .await;
+            w.require_no_packs().await;
             let context = format!(
                 "{} {} as {profile:?}: {} {}",
                 route.method, route.path, reply.status, reply.body
@@ -666,6 +728,34 @@ async fn fixture(
         }
         ("put", Some("/tags"), _) => Some(json!({ "tags": { "owner": "MARKER-tag-value" } })),
         _ => None,
+    };
+    // Policy packs: a fresh pack published (and, to disable it, required)
+    // first.
+    let (path, body) = if route.path.starts_with("/api/orgs/{org}/policypacks") {
+        let name = w.fresh("pack");
+        if route.method != "post" {
+            w.publish_pack(&name).await;
+        }
+        if route.method == "delete" && route.path.ends_with("/required") {
+            w.admin_call(
+                "put",
+                "/api/orgs/{org}/policypacks/{name}/required",
+                &format!("/api/orgs/{org}/policypacks/{name}/required"),
+                json!({ "version": "1.0.0" }),
+            )
+            .await;
+        }
+        let path = path.replace("{name}", &name).replace("{version}", "1.0.0");
+        match route.method {
+            "post" => {
+                let path = format!("{path}?name={name}&version=1.0.0");
+                return (path, lease, Some(pack_archive()));
+            }
+            "put" => (path, Some(json!({ "version": "1.0.0" }))),
+            _ => (path, None),
+        }
+    } else {
+        (path, body)
     };
     // Names the call removes, made first.
     let path = if route.path.ends_with("/members/{member}") {
