@@ -13,6 +13,7 @@ mod automation_python;
 mod automation_surface;
 mod backends;
 mod balancer;
+mod component_conformance;
 mod console;
 mod crash;
 mod custom_timeouts;
