@@ -23,6 +23,7 @@ mod guide_examples;
 mod hostile_input;
 mod import;
 mod kms_secrets;
+mod monitor_features;
 mod new_project;
 mod nodejs_compat;
 mod nodejs_programs;
