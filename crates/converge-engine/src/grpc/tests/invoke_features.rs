@@ -13,6 +13,9 @@ use converge_proto::pulumirpc::{ResourceCallRequest, ResourceInvokeResponse};
 
 use super::*;
 
+/// What a call's provider is told each argument depends on.
+type ArgumentDependencies = BTreeMap<String, Vec<Urn>>;
+
 fn output(value: PropertyValue, dependencies: Vec<Urn>) -> PropertyValue {
     PropertyValue::Output(Box::new(OutputValue {
         element: Some(Box::new(value)),
@@ -182,7 +185,7 @@ async fn an_invoke_waits_for_what_its_output_values_depend_on() {
 
 #[tokio::test]
 async fn a_calls_output_values_join_its_argument_dependencies() {
-    let seen: Arc<Mutex<Vec<BTreeMap<String, Vec<Urn>>>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<ArgumentDependencies>>> = Arc::default();
     let program = grpc_program(|mut c| async move {
         let stack = stack(&mut c).await?;
         let t = register(&mut c, request("pkg:index:Thing", "t", true, &stack)).await?;
