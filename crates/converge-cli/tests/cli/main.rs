@@ -30,6 +30,7 @@ mod nodejs_programs;
 mod plugin_commands;
 mod plugin_startup;
 mod policy_packs;
+mod provider_config;
 mod python_compat;
 mod python_config;
 mod python_display;
