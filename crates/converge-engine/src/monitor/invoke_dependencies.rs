@@ -70,8 +70,9 @@ pub(super) async fn readiness(
     Ok(InvokeReadiness::Ready)
 }
 
-/// Waits while the registration of `urn` is under way. `false`: the
-/// operation stopped meanwhile.
+/// Waits while the registration of `urn` is under way. `false`: it
+/// failed, or the operation stopped, meanwhile (a failed registration
+/// stays reserved, never recorded).
 async fn settled(d: &Deployment, urn: &Urn) -> Result<bool, EngineError> {
     loop {
         {
@@ -81,6 +82,11 @@ async fn settled(d: &Deployment, urn: &Urn) -> Result<bool, EngineError> {
             }
             if !p.registered.in_flight(urn) {
                 return Err(EngineError::UnknownInvokeDependency(urn.clone()));
+            }
+            let stopped =
+                p.failed.contains(urn) || (!d.opts.continue_on_error && p.failure.is_some());
+            if stopped {
+                return Ok(false);
             }
         }
         if d.opts.cancel.is_cancelled() {

@@ -67,3 +67,33 @@ async fn invokes_wait_for_their_dependencies_to_exist() {
         vec!["component: Ready", "child: Ready", never]
     );
 }
+
+/// A dependency whose registration failed never exists: with
+/// `--continue-on-error` the program goes on, and an invoke depending on
+/// it is pending (its result unknown) rather than waiting for ever.
+#[tokio::test]
+async fn a_failed_dependency_leaves_the_invoke_pending() {
+    let (mut w, cloud) = world(provider());
+    cloud.fail_when(|op, urn| op == converge_testkit::CloudOp::Create && urn.name() == "a");
+    w.options.continue_on_error = true;
+    let seen = log();
+    let asked = seen.clone();
+    let p = program(move |m| {
+        let asked = asked.clone();
+        async move {
+            let stack = register_stack(&m).await?;
+            let a = reg(&m, &stack, custom(T, "a", inputs(&[("v", "a")]))).await;
+            assert!(a.is_err());
+            let failed = Urn::parse(&format!("urn:pulumi:test::proj::{T}::a")).unwrap();
+            let answer = m
+                .invoke_readiness(&[failed])
+                .await
+                .map_err(|e| e.to_string())?;
+            asked.lock().unwrap().push(format!("{answer:?}"));
+            Ok(())
+        }
+    });
+    let r = w.up(&p).await;
+    assert!(r.error.is_some(), "the create of a failed");
+    assert_eq!(entries(&seen), vec!["Pending"]);
+}
