@@ -299,10 +299,11 @@ impl ResourceProvider for TestProvider {
         request: Request<CheckRequest>,
     ) -> Result<Response<CheckResponse>, Status> {
         let req = request.into_inner();
-        // Before `Configure`, the cloud is known only from the environment:
-        // without it, nothing is logged. Logging is best effort: it never
-        // changes the answer.
-        if self.cloud_path().await.is_ok() {
+        // Before `Configure`, the cloud is known only from the environment;
+        // when the configuration names another (`cloudFile`), or there is
+        // none, nothing is logged. Logging is best effort: it never changes
+        // the answer.
+        if field(&req.news, "cloudFile").is_none() && self.cloud_path().await.is_ok() {
             let entry = crate::config_echo::check_config_entry(&req.news);
             let _ = self.with_cloud(|c| c.log.push(entry)).await;
         }
