@@ -193,6 +193,11 @@ pub enum EngineError {
     GetResourceUrn(#[source] UrnError),
     #[error("pulumi:pulumi:getResource: unknown resource {0}")]
     UnknownResource(Urn),
+    #[error(
+        "the invoke depends on {0}, which this program has not registered: \
+         name only resources the program created as an invoke's dependencies"
+    )]
+    UnknownInvokeDependency(Urn),
 }
 
 impl EngineError {

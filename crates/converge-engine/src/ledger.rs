@@ -156,6 +156,12 @@ impl Registrations {
         }
     }
 
+    /// True if the registration of `urn` has started and its step is not
+    /// done yet.
+    pub fn in_flight(&self, urn: &Urn) -> bool {
+        matches!(self.by_urn.get(urn), Some(None))
+    }
+
     /// True if `urn` is registered and recorded.
     pub fn contains_key(&self, urn: &Urn) -> bool {
         self.get(urn).is_some()

@@ -73,7 +73,7 @@ pub use goal::{
 pub use journaler::{
     DiscardSink, JournalError, JournalSink, Journaler, JournalerOptions, JournalerOutcome,
 };
-pub use monitor::{EmptyProgram, Monitor, Program};
+pub use monitor::{EmptyProgram, InvokeReadiness, Monitor, Program};
 pub use operations::{destroy, preview, refresh, update, OperationContext, OperationResult};
 pub use plan::{Plan, PlannedStep};
 pub use saved_plan::{PlanConstraint, PlanUse};

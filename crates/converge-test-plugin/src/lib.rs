@@ -27,7 +27,9 @@
 //!
 //! **The cloud** is a JSON file ([`Cloud`]): config `cloudFile`, else env
 //! [`CLOUD_FILE_ENV`]. Objects by ID, plus a log of the calls that matter
-//! (`configure`, `create <id>`, `update <id>`, `delete <id>`, `cancel`).
+//! (`configure`, `create <id>`, `update <id>`, `delete <id>`, `cancel`),
+//! and the configuration as it arrived (`checkConfig <json>`,
+//! `configureArgs <json>`, secrets redacted: see [`config_echo`]).
 //!
 //! **Misbehaviour** for tests, env [`MODE_ENV`]: `exit` (exit 3 at once,
 //! after a stderr line), `garbage` (print a non-port line, then hang),
@@ -53,6 +55,7 @@
 
 pub mod cloud;
 pub mod component;
+pub mod config_echo;
 pub mod provider;
 
 pub use cloud::Cloud;

@@ -299,6 +299,14 @@ impl ResourceProvider for TestProvider {
         request: Request<CheckRequest>,
     ) -> Result<Response<CheckResponse>, Status> {
         let req = request.into_inner();
+        // Before `Configure`, the cloud is known only from the environment;
+        // when the configuration names another (`cloudFile`), or there is
+        // none, nothing is logged. Logging is best effort: it never changes
+        // the answer.
+        if field(&req.news, "cloudFile").is_none() && self.cloud_path().await.is_ok() {
+            let entry = crate::config_echo::check_config_entry(&req.news);
+            let _ = self.with_cloud(|c| c.log.push(entry)).await;
+        }
         let mut failures = Vec::new();
         if let Some(v) = field(&req.news, "cloudFile") {
             let unknown = matches!(&v.kind, Some(V::StringValue(x)) if x == UNKNOWN_STRING);
@@ -350,7 +358,12 @@ impl ResourceProvider for TestProvider {
         }
         *config = Some(from_args.map(PathBuf::from));
         drop(config);
-        self.with_cloud(|c| c.log.push("configure".into())).await?;
+        let echo = crate::config_echo::configure_entry(&req.args, &req.variables);
+        self.with_cloud(|c| {
+            c.log.push("configure".into());
+            c.log.push(echo);
+        })
+        .await?;
         self.log_to_engine(format!("convergetest {} configured", self.version));
         Ok(Response::new(ConfigureResponse {
             accept_secrets: true,

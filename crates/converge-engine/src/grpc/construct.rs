@@ -18,7 +18,7 @@ use converge_proto::{marshal_properties, MarshalOptions};
 use tonic::Status;
 
 use super::goals::{self, non_empty, to_program};
-use super::Shared;
+use super::{output_values, Shared};
 use crate::error::EngineError;
 use crate::goal::{CallGoal, ConstructGoal};
 
@@ -89,6 +89,15 @@ pub(crate) async fn call(
             .map(|u| Urn::parse(u).map_err(|e| goals::invalid("argDependencies", e)))
             .collect::<Result<Vec<_>, _>>()?;
         arg_dependencies.insert(key.clone(), urns);
+    }
+    // Output values among the arguments carry their own dependencies.
+    for (key, found) in output_values::argument_dependencies(req.args.as_ref())? {
+        let deps = arg_dependencies.entry(key).or_default();
+        for urn in found {
+            if !deps.contains(&urn) {
+                deps.push(urn);
+            }
+        }
     }
     let goal = CallGoal {
         token: req.tok.clone(),

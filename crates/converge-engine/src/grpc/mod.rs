@@ -38,6 +38,8 @@ mod engine_service;
 mod goals;
 mod hooks;
 mod invoke;
+mod output_values;
+mod provider_scopes;
 mod resource_monitor;
 mod transforms;
 
@@ -104,6 +106,8 @@ pub(crate) struct Shared {
     pub transforms: transforms::Transforms,
     /// The program's resource and error hooks, by name.
     pub hooks: Arc<hooks::Hooks>,
+    /// The providers each registration names, for invokes parented to it.
+    pub provider_scopes: provider_scopes::ProviderScopes,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -155,6 +159,7 @@ impl MonitorServer {
             root: Mutex::new(None),
             errors: Mutex::new(Vec::new()),
             transforms: transforms::Transforms::default(),
+            provider_scopes: provider_scopes::ProviderScopes::default(),
             hooks,
         });
         let monitor_service =

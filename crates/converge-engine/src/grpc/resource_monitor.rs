@@ -24,7 +24,7 @@ use crate::error::EngineError;
 /// (`SupportsFeature`) and as enum values (`GetDeploymentInfo`). Everything
 /// else is answered "not supported", so the SDKs either fall back or tell
 /// the user.
-const SUPPORTED: [(&str, ResourceMonitorFeature); 12] = [
+const SUPPORTED: [(&str, ResourceMonitorFeature); 16] = [
     ("secrets", ResourceMonitorFeature::Secrets),
     (
         "resourceReferences",
@@ -46,6 +46,13 @@ const SUPPORTED: [(&str, ResourceMonitorFeature); 12] = [
         "sendsOptionsToHooks",
         ResourceMonitorFeature::SendsOptionsToHooks,
     ),
+    ("invokeDependsOn", ResourceMonitorFeature::InvokeDependsOn),
+    ("invokeParent", ResourceMonitorFeature::InvokeParent),
+    (
+        "invokeOutputValues",
+        ResourceMonitorFeature::InvokeOutputValues,
+    ),
+    ("callOutputValues", ResourceMonitorFeature::CallOutputValues),
 ];
 
 #[derive(Debug)]
@@ -182,6 +189,7 @@ impl ResourceMonitor for ResourceMonitorService {
             self.shared
                 .transforms
                 .registered(&response.urn, &req.parent, transforms.own);
+            self.shared.provider_scopes.registered(&response.urn, &req);
             return Ok(Response::new(response));
         }
         let goal = goals::resource_goal(&req)?;
@@ -192,6 +200,9 @@ impl ResourceMonitor for ResourceMonitorService {
         self.shared
             .transforms
             .registered(result.urn.as_str(), &req.parent, transforms.own);
+        self.shared
+            .provider_scopes
+            .registered(result.urn.as_str(), &req);
         let object = marshal_properties(
             &result.outputs,
             to_program(req.accept_secrets, req.accept_resources),

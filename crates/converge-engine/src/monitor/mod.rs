@@ -11,6 +11,7 @@
 
 mod construct;
 mod functions;
+mod invoke_dependencies;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use crate::goal::{
 use crate::step_generator;
 
 pub use functions::GET_RESOURCE;
+pub use invoke_dependencies::InvokeReadiness;
 
 /// A handle a program uses to declare its resources. Cheap to clone; use it
 /// from as many tasks as the program likes.
@@ -219,6 +221,15 @@ impl Monitor {
     /// does not fail the deployment (the program decides).
     pub async fn invoke(&self, goal: InvokeGoal) -> Result<InvokeResponse, EngineError> {
         functions::invoke(&self.deployment, goal).await
+    }
+
+    /// Whether an invoke that depends on `urns` (its `dependsOn`) may run:
+    /// waits while one of them is still registering, and answers
+    /// [`InvokeReadiness::Pending`] while one of them, or a resource under
+    /// one, does not exist yet (in a preview, a resource to be created).
+    /// A URN this program never registered is an error.
+    pub async fn invoke_readiness(&self, urns: &[Urn]) -> Result<InvokeReadiness, EngineError> {
+        invoke_dependencies::readiness(&self.deployment, urns).await
     }
 
     /// `Call`: a component method on the explicit or default provider of

@@ -14,6 +14,7 @@ mod driver;
 mod durability;
 mod hooks;
 mod import;
+mod invoke_dependencies;
 mod options;
 mod pipeline;
 mod plans;

@@ -220,7 +220,7 @@ async fn negotiates_features() {
             (info.project.as_str(), info.stack.as_str()),
             ("proj", "test")
         );
-        assert_eq!(info.supported_features.len(), 12);
+        assert_eq!(info.supported_features.len(), 16);
         for (id, want) in [
             ("secrets", true),
             ("resourceReferences", true),
@@ -235,6 +235,12 @@ async fn negotiates_features() {
             ("parameterization", false),
             ("replaceWith", true),
             ("replacementTrigger", true),
+            ("invokeDependsOn", true),
+            ("invokeParent", true),
+            ("invokeOutputValues", true),
+            ("callOutputValues", true),
+            ("byteString", false),
+            ("stateMigrations", false),
             ("noSuchFeature", false),
         ] {
             let got = c
@@ -473,4 +479,5 @@ async fn a_failed_step_tells_the_program_the_monitor_is_shutting_down() {
 #[path = "construct_tests.rs"]
 mod construct;
 
+mod invoke_features;
 mod transforms;
