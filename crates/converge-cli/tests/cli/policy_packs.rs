@@ -20,7 +20,7 @@ const PY_PACK: &str = include_str!("policy/strings_pack.py");
 const NODE_PACK: &str = include_str!("policy/strings_pack.js");
 
 /// The Python pack in `dir`, run in `venv`.
-fn python_pack(dir: &Path, venv: &Path) -> PathBuf {
+pub(crate) fn python_pack(dir: &Path, venv: &Path) -> PathBuf {
     let pack = dir.join("py-policies");
     std::fs::create_dir_all(&pack).unwrap();
     std::fs::write(
@@ -36,7 +36,7 @@ fn python_pack(dir: &Path, venv: &Path) -> PathBuf {
 }
 
 /// The Node.js pack in `dir`, with `modules` as its `node_modules`.
-fn node_pack(dir: &Path, modules: &Path) -> PathBuf {
+pub(crate) fn node_pack(dir: &Path, modules: &Path) -> PathBuf {
     let pack = dir.join("node-policies");
     std::fs::create_dir_all(&pack).unwrap();
     std::fs::write(pack.join("PulumiPolicy.yaml"), "runtime: nodejs\n").unwrap();
