@@ -102,6 +102,10 @@ pub enum Command {
     /// Create a project from a template (`yaml`, `python`, `typescript`, or
     /// a local template directory), create its stack and install its SDK.
     New(crate::commands::new::NewArgs),
+    /// Policy packs: create one from a template, or judge a stack's
+    /// state with packs.
+    #[command(subcommand)]
+    Policy(crate::commands::policy::PolicyCommand),
     /// Print Converge's version and the Pulumi CLI version it implements
     /// (under the name `pulumi`: that version alone, as Pulumi prints it).
     Version,

@@ -27,6 +27,7 @@ mod nodejs_compat;
 mod nodejs_programs;
 mod plugin_commands;
 mod plugin_startup;
+mod policy_commands;
 mod policy_packs;
 mod python_compat;
 mod python_config;

@@ -51,7 +51,7 @@ pub(crate) fn node_pack(dir: &Path, modules: &Path) -> PathBuf {
 }
 
 /// A YAML project `yamlproj` with these resources (YAML text), stack `dev`.
-fn yaml_world(resources: &str) -> Scratch {
+pub(crate) fn yaml_world(resources: &str) -> Scratch {
     let scratch = Scratch::new(&format!(
         "name: yamlproj\nruntime: yaml\nresources:\n{resources}"
     ));
@@ -76,7 +76,7 @@ const OK_ONLY: &str = "  ok:
       length: 12
 ";
 
-fn state_of(scratch: &Scratch, project: &str) -> Option<String> {
+pub(crate) fn state_of(scratch: &Scratch, project: &str) -> Option<String> {
     std::fs::read_to_string(
         scratch
             .backend
