@@ -57,11 +57,18 @@ impl PackRequest {
     }
 }
 
+/// The stack the packs are configured for (`ConfigureStack`).
+#[derive(Debug, Clone, Copy)]
+pub struct StackIdentity<'a> {
+    pub stack: &'a str,
+    pub project: &'a str,
+    pub organization: &'a str,
+}
+
 /// Starts and configures every pack of `request`, in order.
 pub async fn start(
     request: &PackRequest,
-    stack: &str,
-    project: &str,
+    identity: &StackIdentity<'_>,
     dry_run: bool,
 ) -> Result<Vec<Arc<dyn Analyzer>>> {
     if request.is_empty() {
@@ -73,9 +80,9 @@ pub async fn start(
         .and_then(|s| s.parse::<u64>().ok())
         .map_or(START_TIMEOUT, Duration::from_secs);
     let options = PackStartOptions {
-        stack: stack.to_owned(),
-        project: project.to_owned(),
-        organization: "organization".to_owned(),
+        stack: identity.stack.to_owned(),
+        project: identity.project.to_owned(),
+        organization: identity.organization.to_owned(),
         dry_run,
         startup_timeout,
         tags: Default::default(),

@@ -236,8 +236,11 @@ async fn run_locked(
             crate::policy_packs::PackRequest::new(&args.policy_pack, &args.policy_pack_config)?;
         deployment.analyzers = crate::policy_packs::start(
             &packs,
-            &stack_name,
-            &project.name,
+            &crate::policy_packs::StackIdentity {
+                stack: &stack_name,
+                project: &project.name,
+                organization: &locked.stack().organization,
+            },
             op == Operation::Preview,
         )
         .await?;

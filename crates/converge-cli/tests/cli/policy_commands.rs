@@ -154,3 +154,129 @@ fn policy_new_refuses_unknown_templates_and_existing_files() {
         .unwrap()
         .contains("PolicyPack("));
 }
+
+/// Judges `ok` (advisory: no digits) and `short` (mandatory: too short)
+/// and, with `max-strings` set to 1, the stack.
+fn judged(out: &str) {
+    assert!(out.contains("strings@v1.2.0: failed"), "{out}");
+    assert!(
+        out.contains("[mandatory]  min-length  (random:index/randomString:RandomString short)"),
+        "{out}"
+    );
+    assert!(out.contains("length 4 is below 8"), "{out}");
+    assert!(
+        out.contains("[advisory]  prefer-numeric  (random:index/randomString:RandomString ok)"),
+        "{out}"
+    );
+    assert!(out.contains("[mandatory]  max-strings"), "{out}");
+    assert!(out.contains("2 strings, at most 1"), "{out}");
+}
+
+#[test]
+fn policy_analyze_judges_a_stacks_state_or_an_export_without_the_program() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let scratch = yaml_world(crate::policy_packs::OK_AND_SHORT);
+    // Deployed without packs: the state holds what a pack forbids.
+    common::stdout_of(scratch.command("pw"), &["up", "--yes"]);
+    let before = crate::policy_packs::state_of(&scratch, "yamlproj").unwrap();
+    // The program now declares nothing: what is judged is the state.
+    std::fs::write(
+        scratch.project.join("Pulumi.yaml"),
+        "name: yamlproj\nruntime: yaml\n",
+    )
+    .unwrap();
+    let pack = crate::policy_packs::python_pack(scratch.dir.path(), &venv)
+        .display()
+        .to_string();
+    let max_one = config(&scratch, "max-one.json", r#"{"max-strings": {"max": 1}}"#);
+    let flags = ["--policy-pack", &pack, "--policy-pack-config", &max_one];
+    // From the stack.
+    let e = common::failure_of(
+        scratch.command("pw"),
+        &[&["policy", "analyze", "--stack", "dev"][..], &flags].concat(),
+    );
+    judged(&e);
+    assert!(e.contains("mandatory policy violation"), "{e}");
+    assert_eq!(
+        crate::policy_packs::state_of(&scratch, "yamlproj").unwrap(),
+        before,
+        "analyze changed the state"
+    );
+    // From an export, with the program's directory out of the way.
+    let export = scratch.dir.path().join("export.json");
+    common::stdout_of(
+        scratch.command("pw"),
+        &["stack", "export", "--file", &export.display().to_string()],
+    );
+    let elsewhere = scratch.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut cmd = scratch.command("pw");
+    cmd.current_dir(&elsewhere);
+    let e = common::failure_of(
+        cmd,
+        &[
+            &["policy", "analyze", "--file", &export.display().to_string()][..],
+            &flags,
+        ]
+        .concat(),
+    );
+    judged(&e);
+    // JSON: each pack's result and violations.
+    let mut cmd = scratch.command("pw");
+    cmd.current_dir(&elsewhere);
+    let out = cmd
+        .args(["policy", "analyze", "--json", "--file"])
+        .arg(&export)
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pack0 = &json["policyPacks"][0];
+    assert_eq!(pack0["name"], "strings");
+    assert_eq!(pack0["version"], "1.2.0");
+    assert_eq!(pack0["result"], "failed");
+    let violations = pack0["violations"].as_array().unwrap();
+    let min = violations
+        .iter()
+        .find(|v| v["policy"] == "min-length")
+        .unwrap();
+    assert_eq!(min["enforcementLevel"], "mandatory");
+    assert!(min["urn"].as_str().unwrap().ends_with("::short"), "{min}");
+    let stack = violations
+        .iter()
+        .find(|v| v["policy"] == "max-strings")
+        .unwrap();
+    assert!(stack["urn"].is_null(), "{stack}");
+    // Within the limits and with no mandatory policy broken, it passes.
+    let lenient = config(
+        &scratch,
+        "lenient.json",
+        r#"{"min-length": {"minLength": 1}, "max-strings": {"max": 5}}"#,
+    );
+    let out = common::stdout_of(
+        scratch.command("pw"),
+        &[
+            "policy",
+            "analyze",
+            "--file",
+            &export.display().to_string(),
+            "--policy-pack",
+            &pack,
+            "--policy-pack-config",
+            &lenient,
+        ],
+    );
+    assert!(
+        out.contains("strings@v1.2.0: passed with warnings"),
+        "{out}"
+    );
+    // A missing pack is refused before the state is read.
+    let e = common::failure_of(
+        scratch.command("pw"),
+        &["policy", "analyze", "--policy-pack", "./no-such-pack"],
+    );
+    assert!(e.contains("no such directory"), "{e}");
+}

@@ -59,7 +59,7 @@ pub(crate) fn yaml_world(resources: &str) -> Scratch {
     scratch
 }
 
-const OK_AND_SHORT: &str = "  ok:
+pub(crate) const OK_AND_SHORT: &str = "  ok:
     type: random:index/randomString:RandomString
     properties:
       length: 12

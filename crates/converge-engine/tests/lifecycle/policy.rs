@@ -271,3 +271,33 @@ async fn a_mandatory_violation_leaves_the_state_byte_identical() {
     expect_ok(&r);
     assert_eq!(ops_of(&r, "a"), vec![StepOp::Update]);
 }
+
+#[tokio::test]
+async fn a_recorded_state_is_analyzed_without_the_program_and_left_as_it_was() {
+    let (mut w, cloud, log) = policed();
+    expect_ok(&w.up(&thing("meh", "1")).await);
+    let before = exported(&w.snapshot);
+    let counts = cloud.counts();
+    take(&log);
+    let pack: Arc<dyn Analyzer> = Arc::new(MockPack::new(log.clone(), cloud.clone()));
+    let reports = converge_engine::analyze_snapshot(&[pack], &w.snapshot)
+        .await
+        .unwrap();
+    // `Analyze` on each custom resource's recorded inputs, then
+    // `AnalyzeStack`; no `Check`, no `Remediate`, no step.
+    assert_eq!(take(&log), vec!["analyze a c1 u0 d0", "stack a c1 u0 d0"]);
+    assert_eq!(reports.len(), 1);
+    let report = &reports[0];
+    assert_eq!(
+        (report.pack.as_str(), report.version.as_str()),
+        ("mock", "1.0.0")
+    );
+    assert!(report.remediations.is_empty());
+    assert_eq!(report.violations.len(), 1, "{:?}", report.violations);
+    let v = &report.violations[0];
+    assert_eq!(v.policy, "no-bad");
+    assert_eq!(v.level, EnforcementLevel::Advisory);
+    assert!(v.urn.as_ref().unwrap().as_str().ends_with("::a"));
+    assert_eq!(exported(&w.snapshot), before);
+    assert_eq!(cloud.counts(), counts);
+}

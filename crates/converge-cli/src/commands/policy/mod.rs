@@ -7,6 +7,7 @@ use clap::Subcommand;
 
 use crate::context::Context;
 
+pub mod analyze;
 pub mod new;
 
 #[derive(Debug, Subcommand)]
@@ -14,10 +15,15 @@ pub enum PolicyCommand {
     /// Create a policy pack from a built-in template (`python`,
     /// `typescript`) and install its dependencies.
     New(new::PolicyNewArgs),
+    /// Judge a stack's existing state (or an exported one, `--file`) with
+    /// policy packs, without running its program; fails on a mandatory
+    /// violation.
+    Analyze(analyze::PolicyAnalyzeArgs),
 }
 
-pub async fn run(_ctx: &Context, cmd: PolicyCommand) -> Result<()> {
+pub async fn run(ctx: &Context, cmd: PolicyCommand) -> Result<()> {
     match cmd {
         PolicyCommand::New(args) => new::run(args),
+        PolicyCommand::Analyze(args) => analyze::run(ctx, args).await,
     }
 }
