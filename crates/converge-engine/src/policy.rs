@@ -145,7 +145,11 @@ fn report(
     let passed = info
         .policies
         .iter()
-        .filter(|p| p.stack == stack && !failed.contains(&p.name))
+        .filter(|p| {
+            p.stack == stack
+                && p.enforcement_level != EnforcementLevel::Disabled
+                && !failed.contains(&p.name)
+        })
         .map(|p| p.name.clone())
         .collect();
     d.events.send(EngineEvent::PolicyAnalyzeSummary {

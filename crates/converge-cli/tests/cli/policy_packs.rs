@@ -312,6 +312,7 @@ fn the_config_file_sets_settings_and_levels_checked_against_each_schema() {
         "disabled.json",
         r#"{"min-length": {"enforcementLevel": "disabled", "minLength": 20}}"#,
     );
+    let events = scratch.dir.path().join("disabled-events.jsonl");
     let out = run(
         &scratch,
         &[
@@ -320,9 +321,32 @@ fn the_config_file_sets_settings_and_levels_checked_against_each_schema() {
             &pack,
             "--policy-pack-config",
             &disabled,
+            "--event-log",
+            &events.display().to_string(),
         ],
     );
     assert!(out.contains("strings@v1.2.0: passed"), "{out}");
+    // The resource's verdict lists the policies evaluated: not the one
+    // the file disabled.
+    let log = std::fs::read_to_string(&events).unwrap();
+    let passed: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|e| e.get("policyAnalyzeSummaryEvent").cloned())
+        .filter(|e| e.get("resourceUrn").is_some())
+        .map(|e| e["passed"].clone())
+        .collect();
+    assert_eq!(passed.len(), 1, "{log}");
+    let passed: Vec<&str> = passed[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(
+        passed.contains(&"prefer-numeric") && !passed.contains(&"min-length"),
+        "{passed:?}"
+    );
     // A level that is not one, and a policy the pack does not have.
     let loud = with_config("loud.json", r#"{"min-length": "loud"}"#);
     let e = fails(

@@ -46,6 +46,7 @@ impl MockPack {
                     policy("fix", EnforcementLevel::Remediate, false),
                     policy("no-bad", EnforcementLevel::Mandatory, false),
                     policy("stack", EnforcementLevel::Advisory, true),
+                    policy("off", EnforcementLevel::Disabled, false),
                 ],
                 initial_config: Default::default(),
             },
@@ -300,4 +301,26 @@ async fn a_recorded_state_is_analyzed_without_the_program_and_left_as_it_was() {
     assert!(v.urn.as_ref().unwrap().as_str().ends_with("::a"));
     assert_eq!(exported(&w.snapshot), before);
     assert_eq!(cloud.counts(), counts);
+}
+
+#[tokio::test]
+async fn a_disabled_policy_is_not_listed_as_passed() {
+    let (mut w, _cloud, _log) = policed();
+    let (events, mut rx) = converge_engine::EventSink::channel();
+    w.events = events;
+    expect_ok(&w.up(&thing("1", "1")).await);
+    let mut summaries = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let converge_engine::EngineEvent::PolicyAnalyzeSummary { urn, passed, .. } = event {
+            summaries.push((urn.is_some(), passed));
+        }
+    }
+    assert_eq!(
+        summaries,
+        vec![
+            (true, vec!["fix".to_owned(), "no-bad".to_owned()]),
+            (false, vec!["stack".to_owned()]),
+        ],
+        "a resource's and the stack's verdicts list the policies evaluated, not the disabled one"
+    );
 }
