@@ -407,3 +407,69 @@ fn a_missing_or_broken_pack_is_refused_before_anything_runs() {
         "{e}"
     );
 }
+
+/// A pack that says it started (`<name>.started` in `dir`) and waits for
+/// `other` to have started too before it serves: two such packs start
+/// only if they start at once.
+fn waiting_pack(dir: &Path, venv: &Path, name: &str, other: &str) -> String {
+    let pack = dir.join(name);
+    std::fs::create_dir_all(&pack).unwrap();
+    std::fs::write(
+        pack.join("PulumiPolicy.yaml"),
+        format!(
+            "runtime:\n  name: python\n  options:\n    virtualenv: {}\nversion: 1.0.0\n",
+            venv.display()
+        ),
+    )
+    .unwrap();
+    let markers = dir.display();
+    std::fs::write(
+        pack.join("__main__.py"),
+        format!(
+            r#"import os, time
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+open(os.path.join("{markers}", "{name}.started"), "w").close()
+# A hang guard, not a timing check: the other pack starts at once or never.
+for _ in range(600):
+    if os.path.exists(os.path.join("{markers}", "{other}.started")):
+        break
+    time.sleep(0.1)
+else:
+    raise SystemExit("{other} did not start while {name} was starting")
+
+def check(args, report_violation):
+    if args.props.get("length") == 4:
+        report_violation("{name} saw length 4")
+
+PolicyPack(name="{name}", enforcement_level=EnforcementLevel.ADVISORY, policies=[
+    ResourceValidationPolicy(name="{name}-length", description="d", validate=check),
+])
+"#
+        ),
+    )
+    .unwrap();
+    pack.display().to_string()
+}
+
+#[test]
+fn packs_start_at_once_and_report_in_the_order_given() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let scratch = yaml_world(OK_AND_SHORT);
+    let first = waiting_pack(scratch.dir.path(), &venv, "first", "second");
+    let second = waiting_pack(scratch.dir.path(), &venv, "second", "first");
+    let out = run(
+        &scratch,
+        &["preview", "--policy-pack", &second, "--policy-pack", &first],
+    );
+    let (a, b) = (
+        out.find("second@v1.0.0: passed with warnings"),
+        out.find("first@v1.0.0: passed with warnings"),
+    );
+    assert!(a.is_some() && b.is_some() && a < b, "{out}");
+    assert!(
+        out.contains("second saw length 4") && out.contains("first saw length 4"),
+        "{out}"
+    );
+}
