@@ -96,16 +96,17 @@ pub enum Command {
     /// Manage the plugins of the plugin directory ($PULUMI_HOME/plugins).
     #[command(subcommand)]
     Plugin(crate::commands::plugin::PluginCommand),
-    /// The organization's policy packs on the state service: publish,
-    /// enable (require in every update), disable, list.
-    #[command(subcommand)]
-    Policy(crate::commands::policy_service::PolicyServiceCommand),
     /// Show Converge's environment: version, backend, project, stack,
     /// plugins, language runtime and host.
     About(crate::commands::about::AboutArgs),
     /// Create a project from a template (`yaml`, `python`, `typescript`, or
     /// a local template directory), create its stack and install its SDK.
     New(crate::commands::new::NewArgs),
+    /// Policy packs: create one from a template, judge a stack's state
+    /// with packs, and publish, require (enable), disable and list the
+    /// organization's packs on a state service.
+    #[command(subcommand)]
+    Policy(crate::commands::policy::PolicyCommand),
     /// Print Converge's version and the Pulumi CLI version it implements
     /// (under the name `pulumi`: that version alone, as Pulumi prints it).
     Version,

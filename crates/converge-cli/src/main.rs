@@ -230,9 +230,9 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
         Command::Import(args) => commands::import::run(&ctx, args).await,
         Command::Cancel { stack, yes } => commands::cancel::run(&ctx, stack, yes).await,
         Command::Plugin(cmd) => commands::plugin::run(&ctx, cmd),
-        Command::Policy(cmd) => commands::policy_service::run(&ctx, cmd).await,
         Command::About(args) => commands::about::run(&ctx, args).await,
         Command::New(args) => commands::new::run(&ctx, args).await,
+        Command::Policy(cmd) => commands::policy::run(&ctx, cmd).await,
         Command::Version => {
             commands::version::run();
             Ok(())

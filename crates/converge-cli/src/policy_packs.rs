@@ -69,11 +69,19 @@ impl PackRequest {
     }
 }
 
-/// Starts and configures every pack of `request`, in order.
+/// The stack the packs are configured for (`ConfigureStack`).
+#[derive(Debug, Clone, Copy)]
+pub struct StackIdentity<'a> {
+    pub stack: &'a str,
+    pub project: &'a str,
+    pub organization: &'a str,
+}
+
+/// Starts and configures every pack of `request`, all at once; the
+/// analyzers are in the order of `request`.
 pub async fn start(
     request: &PackRequest,
-    stack: &str,
-    project: &str,
+    identity: &StackIdentity<'_>,
     dry_run: bool,
 ) -> Result<Vec<Arc<dyn Analyzer>>> {
     if request.is_empty() {
@@ -85,18 +93,32 @@ pub async fn start(
         .and_then(|s| s.parse::<u64>().ok())
         .map_or(START_TIMEOUT, Duration::from_secs);
     let options = PackStartOptions {
-        stack: stack.to_owned(),
-        project: project.to_owned(),
-        organization: "organization".to_owned(),
+        stack: identity.stack.to_owned(),
+        project: identity.project.to_owned(),
+        organization: identity.organization.to_owned(),
         dry_run,
         startup_timeout,
         tags: Default::default(),
     };
+    // All at once (a Node.js pack compiling TypeScript takes seconds),
+    // kept in the order given.
+    let starting: Vec<_> = loaded
+        .into_iter()
+        .map(|(pack, config)| {
+            let options = options.clone();
+            let dir = pack.dir.clone();
+            let task = tokio::spawn(async move {
+                PolicyPackProcess::start(&pack, config.as_ref(), &options).await
+            });
+            (dir, task)
+        })
+        .collect();
     let mut analyzers: Vec<Arc<dyn Analyzer>> = Vec::new();
-    for (pack, config) in &loaded {
-        let process = PolicyPackProcess::start(pack, config.as_ref(), &options)
+    for (dir, task) in starting {
+        let process = task
             .await
-            .with_context(|| format!("policy pack {} could not be used", pack.dir.display()))?;
+            .with_context(|| format!("policy pack {} could not be started", dir.display()))?
+            .with_context(|| format!("policy pack {} could not be used", dir.display()))?;
         analyzers.push(Arc::new(process));
     }
     Ok(analyzers)

@@ -76,5 +76,6 @@ pub use journaler::{
 pub use monitor::{EmptyProgram, InvokeReadiness, Monitor, Program};
 pub use operations::{destroy, preview, refresh, update, OperationContext, OperationResult};
 pub use plan::{Plan, PlannedStep};
+pub use policy::analyze_snapshot;
 pub use saved_plan::{PlanConstraint, PlanUse};
 pub use stack_state::{LockedStack, StackState, StackStateError};

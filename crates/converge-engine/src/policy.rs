@@ -145,7 +145,11 @@ fn report(
     let passed = info
         .policies
         .iter()
-        .filter(|p| p.stack == stack && !failed.contains(&p.name))
+        .filter(|p| {
+            p.stack == stack
+                && p.enforcement_level != EnforcementLevel::Disabled
+                && !failed.contains(&p.name)
+        })
         .map(|p| p.name.clone())
         .collect();
     d.events.send(EngineEvent::PolicyAnalyzeSummary {
@@ -258,52 +262,71 @@ pub(crate) async fn check_resource(
     })
 }
 
+/// A resource of a state as the packs see it, with `properties` (its
+/// inputs for `Analyze`, its outputs for `AnalyzeStack`) and its provider
+/// found among `by_urn`.
+fn recorded(
+    r: &ResourceState,
+    by_urn: &BTreeMap<&Urn, &ResourceState>,
+    properties: &converge_model::PropertyMap,
+) -> AnalyzedResource {
+    let provider = r.provider.as_ref().and_then(|reference| {
+        let p = by_urn.get(&reference.urn)?;
+        Some(AnalyzedProvider {
+            urn: p.urn.to_string(),
+            type_token: p.type_token.clone(),
+            name: p.urn.name().to_owned(),
+            properties: p.inputs.clone(),
+        })
+    });
+    AnalyzedResource {
+        urn: r.urn.to_string(),
+        type_token: r.type_token.clone(),
+        name: r.urn.name().to_owned(),
+        properties: properties.clone(),
+        options: AnalyzedOptions {
+            protect: r.protect,
+            ignore_changes: r.ignore_changes.clone(),
+            delete_before_replace: None,
+            additional_secret_outputs: r.additional_secret_outputs.clone(),
+            aliases: Vec::new(),
+            parent: r.parent.as_ref().map(ToString::to_string),
+        },
+        provider,
+    }
+}
+
+/// The live resources of `snapshot` and each by URN.
+fn live(snapshot: &Snapshot) -> Vec<&ResourceState> {
+    snapshot.resources.iter().filter(|r| !r.delete).collect()
+}
+
+/// What `AnalyzeStack` receives: every live resource of the state, with
+/// its outputs, parent, dependencies and provider.
+fn stack_resources(snapshot: &Snapshot) -> Vec<StackResource> {
+    let live = live(snapshot);
+    let by_urn: BTreeMap<&Urn, &ResourceState> = live.iter().map(|r| (&r.urn, *r)).collect();
+    live.iter()
+        .map(|r| StackResource {
+            resource: recorded(r, &by_urn, &r.outputs),
+            parent: r.parent.as_ref().map(ToString::to_string),
+            dependencies: r.dependencies.iter().map(ToString::to_string).collect(),
+            property_dependencies: r
+                .property_dependencies
+                .iter()
+                .map(|(k, v)| (k.clone(), v.iter().map(ToString::to_string).collect()))
+                .collect(),
+        })
+        .collect()
+}
+
 /// `AnalyzeStack` on the resources of `snapshot` (the operation's
 /// result): their outputs, parents, dependencies and providers.
 pub(crate) async fn check_stack(d: &Deployment, snapshot: &Snapshot) -> Result<(), EngineError> {
     if d.opts.analyzers.is_empty() {
         return Ok(());
     }
-    let live: Vec<&ResourceState> = snapshot.resources.iter().filter(|r| !r.delete).collect();
-    let by_urn: BTreeMap<&Urn, &ResourceState> = live.iter().map(|r| (&r.urn, *r)).collect();
-    let resources: Vec<StackResource> = live
-        .iter()
-        .map(|r| {
-            let provider = r.provider.as_ref().and_then(|reference| {
-                let p = by_urn.get(&reference.urn)?;
-                Some(AnalyzedProvider {
-                    urn: p.urn.to_string(),
-                    type_token: p.type_token.clone(),
-                    name: p.urn.name().to_owned(),
-                    properties: p.inputs.clone(),
-                })
-            });
-            StackResource {
-                resource: AnalyzedResource {
-                    urn: r.urn.to_string(),
-                    type_token: r.type_token.clone(),
-                    name: r.urn.name().to_owned(),
-                    properties: r.outputs.clone(),
-                    options: AnalyzedOptions {
-                        protect: r.protect,
-                        ignore_changes: r.ignore_changes.clone(),
-                        delete_before_replace: None,
-                        additional_secret_outputs: r.additional_secret_outputs.clone(),
-                        aliases: Vec::new(),
-                        parent: r.parent.as_ref().map(ToString::to_string),
-                    },
-                    provider,
-                },
-                parent: r.parent.as_ref().map(ToString::to_string),
-                dependencies: r.dependencies.iter().map(ToString::to_string).collect(),
-                property_dependencies: r
-                    .property_dependencies
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.iter().map(ToString::to_string).collect()))
-                    .collect(),
-            }
-        })
-        .collect();
+    let resources = stack_resources(snapshot);
     let mut mandatory = Vec::new();
     for analyzer in &d.opts.analyzers {
         let diagnostics = analyzer.analyze_stack(&resources).await?;
@@ -317,4 +340,40 @@ pub(crate) async fn check_stack(d: &Deployment, snapshot: &Snapshot) -> Result<(
             violations: mandatory,
         })
     }
+}
+
+/// A stack's existing state judged by `analyzers` without running its
+/// program (`converge policy analyze`): each pack's `Analyze` on every
+/// live custom resource that is not a provider — its inputs as recorded
+/// — then its `AnalyzeStack` on all of them. Nothing is remediated: the
+/// state is only read. Returns each pack's violations, in the order the
+/// packs were given.
+pub async fn analyze_snapshot(
+    analyzers: &[Arc<dyn Analyzer>],
+    snapshot: &Snapshot,
+) -> Result<Vec<PackReport>, EngineError> {
+    let live = live(snapshot);
+    let by_urn: BTreeMap<&Urn, &ResourceState> = live.iter().map(|r| (&r.urn, *r)).collect();
+    let stack = stack_resources(snapshot);
+    let mut reports = Vec::new();
+    for analyzer in analyzers {
+        let info = analyzer.info();
+        let mut violations = Vec::new();
+        for r in live.iter().filter(|r| r.custom && !r.is_provider()) {
+            let resource = recorded(r, &by_urn, &r.inputs);
+            for diagnostic in analyzer.analyze(&resource).await? {
+                violations.push(violation(diagnostic, Some(&r.urn)));
+            }
+        }
+        for diagnostic in analyzer.analyze_stack(&stack).await? {
+            violations.push(violation(diagnostic, None));
+        }
+        reports.push(PackReport {
+            pack: info.name.clone(),
+            version: info.version.clone(),
+            violations,
+            remediations: Vec::new(),
+        });
+    }
+    Ok(reports)
 }

@@ -243,8 +243,11 @@ async fn run_locked(
         packs.required.clone_from(&service_packs.packs);
         let analyzers = crate::policy_packs::start(
             &packs,
-            &stack_name,
-            &project.name,
+            &crate::policy_packs::StackIdentity {
+                stack: &stack_name,
+                project: &project.name,
+                organization: &locked.stack().organization,
+            },
             op == Operation::Preview,
         )
         .await?;

@@ -12,7 +12,7 @@ pub mod new;
 pub mod open_stack;
 pub mod plan_file;
 pub mod plugin;
-pub mod policy_service;
+pub mod policy;
 pub mod serve;
 pub mod stack;
 pub mod state;

@@ -5,7 +5,7 @@
 //! `converge serve`. The steps and their checks are
 //! `automation/driver.js`'s.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common;
@@ -28,6 +28,17 @@ exports.token = config.requireSecret("token");
 "#;
 
 fn drive(modules: &Path, mode: &str, on_service: bool) {
+    drive_with(modules, mode, on_service, |_| Vec::new());
+}
+
+/// `drive`, with environment variables `env` makes in the scratch
+/// directory (e.g. a policy pack).
+fn drive_with(
+    modules: &Path,
+    mode: &str,
+    on_service: bool,
+    env: impl FnOnce(&Path) -> Vec<(&'static str, PathBuf)>,
+) {
     let scratch = common::nodejs::project(modules, "nodeauto", PROGRAM);
     let bin = scratch.dir.path().join("pulumi-bin");
     std::fs::create_dir_all(&bin).unwrap();
@@ -45,6 +56,7 @@ fn drive(modules: &Path, mode: &str, on_service: bool) {
         .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE")
         .env_remove("PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK")
         .env_remove("PULUMI_ACCESS_TOKEN")
+        .envs(env(scratch.dir.path()))
         .env(
             "PULUMI_BACKEND_URL",
             format!("file://{}", scratch.backend.display()),
@@ -84,4 +96,17 @@ fn an_inline_nodejs_program_runs_through_the_sdks_language_runtime() {
     };
     drive(&modules, "inline", false);
     drive(&modules, "inline", true);
+}
+
+#[test]
+fn policy_packs_from_the_nodejs_automation_api_fail_on_mandatory_and_report_advisory_events() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    drive_with(&modules, "policy", false, |dir| {
+        vec![(
+            "CONVERGE_TEST_POLICY_PACK",
+            crate::policy_packs::node_pack(dir, &modules),
+        )]
+    });
 }

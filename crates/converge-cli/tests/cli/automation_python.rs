@@ -45,6 +45,17 @@ fn pulumi_on_path(root: &Path) -> PathBuf {
 /// Runs `driver.py MODE` against a fresh project on `place`; panics with
 /// the driver's output unless every check passed.
 fn drive(venv: &Path, mode: &str, place: Where) {
+    drive_with(venv, mode, place, |_| Vec::new());
+}
+
+/// `drive`, with environment variables `env` makes in the scratch
+/// directory (e.g. a policy pack).
+fn drive_with(
+    venv: &Path,
+    mode: &str,
+    place: Where,
+    env: impl FnOnce(&Path) -> Vec<(&'static str, PathBuf)>,
+) {
     let scratch = Scratch::new(&format!(
         "name: autoproj\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
         venv.display()
@@ -62,7 +73,8 @@ fn drive(venv: &Path, mode: &str, place: Where) {
         .env("PULUMI_CONFIG_PASSPHRASE", "pw")
         .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE")
         .env_remove("PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK")
-        .env_remove("PULUMI_ACCESS_TOKEN");
+        .env_remove("PULUMI_ACCESS_TOKEN")
+        .envs(env(scratch.dir.path()));
     match place {
         Where::File => {
             cmd.env(
@@ -120,4 +132,17 @@ fn a_failing_program_raises_its_error_and_leaves_the_stack_as_it_was() {
     let Some(venv) = venv() else { return };
     drive(&venv, "failure", Where::File);
     drive(&venv, "failure", Where::Service);
+}
+
+#[test]
+fn policy_packs_from_the_automation_api_fail_on_mandatory_and_report_advisory_events() {
+    let Some(venv) = venv() else { return };
+    for place in [Where::File, Where::Service] {
+        drive_with(&venv, "policy", place, |dir| {
+            vec![(
+                "CONVERGE_TEST_POLICY_PACK",
+                crate::policy_packs::python_pack(dir, &venv),
+            )]
+        });
+    }
 }

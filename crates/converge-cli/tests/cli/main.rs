@@ -29,6 +29,7 @@ mod nodejs_compat;
 mod nodejs_programs;
 mod plugin_commands;
 mod plugin_startup;
+mod policy_commands;
 mod policy_packs;
 mod policy_service;
 mod provider_config;

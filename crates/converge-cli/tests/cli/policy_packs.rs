@@ -20,7 +20,7 @@ const PY_PACK: &str = include_str!("policy/strings_pack.py");
 const NODE_PACK: &str = include_str!("policy/strings_pack.js");
 
 /// The Python pack in `dir`, run in `venv`.
-fn python_pack(dir: &Path, venv: &Path) -> PathBuf {
+pub(crate) fn python_pack(dir: &Path, venv: &Path) -> PathBuf {
     let pack = dir.join("py-policies");
     std::fs::create_dir_all(&pack).unwrap();
     std::fs::write(
@@ -36,7 +36,7 @@ fn python_pack(dir: &Path, venv: &Path) -> PathBuf {
 }
 
 /// The Node.js pack in `dir`, with `modules` as its `node_modules`.
-fn node_pack(dir: &Path, modules: &Path) -> PathBuf {
+pub(crate) fn node_pack(dir: &Path, modules: &Path) -> PathBuf {
     let pack = dir.join("node-policies");
     std::fs::create_dir_all(&pack).unwrap();
     std::fs::write(pack.join("PulumiPolicy.yaml"), "runtime: nodejs\n").unwrap();
@@ -51,7 +51,7 @@ fn node_pack(dir: &Path, modules: &Path) -> PathBuf {
 }
 
 /// A YAML project `yamlproj` with these resources (YAML text), stack `dev`.
-fn yaml_world(resources: &str) -> Scratch {
+pub(crate) fn yaml_world(resources: &str) -> Scratch {
     let scratch = Scratch::new(&format!(
         "name: yamlproj\nruntime: yaml\nresources:\n{resources}"
     ));
@@ -59,7 +59,7 @@ fn yaml_world(resources: &str) -> Scratch {
     scratch
 }
 
-const OK_AND_SHORT: &str = "  ok:
+pub(crate) const OK_AND_SHORT: &str = "  ok:
     type: random:index/randomString:RandomString
     properties:
       length: 12
@@ -76,7 +76,7 @@ const OK_ONLY: &str = "  ok:
       length: 12
 ";
 
-fn state_of(scratch: &Scratch, project: &str) -> Option<String> {
+pub(crate) fn state_of(scratch: &Scratch, project: &str) -> Option<String> {
     std::fs::read_to_string(
         scratch
             .backend
@@ -312,6 +312,7 @@ fn the_config_file_sets_settings_and_levels_checked_against_each_schema() {
         "disabled.json",
         r#"{"min-length": {"enforcementLevel": "disabled", "minLength": 20}}"#,
     );
+    let events = scratch.dir.path().join("disabled-events.jsonl");
     let out = run(
         &scratch,
         &[
@@ -320,9 +321,32 @@ fn the_config_file_sets_settings_and_levels_checked_against_each_schema() {
             &pack,
             "--policy-pack-config",
             &disabled,
+            "--event-log",
+            &events.display().to_string(),
         ],
     );
     assert!(out.contains("strings@v1.2.0: passed"), "{out}");
+    // The resource's verdict lists the policies evaluated: not the one
+    // the file disabled.
+    let log = std::fs::read_to_string(&events).unwrap();
+    let passed: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|e| e.get("policyAnalyzeSummaryEvent").cloned())
+        .filter(|e| e.get("resourceUrn").is_some())
+        .map(|e| e["passed"].clone())
+        .collect();
+    assert_eq!(passed.len(), 1, "{log}");
+    let passed: Vec<&str> = passed[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(
+        passed.contains(&"prefer-numeric") && !passed.contains(&"min-length"),
+        "{passed:?}"
+    );
     // A level that is not one, and a policy the pack does not have.
     let loud = with_config("loud.json", r#"{"min-length": "loud"}"#);
     let e = fails(
@@ -381,5 +405,71 @@ fn a_missing_or_broken_pack_is_refused_before_anything_runs() {
     assert!(
         e.contains("exited before printing its port") && e.contains("no policies here"),
         "{e}"
+    );
+}
+
+/// A pack that says it started (`<name>.started` in `dir`) and waits for
+/// `other` to have started too before it serves: two such packs start
+/// only if they start at once.
+fn waiting_pack(dir: &Path, venv: &Path, name: &str, other: &str) -> String {
+    let pack = dir.join(name);
+    std::fs::create_dir_all(&pack).unwrap();
+    std::fs::write(
+        pack.join("PulumiPolicy.yaml"),
+        format!(
+            "runtime:\n  name: python\n  options:\n    virtualenv: {}\nversion: 1.0.0\n",
+            venv.display()
+        ),
+    )
+    .unwrap();
+    let markers = dir.display();
+    std::fs::write(
+        pack.join("__main__.py"),
+        format!(
+            r#"import os, time
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+open(os.path.join("{markers}", "{name}.started"), "w").close()
+# A hang guard, not a timing check: the other pack starts at once or never.
+for _ in range(600):
+    if os.path.exists(os.path.join("{markers}", "{other}.started")):
+        break
+    time.sleep(0.1)
+else:
+    raise SystemExit("{other} did not start while {name} was starting")
+
+def check(args, report_violation):
+    if args.props.get("length") == 4:
+        report_violation("{name} saw length 4")
+
+PolicyPack(name="{name}", enforcement_level=EnforcementLevel.ADVISORY, policies=[
+    ResourceValidationPolicy(name="{name}-length", description="d", validate=check),
+])
+"#
+        ),
+    )
+    .unwrap();
+    pack.display().to_string()
+}
+
+#[test]
+fn packs_start_at_once_and_report_in_the_order_given() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let scratch = yaml_world(OK_AND_SHORT);
+    let first = waiting_pack(scratch.dir.path(), &venv, "first", "second");
+    let second = waiting_pack(scratch.dir.path(), &venv, "second", "first");
+    let out = run(
+        &scratch,
+        &["preview", "--policy-pack", &second, "--policy-pack", &first],
+    );
+    let (a, b) = (
+        out.find("second@v1.0.0: passed with warnings"),
+        out.find("first@v1.0.0: passed with warnings"),
+    );
+    assert!(a.is_some() && b.is_some() && a < b, "{out}");
+    assert!(
+        out.contains("second saw length 4") && out.contains("first saw length 4"),
+        "{out}"
     );
 }

@@ -46,6 +46,7 @@ impl MockPack {
                     policy("fix", EnforcementLevel::Remediate, false),
                     policy("no-bad", EnforcementLevel::Mandatory, false),
                     policy("stack", EnforcementLevel::Advisory, true),
+                    policy("off", EnforcementLevel::Disabled, false),
                 ],
                 initial_config: Default::default(),
             },
@@ -270,4 +271,56 @@ async fn a_mandatory_violation_leaves_the_state_byte_identical() {
     let r = w.up(&thing("meh", "1")).await;
     expect_ok(&r);
     assert_eq!(ops_of(&r, "a"), vec![StepOp::Update]);
+}
+
+#[tokio::test]
+async fn a_recorded_state_is_analyzed_without_the_program_and_left_as_it_was() {
+    let (mut w, cloud, log) = policed();
+    expect_ok(&w.up(&thing("meh", "1")).await);
+    let before = exported(&w.snapshot);
+    let counts = cloud.counts();
+    take(&log);
+    let pack: Arc<dyn Analyzer> = Arc::new(MockPack::new(log.clone(), cloud.clone()));
+    let reports = converge_engine::analyze_snapshot(&[pack], &w.snapshot)
+        .await
+        .unwrap();
+    // `Analyze` on each custom resource's recorded inputs, then
+    // `AnalyzeStack`; no `Check`, no `Remediate`, no step.
+    assert_eq!(take(&log), vec!["analyze a c1 u0 d0", "stack a c1 u0 d0"]);
+    assert_eq!(reports.len(), 1);
+    let report = &reports[0];
+    assert_eq!(
+        (report.pack.as_str(), report.version.as_str()),
+        ("mock", "1.0.0")
+    );
+    assert!(report.remediations.is_empty());
+    assert_eq!(report.violations.len(), 1, "{:?}", report.violations);
+    let v = &report.violations[0];
+    assert_eq!(v.policy, "no-bad");
+    assert_eq!(v.level, EnforcementLevel::Advisory);
+    assert!(v.urn.as_ref().unwrap().as_str().ends_with("::a"));
+    assert_eq!(exported(&w.snapshot), before);
+    assert_eq!(cloud.counts(), counts);
+}
+
+#[tokio::test]
+async fn a_disabled_policy_is_not_listed_as_passed() {
+    let (mut w, _cloud, _log) = policed();
+    let (events, mut rx) = converge_engine::EventSink::channel();
+    w.events = events;
+    expect_ok(&w.up(&thing("1", "1")).await);
+    let mut summaries = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let converge_engine::EngineEvent::PolicyAnalyzeSummary { urn, passed, .. } = event {
+            summaries.push((urn.is_some(), passed));
+        }
+    }
+    assert_eq!(
+        summaries,
+        vec![
+            (true, vec!["fix".to_owned(), "no-bad".to_owned()]),
+            (false, vec!["stack".to_owned()]),
+        ],
+        "a resource's and the stack's verdicts list the policies evaluated, not the disabled one"
+    );
 }

@@ -79,7 +79,8 @@ impl fmt::Display for EnforcementLevel {
 pub struct PolicyInfo {
     pub name: String,
     pub description: String,
-    /// The pack's default level for it.
+    /// Its level: the pack's default, and once the pack is configured
+    /// (`PolicyPackProcess::info`), the one in effect.
     pub enforcement_level: EnforcementLevel,
     /// Its settings' JSON schema: the `properties` object and `required`.
     pub config_schema: Option<PolicySchema>,

@@ -195,8 +195,14 @@ impl PolicyPackProcess {
             Ok(Err(s)) => return Err(call_error("GetAnalyzerInfo", s.message().to_owned())),
             Err(_) => return Err(call_error("GetAnalyzerInfo", "no answer".to_owned())),
         };
-        let info = wire::pack_info(info, pack.version.as_deref());
+        let mut info = wire::pack_info(info, pack.version.as_deref());
         let resolved = config::resolve(&info, config)?;
+        // From here on, each policy's level is the one in effect.
+        for policy in &mut info.policies {
+            if let Some(level) = resolved.get(&policy.name).and_then(|c| c.enforcement_level) {
+                policy.enforcement_level = level;
+            }
+        }
         let configure = client.configure(wire::configure(&resolved));
         match tokio::time::timeout(timeout, configure).await {
             Ok(Ok(_)) => {}

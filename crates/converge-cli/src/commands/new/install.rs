@@ -18,19 +18,21 @@ pub fn install_dependencies(project: &Project) -> Result<()> {
     let dir = project.dir.as_path();
     let settings = ProjectSettings::load(dir)?;
     match project.runtime() {
-        Some("python") => python(dir, &settings),
-        Some("nodejs") => nodejs(dir, &settings),
+        Some("python") => python(dir, settings.runtime_option("virtualenv")),
+        Some("nodejs") => nodejs(dir, settings.runtime_option("packagemanager")),
         _ => Ok(()),
     }
 }
 
-fn python(dir: &Path, settings: &ProjectSettings) -> Result<()> {
+/// A Python project's (or policy pack's) virtualenv `virtualenv`
+/// (relative to `dir`), with `requirements.txt` installed in it.
+pub(crate) fn python(dir: &Path, virtualenv: Option<&str>) -> Result<()> {
     let requirements = dir.join("requirements.txt");
     let python3 = std::env::var("PULUMI_PYTHON_CMD")
         .ok()
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| "python3".to_owned());
-    let interpreter = match settings.runtime_option("virtualenv") {
+    let interpreter = match virtualenv {
         Some(venv) => {
             let venv_dir = dir.join(venv);
             println!("Creating virtual environment in {}...", venv_dir.display());
@@ -69,11 +71,13 @@ fn python(dir: &Path, settings: &ProjectSettings) -> Result<()> {
     )
 }
 
-fn nodejs(dir: &Path, settings: &ProjectSettings) -> Result<()> {
+/// A Node.js project's (or policy pack's) `package.json` installed with
+/// `manager` (default npm).
+pub(crate) fn nodejs(dir: &Path, manager: Option<&str>) -> Result<()> {
     if !dir.join("package.json").is_file() {
         return Ok(());
     }
-    let manager = settings.runtime_option("packagemanager").unwrap_or("npm");
+    let manager = manager.unwrap_or("npm");
     let args: &[&str] = match manager {
         "npm" => &["install", "--no-audit", "--no-fund"],
         "yarn" | "pnpm" => &["install"],

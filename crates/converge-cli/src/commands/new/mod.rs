@@ -25,7 +25,7 @@ use crate::passphrase::passphrase_crypter;
 use crate::project::Project;
 use crate::stack_settings::StackSettings;
 
-mod install;
+pub(crate) mod install;
 mod runtime_options;
 mod source;
 mod template;

@@ -1,6 +1,8 @@
 // Drives `converge`, exposed as `pulumi` on PATH, with the published
 // Automation API of `@pulumi/pulumi` (npm), unmodified: a local program
-// and an inline one. Usage: node driver.js local|inline PROJECT_DIR.
+// and an inline one. Usage: node driver.js local|inline|policy
+// PROJECT_DIR; `policy` runs the pack in CONVERGE_TEST_POLICY_PACK (the
+// strings pack of `policy/strings_pack.js`) through `policyPacks`.
 // The backend, passphrase and Converge home come from the environment;
 // every check is an assertion, and the last line printed is
 // `automation: ok`.
@@ -89,7 +91,58 @@ async function inline() {
     await stack.workspace.removeStack("inl");
 }
 
-({ local, inline })[mode]().then(
+function strings(length) {
+    return async () => {
+        new pulumi.CustomResource("random:index/randomString:RandomString", "word", {
+            length,
+            numeric: false,
+            special: false,
+            result: undefined,
+        });
+    };
+}
+
+async function words(stack) {
+    const state = await stack.exportStack();
+    return (state.deployment.resources || []).filter((r) => r.urn.endsWith("::word"));
+}
+
+async function policy() {
+    const pack = process.env.CONVERGE_TEST_POLICY_PACK;
+    let stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: "pol", projectName: "nodepolicy", program: strings(4) },
+        { envVars, workDir: project },
+    );
+    // A mandatory violation rejects the SDK's promise with its message;
+    // the update creates nothing.
+    for (const op of ["preview", "up"]) {
+        await assert.rejects(stack[op]({ policyPacks: [pack] }), (e) => {
+            assert.ok(/min-length/.test(e.message) && /length 4 is below 8/.test(e.message), e.message);
+            return true;
+        });
+    }
+    assert.deepStrictEqual(await words(stack), []);
+    // Long enough: the advisory violation is a policyEvent in the stream.
+    stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: "pol", projectName: "nodepolicy", program: strings(12) },
+        { envVars, workDir: project },
+    );
+    const events = [];
+    const up = await stack.up({ policyPacks: [pack], onEvent: (e) => events.push(e) });
+    assert.strictEqual(up.summary.result, "succeeded");
+    const policyEvents = events.filter((e) => e.policyEvent).map((e) => e.policyEvent);
+    assert.deepStrictEqual(
+        policyEvents.map((p) => [p.policyName, p.policyPackName, p.enforcementLevel]),
+        [["prefer-numeric", "node-strings", "advisory"]],
+        JSON.stringify(policyEvents),
+    );
+    assert.ok(policyEvents[0].resourceUrn.endsWith("::word"), policyEvents[0].resourceUrn);
+    assert.strictEqual((await words(stack)).length, 1);
+    await stack.destroy();
+    await stack.workspace.removeStack("pol");
+}
+
+({ local, inline, policy })[mode]().then(
     () => console.log("automation: ok"),
     (e) => {
         console.error(e);

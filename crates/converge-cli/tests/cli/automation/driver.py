@@ -2,7 +2,10 @@
 Automation API of the `pulumi` package, unmodified: a local program and an
 inline one, the way a platform team's code would.
 
-Usage: driver.py local|inline|transports|failure PROJECT_DIR
+Usage: driver.py local|inline|transports|failure|policy PROJECT_DIR
+
+`policy` runs the pack in CONVERGE_TEST_POLICY_PACK (the strings pack of
+`policy/strings_pack.py`) with `policy_packs=` and `policy_pack_configs=`.
 
 The backend, passphrase and Converge home come from the environment
 (PULUMI_BACKEND_URL, PULUMI_ACCESS_TOKEN, PULUMI_CONFIG_PASSPHRASE,
@@ -268,5 +271,67 @@ def failure():
     st.workspace.remove_stack("bad")
 
 
-{"local": local, "inline": inline, "transports": transports, "failure": failure}[MODE]()
+def strings(length):
+    """An inline program: one random string of `length`, without digits."""
+
+    def prog():
+        random.RandomString("word", length=length, numeric=False, special=False)
+
+    return prog
+
+
+def words(st):
+    resources = st.export_stack().deployment.get("resources") or []
+    return [r for r in resources if r["urn"].endswith("::word")]
+
+
+def policy():
+    pack = os.environ["CONVERGE_TEST_POLICY_PACK"]
+    st = auto.create_or_select_stack(
+        "pol", project_name="policyproj", program=strings(4), opts=opts(work_dir=PROJECT)
+    )
+    # A mandatory violation is the SDK's error, naming policy and message;
+    # the update creates nothing.
+    for op in (st.preview, st.up):
+        try:
+            op(policy_packs=[pack])
+            raise AssertionError(f"{op.__name__} passed a mandatory violation")
+        except auto.CommandError as e:
+            assert "min-length" in str(e) and "length 4 is below 8" in str(e), str(e)
+    assert words(st) == []
+    # Long enough: the advisory violation reaches the event stream as a
+    # policyEvent, and the update succeeds.
+    st = auto.create_or_select_stack(
+        "pol", project_name="policyproj", program=strings(12), opts=opts(work_dir=PROJECT)
+    )
+    events = []
+    up = st.up(policy_packs=[pack], on_event=events.append)
+    assert up.summary.result == "succeeded"
+    policy_events = [e.policy_event for e in events if e.policy_event]
+    assert [
+        (p.policy_name, p.policy_pack_name, p.enforcement_level) for p in policy_events
+    ] == [("prefer-numeric", "strings", "advisory")], [vars(p) for p in policy_events]
+    assert policy_events[0].resource_urn.endswith("::word"), policy_events[0].resource_urn
+    assert len(words(st)) == 1
+    # `policy_pack_configs` reaches the pack: 12 is now too short.
+    with tempfile.TemporaryDirectory() as d:
+        config = os.path.join(d, "longer.json")
+        with open(config, "w", encoding="utf-8") as f:
+            json.dump({"min-length": {"minLength": 20}}, f)
+        events = []
+        try:
+            st.preview(policy_packs=[pack], policy_pack_configs=[config], on_event=events.append)
+            raise AssertionError("preview passed a mandatory violation from the config")
+        except auto.CommandError as e:
+            assert "length 12 is below 20" in str(e), str(e)
+        mandatory = [
+            e.policy_event for e in events
+            if e.policy_event and e.policy_event.enforcement_level == "mandatory"
+        ]
+        assert [p.policy_name for p in mandatory] == ["min-length"], events
+    st.destroy()
+    st.workspace.remove_stack("pol")
+
+
+{"local": local, "inline": inline, "transports": transports, "failure": failure, "policy": policy}[MODE]()
 print("automation: ok")
