@@ -193,6 +193,15 @@ pub enum EngineError {
     GetResourceUrn(#[source] UrnError),
     #[error("pulumi:pulumi:getResource: unknown resource {0}")]
     UnknownResource(Urn),
+    /// `RegisterPackage` of a package name the program already registered
+    /// as another package: a program's parameterized packages have
+    /// distinct names.
+    #[error("package {package} is registered twice, as {first} and as {second}; a program's packages must have distinct names")]
+    PackageConflict {
+        package: String,
+        first: String,
+        second: String,
+    },
 }
 
 impl EngineError {

@@ -31,6 +31,7 @@ mod policy_packs;
 mod python_compat;
 mod python_config;
 mod python_display;
+mod python_parameterized;
 mod python_programs;
 mod python_pulumi_provider;
 mod python_targeting;

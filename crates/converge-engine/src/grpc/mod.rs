@@ -15,6 +15,8 @@
 //! - `goals`: requests → [`ResourceGoal`]/[`ReadGoal`], wire aliases →
 //!   engine [`Alias`]es (the engine resolves them).
 //! - `invoke`: `Invoke` → [`Monitor::invoke`].
+//! - `packages`: `RegisterPackage` → [`Monitor::register_package`], and
+//!   the `packageRef`s later requests carry.
 //! - `transforms`: the program's resource and invoke transforms, called
 //!   back through its `Callbacks` service before a registration or invoke
 //!   goes on.
@@ -38,6 +40,7 @@ mod engine_service;
 mod goals;
 mod hooks;
 mod invoke;
+mod packages;
 mod resource_monitor;
 mod transforms;
 
@@ -104,6 +107,8 @@ pub(crate) struct Shared {
     pub transforms: transforms::Transforms,
     /// The program's resource and error hooks, by name.
     pub hooks: Arc<hooks::Hooks>,
+    /// The packages the program registered, by reference.
+    pub packages: packages::Packages,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -156,6 +161,7 @@ impl MonitorServer {
             errors: Mutex::new(Vec::new()),
             transforms: transforms::Transforms::default(),
             hooks,
+            packages: packages::Packages::default(),
         });
         let monitor_service =
             ResourceMonitorServer::new(resource_monitor::ResourceMonitorService {

@@ -15,6 +15,7 @@ mod durability;
 mod hooks;
 mod import;
 mod options;
+mod parameterized;
 mod pipeline;
 mod plans;
 mod policy;
