@@ -24,6 +24,7 @@ mod import;
 mod kms_secrets;
 mod new_project;
 mod nodejs_compat;
+mod nodejs_parameterized;
 mod nodejs_programs;
 mod plugin_commands;
 mod plugin_startup;
