@@ -93,6 +93,12 @@ impl Provider for Base {
 
     async fn create(&self, req: CreateRequest) -> Result<CreateResponse, ProviderError> {
         let properties = self.tagged(req.properties)?;
+        if req.preview {
+            return Ok(CreateResponse {
+                id: String::new(),
+                properties,
+            });
+        }
         let id = self.cloud.insert(&req.urn, "base", properties.clone());
         Ok(CreateResponse { id, properties })
     }
@@ -202,6 +208,10 @@ async fn two_parameterizations_of_one_plugin_each_get_their_own_provider() {
     let log = Arc::new(Mutex::new(Log::default()));
     let mut w =
         converge_testkit::Lifecycle::new(cloud.clone(), Arc::new(loader(&cloud, &log, None)));
+    // A preview already runs each package on its own parameterized plugin.
+    let preview = w.preview(&side_by_side()).await;
+    expect_ok(&preview);
+    assert_eq!(ops_of(&preview, "b2"), [StepOp::Create]);
     expect_ok(&w.up(&side_by_side()).await);
 
     for (name, package, parameter) in [
