@@ -195,14 +195,10 @@ impl GrpcProvider {
         state.owned = false;
     }
 
-    /// A process for this provider alone: the shared unconfigured one if
-    /// no one took it, else a new one.
+    /// A new process for this provider alone. Never the shared
+    /// unconfigured one, which other providers of the plugin may be
+    /// talking to: once parameterized it serves another package.
     async fn own_process(&self) -> Result<Arc<PluginProcess>, ProviderError> {
-        let current = self.target().process;
-        if current.claim() {
-            self.shared.forget_spare(&current);
-            return Ok(current);
-        }
         self.shared
             .launch(&self.package, &self.command)
             .await
