@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use converge_model::{PropertyMap, ProviderReference, ResourceState, Urn, UrnPattern};
+use converge_plugin::parameterization::PackageDescriptor;
 use converge_plugin::ProviderRegistry;
 use converge_state::journal::JournalEntry;
 use converge_state::{OperationType, PendingOperation, Snapshot};
@@ -206,6 +207,10 @@ pub(crate) struct Deployment {
     /// deployment uses a handful): every registration looks its own up
     /// here, without waiting for the lock above.
     pub default_providers_known: std::sync::RwLock<Vec<DefaultProvider>>,
+    /// The packages the program registered (`RegisterPackage`), by name:
+    /// a default provider of one of them serves it as registered (its
+    /// base plugin, parameterized).
+    pub packages: std::sync::RwLock<Vec<PackageDescriptor>>,
     /// Serializes the reference rewrites of renames (`steps::rename`).
     pub renames: tokio::sync::Mutex<()>,
     /// The root stack resource: the first registration of the stack type
@@ -279,6 +284,7 @@ impl Deployment {
             steps: Mutex::new(Vec::with_capacity(steps)),
             default_providers: tokio::sync::Mutex::new(()),
             default_providers_known: std::sync::RwLock::new(Vec::new()),
+            packages: std::sync::RwLock::new(Vec::new()),
             renames: tokio::sync::Mutex::new(()),
             root: std::sync::OnceLock::new(),
             hooks: std::sync::OnceLock::new(),
@@ -322,6 +328,12 @@ impl Deployment {
             .iter()
             .find(|p| p.package == package && p.version.as_deref() == version)
             .map(|p| p.reference.clone())
+    }
+
+    /// The package named `package` the program registered, if it did.
+    pub fn registered_package(&self, package: &str) -> Option<PackageDescriptor> {
+        let packages = self.packages.read().unwrap_or_else(|p| p.into_inner());
+        packages.iter().find(|p| p.package() == package).cloned()
     }
 
     pub fn progress(&self) -> MutexGuard<'_, Progress> {

@@ -198,6 +198,15 @@ pub enum EngineError {
          name only resources the program created as an invoke's dependencies"
     )]
     UnknownInvokeDependency(Urn),
+    /// `RegisterPackage` of a package name the program already registered
+    /// as another package: a program's parameterized packages have
+    /// distinct names.
+    #[error("package {package} is registered twice, as {first} and as {second}; a program's packages must have distinct names")]
+    PackageConflict {
+        package: String,
+        first: String,
+        second: String,
+    },
 }
 
 impl EngineError {

@@ -5,6 +5,8 @@
 //!   client, the built-in providers and the testkit's
 //!   mocks all implement it.
 //! - [`ProviderLoader`]: finds a provider for `(package, version)`.
+//! - [`parameterization`]: parameterized packages (`RegisterPackage`,
+//!   `Parameterize`) and how a provider resource records one.
 //! - [`PackageSchema`] (`schema`): a package's canonical tokens, the
 //!   rule that resolves the short forms programs write, and what the
 //!   schema says of each member's properties.
@@ -21,6 +23,7 @@
 pub mod builtin;
 pub mod child;
 pub mod host;
+pub mod parameterization;
 pub mod policy;
 pub mod provider;
 pub mod registry;
@@ -31,8 +34,8 @@ pub use provider::{
     CallRequest, CallResponse, CheckFailure, CheckRequest, CheckResponse, ConfigureRequest,
     ConstructOptions, ConstructRequest, ConstructResponse, CreateRequest, CreateResponse,
     DeleteRequest, DeploymentContext, DiffChanges, DiffConfigRequest, DiffRequest, DiffResponse,
-    InvokeRequest, InvokeResponse, PluginInfo, Provider, ProviderError, ReadRequest, ReadResponse,
-    UpdateRequest, UpdateResponse,
+    InvokeRequest, InvokeResponse, ParameterizeRequest, ParameterizeResponse, PluginInfo, Provider,
+    ProviderError, ReadRequest, ReadResponse, UpdateRequest, UpdateResponse,
 };
 pub use registry::{ProviderLoader, ProviderRegistry, RegistryError};
 pub use schema::{MemberKind, PackageSchema, SchemaError, UnknownToken};

@@ -301,6 +301,22 @@ impl ProviderError {
     }
 }
 
+/// What a plugin is asked to become (`Parameterize`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParameterizeRequest {
+    /// Command-line style arguments (`pulumi package add <plugin> <args>`).
+    Args(Vec<String>),
+    /// A package recorded earlier: its name, version and value.
+    Value(crate::parameterization::Parameterization),
+}
+
+/// The package a plugin became.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParameterizeResponse {
+    pub name: String,
+    pub version: String,
+}
+
 /// A resource provider (seed 001). Methods a provider does not support
 /// answer [`ProviderError::Unimplemented`] by default.
 #[async_trait]
@@ -316,6 +332,16 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// resolving the short type tokens programs write.
     async fn schema(&self) -> Result<Arc<PackageSchema>, ProviderError> {
         Err(ProviderError::Unimplemented("GetSchema"))
+    }
+
+    /// Makes this instance the provider of a parameterized package. Called
+    /// once, before anything else; the instance then serves that package
+    /// only.
+    async fn parameterize(
+        &self,
+        _req: ParameterizeRequest,
+    ) -> Result<ParameterizeResponse, ProviderError> {
+        Err(ProviderError::Unimplemented("Parameterize"))
     }
 
     async fn check_config(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {

@@ -12,7 +12,10 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use converge_model::{PropertyMap, PropertyValue, ProviderReference, Urn, UNKNOWN_STRING};
 
-use crate::provider::{CheckRequest, CheckResponse, ConfigureRequest, DiffRequest, DiffResponse};
+use crate::parameterization::{self, without_internal, PackageDescriptor};
+use crate::provider::{
+    CheckRequest, CheckResponse, ConfigureRequest, DiffRequest, DiffResponse, ParameterizeRequest,
+};
 use crate::schema::PackageSchema;
 use crate::{Provider, ProviderError};
 
@@ -44,6 +47,19 @@ pub enum RegistryError {
     NotAProvider { urn: String },
     #[error("unknown provider {0}: it was not registered in this deployment")]
     UnknownProvider(String),
+    #[error("provider {urn}: its recorded parameterization cannot be read: {source}")]
+    BadParameterization {
+        urn: String,
+        #[source]
+        source: parameterization::RecordError,
+    },
+    #[error("provider {urn}: plugin {plugin} was asked to become package {package} but answered {answered}; the plugin does not serve that package")]
+    ParameterizedAs {
+        urn: String,
+        plugin: String,
+        package: String,
+        answered: String,
+    },
     #[error("provider {urn}: {source}")]
     Provider {
         urn: String,
@@ -59,11 +75,16 @@ pub fn provider_package(urn: &Urn) -> Result<&str, RegistryError> {
     })
 }
 
-/// The version a provider resource asks for (its `version` input).
+/// The version of the plugin a provider resource asks for: its `version`
+/// input, or for a parameterized package the base plugin's
+/// (`__internal.version`).
 pub fn provider_version(
     urn: &Urn,
     inputs: &PropertyMap,
 ) -> Result<Option<semver::Version>, RegistryError> {
+    if let Some(p) = recorded_package(urn, inputs)? {
+        return Ok(p.plugin_version);
+    }
     match inputs.get("version") {
         Some(PropertyValue::String(v)) if !v.is_empty() => semver::Version::parse(v)
             .map(Some)
@@ -76,6 +97,19 @@ pub fn provider_version(
     }
 }
 
+/// The parameterized package a provider resource records, if any.
+pub fn recorded_package(
+    urn: &Urn,
+    inputs: &PropertyMap,
+) -> Result<Option<PackageDescriptor>, RegistryError> {
+    parameterization::recorded(provider_package(urn)?, inputs).map_err(|source| {
+        RegistryError::BadParameterization {
+            urn: urn.to_string(),
+            source,
+        }
+    })
+}
+
 /// The configured provider instances of one deployment.
 #[derive(Debug)]
 pub struct ProviderRegistry {
@@ -84,6 +118,10 @@ pub struct ProviderRegistry {
     /// Configurations of provider resources no step configured, made on
     /// first use: one per reference, however many steps ask at once.
     on_first_use: Mutex<HashMap<String, FirstUse>>,
+    /// Parameterized instances loaded for a provider resource's Check,
+    /// by URN and package: its Diff and its configuration take the same
+    /// one rather than starting and parameterizing the plugin again.
+    unconfigured: Mutex<HashMap<(String, PackageDescriptor), Arc<dyn Provider>>>,
 }
 
 /// A configuration made once, by the first caller.
@@ -95,6 +133,7 @@ impl ProviderRegistry {
             loader,
             instances: Mutex::new(HashMap::new()),
             on_first_use: Mutex::new(HashMap::new()),
+            unconfigured: Mutex::new(HashMap::new()),
         }
     }
 
@@ -121,14 +160,63 @@ impl ProviderRegistry {
         self.instances.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The instance for provider resource `urn` with `inputs`: loaded by
+    /// package and version; for a parameterized package, its base plugin
+    /// loaded and parameterized (or the instance its Check did, which
+    /// `keep` leaves for the next call and otherwise takes).
     async fn load_for(
         &self,
         urn: &Urn,
         inputs: &PropertyMap,
+        keep: bool,
     ) -> Result<Arc<dyn Provider>, RegistryError> {
         let package = provider_package(urn)?;
-        let version = provider_version(urn, inputs)?;
-        self.loader.load(package, version.as_ref()).await
+        let Some(descriptor) = recorded_package(urn, inputs)? else {
+            let version = provider_version(urn, inputs)?;
+            return self.loader.load(package, version.as_ref()).await;
+        };
+        let key = (urn.to_string(), descriptor);
+        {
+            let mut unconfigured = self.unconfigured.lock().unwrap_or_else(|p| p.into_inner());
+            let found = if keep {
+                unconfigured.get(&key).cloned()
+            } else {
+                unconfigured.remove(&key)
+            };
+            if let Some(p) = found {
+                return Ok(p);
+            }
+        }
+        let (urn_text, descriptor) = key;
+        let provider = self
+            .loader
+            .load(&descriptor.plugin, descriptor.plugin_version.as_ref())
+            .await?;
+        let Some(parameters) = descriptor.parameterization.clone() else {
+            return Ok(provider);
+        };
+        let answer = provider
+            .parameterize(ParameterizeRequest::Value(parameters))
+            .await
+            .map_err(|source| RegistryError::Provider {
+                urn: urn_text.clone(),
+                source,
+            })?;
+        if answer.name != package {
+            return Err(RegistryError::ParameterizedAs {
+                urn: urn_text,
+                plugin: descriptor.plugin.clone(),
+                package: package.to_owned(),
+                answered: answer.name,
+            });
+        }
+        if keep {
+            self.unconfigured
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert((urn_text, descriptor), provider.clone());
+        }
+        Ok(provider)
     }
 
     /// `Check` of a provider resource: its plugin's `CheckConfig`.
@@ -138,19 +226,27 @@ impl ProviderRegistry {
         olds: PropertyMap,
         news: PropertyMap,
     ) -> Result<CheckResponse, RegistryError> {
-        let provider = self.load_for(urn, &news).await?;
-        provider
+        let provider = self.load_for(urn, &news, true).await?;
+        let internal = news.get(parameterization::INTERNAL_KEY).cloned();
+        let mut response = provider
             .check_config(CheckRequest {
                 urn: urn.clone(),
-                olds,
-                news,
+                olds: without_internal(&olds),
+                news: without_internal(&news),
                 random_seed: Vec::new(),
             })
             .await
             .map_err(|source| RegistryError::Provider {
                 urn: urn.to_string(),
                 source,
-            })
+            })?;
+        // The engine's own record goes back with the checked inputs.
+        if let Some(internal) = internal {
+            response
+                .inputs
+                .insert(parameterization::INTERNAL_KEY.to_owned(), internal);
+        }
+        Ok(response)
     }
 
     /// `Diff` of a provider resource: its plugin's `DiffConfig`.
@@ -162,14 +258,14 @@ impl ProviderRegistry {
         old_outputs: PropertyMap,
         new_inputs: PropertyMap,
     ) -> Result<DiffResponse, RegistryError> {
-        let provider = self.load_for(urn, &new_inputs).await?;
+        let provider = self.load_for(urn, &new_inputs, true).await?;
         provider
             .diff_config(DiffRequest {
                 urn: urn.clone(),
                 id: id.to_owned(),
-                old_inputs,
-                old_outputs,
-                new_inputs,
+                old_inputs: without_internal(&old_inputs),
+                old_outputs: without_internal(&old_outputs),
+                new_inputs: without_internal(&new_inputs),
                 ignore_changes: Vec::new(),
             })
             .await
@@ -190,11 +286,11 @@ impl ProviderRegistry {
         inputs: &PropertyMap,
         preview: bool,
     ) -> Result<String, RegistryError> {
-        let provider = self.load_for(urn, inputs).await?;
+        let provider = self.load_for(urn, inputs, false).await?;
         provider
             .configure(ConfigureRequest {
                 urn: Some(urn.clone()),
-                inputs: inputs.clone(),
+                inputs: without_internal(inputs),
                 accept_secrets: true,
                 accept_resources: true,
             })

@@ -302,6 +302,28 @@ mod tests {
         }
     }
 
+    /// A namespaced package (`namespace` in its schema) names its SDKs
+    /// (`@a-namespace/namespaced`, `a_namespace_namespaced`); its tokens
+    /// and its plugin keep the package's plain name.
+    #[test]
+    fn a_namespaced_package_keeps_its_plain_name_and_tokens() {
+        let text = serde_json::json!({
+            "name": "namespaced",
+            "namespace": "a-namespace",
+            "version": "16.0.0",
+            "resources": {"namespaced:index:Resource": {
+                "inputProperties": {"value": {"type": "boolean"}},
+            }},
+        })
+        .to_string();
+        let s = PackageSchema::from_text(&text).unwrap();
+        assert_eq!(s.name, "namespaced");
+        assert_eq!(
+            s.resolve(MemberKind::Resource, "namespaced:Resource"),
+            Ok("namespaced:index:Resource")
+        );
+    }
+
     #[test]
     fn modules_other_than_index_resolve() {
         let s = PackageSchema::from_json(&serde_json::json!({

@@ -17,6 +17,11 @@
 //! reports `ErrorResourceInitFailed`). Outputs: the inputs plus `length`
 //! (of `value`; unknown in previews) and `pluginVersion`.
 //!
+//! **Parameterize**: the process becomes package `<name>` (a recorded
+//! value: its bytes are the parameter, as text; arguments: `<name>
+//! <parameter…>`), serving `<name>:index:Thing` instead, whose outputs
+//! also carry `package` and `parameter`.
+//!
 //! **Function** [`COUNT`] (`convergetest:index:count`): `{count, version}`,
 //! and its argument `tag` given back as it came.
 //!

@@ -13,8 +13,8 @@ use converge_proto::pulumirpc::{
     CheckRequest, CheckResponse, ConfigureRequest, ConfigureResponse, ConstructRequest,
     ConstructResponse, CreateRequest, CreateResponse, DeleteRequest, DiffRequest, DiffResponse,
     ErrorResourceInitFailed, GetSchemaRequest, GetSchemaResponse, InvokeRequest, InvokeResponse,
-    LogRequest, LogSeverity, PluginInfo, PropertyDiff, ReadRequest, ReadResponse, UpdateRequest,
-    UpdateResponse,
+    LogRequest, LogSeverity, ParameterizeRequest, ParameterizeResponse, PluginInfo, PropertyDiff,
+    ReadRequest, ReadResponse, UpdateRequest, UpdateResponse,
 };
 use prost::Message;
 use prost_types::{value::Kind as V, Struct, Value};
@@ -39,6 +39,8 @@ pub struct TestProvider {
     hang: bool,
     /// Set by `Cancel`.
     cancelled: tokio::sync::watch::Sender<bool>,
+    /// The package `Parameterize` made this process, and its parameter.
+    parameterized: std::sync::Mutex<Option<(String, String)>>,
 }
 
 fn s(v: impl Into<String>) -> Value {
@@ -81,6 +83,33 @@ impl TestProvider {
                 .map(Duration::from_millis),
             hang: std::env::var_os(HANG_ENV).is_some(),
             cancelled: tokio::sync::watch::Sender::new(false),
+            parameterized: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// The package this process serves and its parameter, if
+    /// `Parameterize` made it another.
+    fn became(&self) -> Option<(String, String)> {
+        self.parameterized
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Refuses a URN that is not a thing of the package this process
+    /// serves.
+    fn require_thing(&self, urn: &str) -> Result<(), Status> {
+        let thing = match self.became() {
+            Some((package, _)) => format!("{package}:index:Thing"),
+            None => THING.to_owned(),
+        };
+        let type_token = urn.split("::").nth(2).unwrap_or_default();
+        if type_token.rsplit('$').next() == Some(thing.as_str()) {
+            Ok(())
+        } else {
+            Err(Status::invalid_argument(format!(
+                "unknown resource type in {urn}: this plugin serves {thing}"
+            )))
         }
     }
 
@@ -151,6 +180,10 @@ impl TestProvider {
         out.fields.insert("length".into(), length);
         out.fields
             .insert("pluginVersion".into(), s(self.version.clone()));
+        if let Some((package, parameter)) = self.became() {
+            out.fields.insert("package".into(), s(package));
+            out.fields.insert("parameter".into(), s(parameter));
+        }
         out
     }
 
@@ -238,22 +271,44 @@ fn same_size(old: Option<&Value>, new: Option<&Value>) -> bool {
     text(old).is_some() && text(old) == text(new)
 }
 
-fn require_thing(urn: &str) -> Result<(), Status> {
-    if urn.split("::").nth(2).is_some_and(|t| t.ends_with(THING)) {
-        Ok(())
-    } else {
-        Err(Status::invalid_argument(format!(
-            "unknown resource type in {urn}"
-        )))
-    }
-}
-
 #[tonic::async_trait]
 impl ResourceProvider for TestProvider {
     async fn get_plugin_info(&self, _: Request<()>) -> Result<Response<PluginInfo>, Status> {
         Ok(Response::new(PluginInfo {
             version: self.version.clone(),
         }))
+    }
+
+    /// Becomes package `<name>` whose things carry the parameter: from a
+    /// recorded value (its bytes as text), or from arguments
+    /// `<name> <parameter…>`.
+    async fn parameterize(
+        &self,
+        request: Request<ParameterizeRequest>,
+    ) -> Result<Response<ParameterizeResponse>, Status> {
+        use converge_proto::pulumirpc::parameterize_request::Parameters;
+        let (name, version, parameter) = match request.into_inner().parameters {
+            Some(Parameters::Value(v)) => {
+                let text = String::from_utf8(v.value).map_err(|_| {
+                    Status::invalid_argument("the parameter value is not UTF-8 text")
+                })?;
+                (v.name, v.version, text)
+            }
+            Some(Parameters::Args(a)) if !a.args.is_empty() => {
+                (a.args[0].clone(), "1.0.0".to_owned(), a.args[1..].join(" "))
+            }
+            _ => {
+                return Err(Status::invalid_argument(
+                    "Parameterize needs a value or arguments <name> <parameter…>",
+                ))
+            }
+        };
+        if name.is_empty() {
+            return Err(Status::invalid_argument("the package name is empty"));
+        }
+        *self.parameterized.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((name.clone(), parameter));
+        Ok(Response::new(ParameterizeResponse { name, version }))
     }
 
     async fn get_schema(
@@ -379,7 +434,7 @@ impl ResourceProvider for TestProvider {
         request: Request<CheckRequest>,
     ) -> Result<Response<CheckResponse>, Status> {
         let req = request.into_inner();
-        require_thing(&req.urn)?;
+        self.require_thing(&req.urn)?;
         let (inputs, failures) = check_thing(&req.news);
         Ok(Response::new(CheckResponse {
             inputs: Some(inputs),
@@ -389,7 +444,7 @@ impl ResourceProvider for TestProvider {
 
     async fn diff(&self, request: Request<DiffRequest>) -> Result<Response<DiffResponse>, Status> {
         let req = request.into_inner();
-        require_thing(&req.urn)?;
+        self.require_thing(&req.urn)?;
         let keys = [("value", false), ("size", true), ("fail", false)];
         Ok(Response::new(diff_keys(&req.olds, &req.news, &keys)))
     }
@@ -399,7 +454,7 @@ impl ResourceProvider for TestProvider {
         request: Request<CreateRequest>,
     ) -> Result<Response<CreateResponse>, Status> {
         let req = request.into_inner();
-        require_thing(&req.urn)?;
+        self.require_thing(&req.urn)?;
         let outputs = self.outputs(&req.properties, req.preview);
         if req.preview {
             return Ok(Response::new(CreateResponse {
@@ -474,7 +529,7 @@ impl ResourceProvider for TestProvider {
 
     async fn read(&self, request: Request<ReadRequest>) -> Result<Response<ReadResponse>, Status> {
         let req = request.into_inner();
-        require_thing(&req.urn)?;
+        self.require_thing(&req.urn)?;
         self.work().await?;
         let id = req.id.clone();
         let found = self
@@ -503,7 +558,7 @@ impl ResourceProvider for TestProvider {
         request: Request<UpdateRequest>,
     ) -> Result<Response<UpdateResponse>, Status> {
         let req = request.into_inner();
-        require_thing(&req.urn)?;
+        self.require_thing(&req.urn)?;
         let outputs = self.outputs(&req.news, req.preview);
         if !req.preview {
             self.work().await?;
@@ -530,7 +585,7 @@ impl ResourceProvider for TestProvider {
 
     async fn delete(&self, request: Request<DeleteRequest>) -> Result<Response<()>, Status> {
         let req = request.into_inner();
-        require_thing(&req.urn)?;
+        self.require_thing(&req.urn)?;
         self.work().await?;
         let id = req.id;
         self.with_cloud(move |c| {

@@ -113,7 +113,7 @@ names = ["SECRETS", "RESOURCE_REFERENCES", "OUTPUT_VALUES", "ALIAS_SPECS", "DELE
          "REPLACE_WITH", "REPLACEMENT_TRIGGER", "TRANSFORMS", "INVOKE_TRANSFORMS",
          "RESOURCE_HOOKS", "ERROR_HOOKS", "SENDS_OPTIONS_TO_HOOKS", "INVOKE_DEPENDS_ON",
          "INVOKE_PARENT", "INVOKE_OUTPUT_VALUES", "CALL_OUTPUT_VALUES", "BYTE_STRING",
-         "STATE_MIGRATIONS"]
+         "STATE_MIGRATIONS", "PARAMETERIZATION"]
 for name in names:
     feature = getattr(resource_pb2, f"RESOURCE_MONITOR_FEATURE_{name}")
     pulumi.export(name, monitor_supports_feature(feature))
@@ -135,5 +135,5 @@ fn the_python_sdk_sees_the_features_converge_implements() {
         let want = !matches!(name.as_str(), "BYTE_STRING" | "STATE_MIGRATIONS");
         assert_eq!(supported, want, "{name}: {outputs}");
     }
-    assert_eq!(outputs.as_object().unwrap().len(), 18, "{outputs}");
+    assert_eq!(outputs.as_object().unwrap().len(), 19, "{outputs}");
 }

@@ -190,9 +190,6 @@ pub(crate) fn check_supported(req: &RegisterResourceRequest) -> Result<(), Statu
             "{what}: {feature} are not supported by Converge yet"
         )))
     };
-    if !req.package_ref.is_empty() {
-        return refuse("parameterized packages (packageRef)");
-    }
     if !req.state_migrations.is_empty() {
         return refuse("state migrations");
     }
@@ -241,12 +238,6 @@ pub(crate) fn resource_goal(req: &RegisterResourceRequest) -> Result<ResourceGoa
 
 /// A `ReadResourceRequest` as a [`ReadGoal`].
 pub(crate) fn read_goal(req: &ReadResourceRequest) -> Result<ReadGoal, Status> {
-    if !req.package_ref.is_empty() {
-        return Err(Status::unimplemented(format!(
-            "{} {:?}: parameterized packages (packageRef) are not supported by Converge yet",
-            req.r#type, req.name
-        )));
-    }
     Ok(ReadGoal {
         type_token: req.r#type.clone(),
         name: req.name.clone(),

@@ -15,6 +15,8 @@
 //! - `goals`: requests → [`ResourceGoal`]/[`ReadGoal`], wire aliases →
 //!   engine [`Alias`]es (the engine resolves them).
 //! - `invoke`: `Invoke` → [`Monitor::invoke`].
+//! - `packages`: `RegisterPackage` → [`Monitor::register_package`], and
+//!   the `packageRef`s later requests carry.
 //! - `transforms`: the program's resource and invoke transforms, called
 //!   back through its `Callbacks` service before a registration or invoke
 //!   goes on.
@@ -40,6 +42,7 @@ mod hooks;
 mod invoke;
 mod output_values;
 mod provider_scopes;
+mod packages;
 mod resource_monitor;
 mod transforms;
 
@@ -108,6 +111,8 @@ pub(crate) struct Shared {
     pub hooks: Arc<hooks::Hooks>,
     /// The providers each registration names, for invokes parented to it.
     pub provider_scopes: provider_scopes::ProviderScopes,
+    /// The packages the program registered, by reference.
+    pub packages: packages::Packages,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -161,6 +166,7 @@ impl MonitorServer {
             transforms: transforms::Transforms::default(),
             provider_scopes: provider_scopes::ProviderScopes::default(),
             hooks,
+            packages: packages::Packages::default(),
         });
         let monitor_service =
             ResourceMonitorServer::new(resource_monitor::ResourceMonitorService {

@@ -4,15 +4,15 @@
 
 use std::sync::Arc;
 
-use converge_model::Urn;
+use converge_model::{package_of, provider_package, Urn};
 use converge_proto::marshal_properties;
 use converge_proto::pulumirpc::resource_monitor_server::ResourceMonitor;
 use converge_proto::pulumirpc::{
     CallResponse, Callback, DeploymentInfo, ReadResourceRequest, ReadResourceResponse,
-    RegisterErrorHookRequest, RegisterResourceHookRequest, RegisterResourceOutputsRequest,
-    RegisterResourceRequest, RegisterResourceResponse, ResourceCallRequest, ResourceInvokeRequest,
-    ResourceInvokeResponse, ResourceMonitorFeature, SupportsFeatureRequest,
-    SupportsFeatureResponse,
+    RegisterErrorHookRequest, RegisterPackageRequest, RegisterPackageResponse,
+    RegisterResourceHookRequest, RegisterResourceOutputsRequest, RegisterResourceRequest,
+    RegisterResourceResponse, ResourceCallRequest, ResourceInvokeRequest, ResourceInvokeResponse,
+    ResourceMonitorFeature, SupportsFeatureRequest, SupportsFeatureResponse,
 };
 use tonic::{Request, Response, Status};
 
@@ -24,7 +24,7 @@ use crate::error::EngineError;
 /// (`SupportsFeature`) and as enum values (`GetDeploymentInfo`). Everything
 /// else is answered "not supported", so the SDKs either fall back or tell
 /// the user.
-const SUPPORTED: [(&str, ResourceMonitorFeature); 16] = [
+const SUPPORTED: [(&str, ResourceMonitorFeature); 17] = [
     ("secrets", ResourceMonitorFeature::Secrets),
     (
         "resourceReferences",
@@ -32,6 +32,7 @@ const SUPPORTED: [(&str, ResourceMonitorFeature); 16] = [
     ),
     ("outputValues", ResourceMonitorFeature::OutputValues),
     ("deletedWith", ResourceMonitorFeature::DeletedWith),
+    ("parameterization", ResourceMonitorFeature::Parameterization),
     ("aliasSpecs", ResourceMonitorFeature::AliasSpecs),
     ("transforms", ResourceMonitorFeature::Transforms),
     ("invokeTransforms", ResourceMonitorFeature::InvokeTransforms),
@@ -155,6 +156,10 @@ impl ResourceMonitor for ResourceMonitorService {
         request: Request<ReadResourceRequest>,
     ) -> Result<Response<ReadResourceResponse>, Status> {
         let req = request.into_inner();
+        let what = format!("read {} {:?}", req.r#type, req.name);
+        self.shared
+            .packages
+            .check(&what, package_of(&req.r#type), &req.package_ref)?;
         let goal = goals::read_goal(&req)?;
         let result = self
             .shared
@@ -184,6 +189,13 @@ impl ResourceMonitor for ResourceMonitorService {
         let mut req = request.into_inner();
         let transforms = self.shared.transforms.apply(&mut req).await?;
         goals::check_supported(&req)?;
+        if !req.remote {
+            let what = format!("{} {:?}", req.r#type, req.name);
+            let package = provider_package(&req.r#type).unwrap_or_else(|| package_of(&req.r#type));
+            self.shared
+                .packages
+                .check(&what, package, &req.package_ref)?;
+        }
         if req.remote {
             let response = construct::register_remote(&self.shared, &req).await?;
             self.shared
@@ -229,6 +241,17 @@ impl ResourceMonitor for ResourceMonitorService {
             .await
             .map_err(|e| self.engine_error(e))?;
         Ok(Response::new(()))
+    }
+
+    async fn register_package(
+        &self,
+        request: Request<RegisterPackageRequest>,
+    ) -> Result<Response<RegisterPackageResponse>, Status> {
+        let reference = self
+            .shared
+            .packages
+            .register(&self.shared.monitor, request.into_inner())?;
+        Ok(Response::new(RegisterPackageResponse { r#ref: reference }))
     }
 
     async fn register_stack_transform(

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use converge_model::{PropertyMap, Urn, STACK_TYPE};
+use converge_plugin::parameterization::PackageDescriptor;
 use converge_plugin::{
     CallResponse, ConstructResponse, DeploymentContext, InvokeResponse, PackageSchema,
 };
@@ -66,6 +67,31 @@ impl Monitor {
         async move {
             let _turn = d.window.acquire().await;
             step_generator::register(d, *goal).await
+        }
+    }
+
+    /// `RegisterPackage`: the program will use `package` (a parameterized
+    /// package, or a plugin at a version). A default provider of its name
+    /// loads its base plugin and parameterizes it, once per package. The
+    /// same package again changes nothing; another package of the same
+    /// name is refused.
+    pub fn register_package(&self, package: PackageDescriptor) -> Result<(), EngineError> {
+        let mut packages = self
+            .deployment
+            .packages
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        match packages.iter().find(|p| p.package() == package.package()) {
+            Some(known) if *known == package => Ok(()),
+            Some(known) => Err(EngineError::PackageConflict {
+                package: package.package().to_owned(),
+                first: describe(known),
+                second: describe(&package),
+            }),
+            None => {
+                packages.push(package);
+                Ok(())
+            }
         }
     }
 
@@ -285,5 +311,20 @@ pub struct EmptyProgram;
 impl Program for EmptyProgram {
     async fn run(&self, _monitor: Monitor) -> Result<(), String> {
         Ok(())
+    }
+}
+
+/// A registered package as an error message names it.
+fn describe(p: &PackageDescriptor) -> String {
+    let version = |v: Option<&semver::Version>| v.map(|v| format!("@{v}")).unwrap_or_default();
+    let plugin = format!("plugin {}{}", p.plugin, version(p.plugin_version.as_ref()));
+    match &p.parameterization {
+        Some(x) => format!(
+            "{}@{} of {plugin} with a {}-byte parameter",
+            x.name,
+            x.version,
+            x.value.len()
+        ),
+        None => plugin,
     }
 }

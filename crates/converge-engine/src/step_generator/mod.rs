@@ -211,6 +211,7 @@ fn prepare(
         d.check_not_failed(&urn)?;
         check_timeouts(&urn, goal.options.custom_timeouts.as_ref())?;
         provider_version_input(&urn, &mut goal)?;
+        registered_package_input(d, &mut goal);
         if d.opts.continue_on_error {
             d.check_dependencies_not_failed(
                 &urn,
@@ -359,6 +360,28 @@ fn provider_version_input(urn: &Urn, goal: &mut ResourceGoal) -> Result<(), Engi
     goal.inputs
         .insert("version".to_owned(), version.to_owned().into());
     Ok(())
+}
+
+/// An explicit provider of a parameterized package the program registered
+/// records it as a default provider does (its package version, and its
+/// base plugin and parameterization under `__internal`), so that it loads
+/// that plugin parameterized; inputs that already record one are kept.
+fn registered_package_input(d: &Deployment, goal: &mut ResourceGoal) {
+    let Some(package) = provider_package(&goal.type_token) else {
+        return;
+    };
+    if goal
+        .inputs
+        .contains_key(converge_plugin::parameterization::INTERNAL_KEY)
+    {
+        return;
+    }
+    if let Some(p) = d
+        .registered_package(package)
+        .filter(|p| p.parameterization.is_some())
+    {
+        p.record(&mut goal.inputs);
+    }
 }
 
 /// Records a registration's goal for the deployment's plan and, under
@@ -605,12 +628,27 @@ pub(crate) fn default_provider_urn(
 
 /// The default provider of `package` (at `version`): registered as a
 /// provider resource on first use; concurrent users wait for that one
-/// registration.
+/// registration. A package the program registered (`RegisterPackage`) is
+/// served as registered: a parameterized package at its own version, by
+/// its base plugin given its parameterization (recorded in the provider's
+/// inputs), so each parameterization has its own provider; a plain one at
+/// its registered version unless the request names one.
 pub(crate) async fn default_provider(
     d: &Arc<Deployment>,
     package: &str,
     version: Option<&str>,
 ) -> Result<ProviderReference, EngineError> {
+    let registered = d
+        .registered_package(package)
+        .filter(|p| p.parameterization.is_some() || version.is_none());
+    let registered_version = registered
+        .as_ref()
+        .and_then(|p| p.package_version())
+        .map(ToString::to_string);
+    let version = match &registered {
+        Some(_) => registered_version.as_deref(),
+        None => version,
+    };
     if let Some(known) = d.known_default_provider(package, version) {
         return Ok(known);
     }
@@ -626,8 +664,13 @@ pub(crate) async fn default_provider(
         .get(package)
         .cloned()
         .unwrap_or_default();
-    if let Some(v) = version {
-        inputs.insert("version".to_owned(), v.to_owned().into());
+    match &registered {
+        Some(p) => p.record(&mut inputs),
+        None => {
+            if let Some(v) = version {
+                inputs.insert("version".to_owned(), v.to_owned().into());
+            }
+        }
     }
     let provider_goal = ResourceGoal {
         type_token,

@@ -210,7 +210,8 @@ async fn perform(d: &Deployment, state: &mut ResourceState) -> Result<(), Engine
                 source,
             })?;
         state.id = Some(id);
-        state.outputs = state.inputs.clone();
+        // The engine's `__internal` record is not the provider's output.
+        state.outputs = converge_plugin::parameterization::without_internal(&state.inputs);
         return Ok(());
     }
     if !state.custom {

@@ -166,7 +166,7 @@ pub(crate) async fn perform(
                 urn: urn.clone(),
                 source,
             })?;
-        new.outputs = new.inputs.clone();
+        new.outputs = converge_plugin::parameterization::without_internal(&new.inputs);
         return Ok(());
     }
     if !new.custom {

@@ -16,6 +16,7 @@ mod hooks;
 mod import;
 mod invoke_dependencies;
 mod options;
+mod parameterized;
 mod pipeline;
 mod plans;
 mod policy;

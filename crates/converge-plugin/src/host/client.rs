@@ -18,8 +18,8 @@ use super::process::{PluginCommand, PluginProcess};
 use crate::provider::{
     CallRequest, CallResponse, CheckRequest, CheckResponse, ConfigureRequest, ConstructRequest,
     ConstructResponse, CreateRequest, CreateResponse, DeleteRequest, DiffConfigRequest,
-    DiffRequest, DiffResponse, InvokeRequest, InvokeResponse, PluginInfo, ReadRequest,
-    ReadResponse, UpdateRequest, UpdateResponse,
+    DiffRequest, DiffResponse, InvokeRequest, InvokeResponse, ParameterizeRequest,
+    ParameterizeResponse, PluginInfo, ReadRequest, ReadResponse, UpdateRequest, UpdateResponse,
 };
 use crate::schema::PackageSchema;
 use crate::{Provider, ProviderError};
@@ -52,6 +52,11 @@ struct Target {
 /// creates and updates (the inputs stand for the outputs). `Unimplemented`
 /// CheckConfig, DiffConfig, Configure, Check, Diff and Cancel fall back to the
 /// trait's defaults; other methods answer [`ProviderError::Unimplemented`].
+///
+/// A parameterized provider (`Parameterize`) has a process of its own from
+/// the start, since the call changes what the plugin serves; `Configure`
+/// keeps that process, and any process started later for it is
+/// parameterized the same way first.
 pub struct GrpcProvider {
     package: String,
     command: PluginCommand,
@@ -64,6 +69,11 @@ pub struct GrpcProvider {
 struct State {
     target: Target,
     configured: bool,
+    /// What `Parameterize` was given, for any process started later.
+    parameters: Option<wire::ParameterizeRequest>,
+    /// The target process is this provider's own, parameterized and not
+    /// configured yet: `Configure` uses it.
+    owned: bool,
 }
 
 impl fmt::Debug for GrpcProvider {
@@ -104,6 +114,8 @@ impl GrpcProvider {
                     known: true,
                 },
                 configured: false,
+                parameters: None,
+                owned: false,
             }),
         }
     }
@@ -149,6 +161,13 @@ impl GrpcProvider {
     /// plugin and version).
     async fn package_schema(&self) -> Result<Arc<PackageSchema>, ProviderError> {
         let version = self.version.as_ref();
+        if self.lock().parameters.is_some() {
+            // The package it became: not the plugin's own schema.
+            let text = self.get_schema(0).await?;
+            return PackageSchema::from_text(&text)
+                .map(Arc::new)
+                .map_err(|e| ProviderError::failed(format!("GetSchema of {}: {e}", self.package)));
+        }
         if let Some(s) = self.shared.cached_schema(&self.command, version) {
             return Ok(s);
         }
@@ -170,10 +189,34 @@ impl GrpcProvider {
     }
 
     fn set_target(&self, target: Target) {
-        *self.lock() = State {
-            target,
-            configured: true,
+        let mut state = self.lock();
+        state.target = target;
+        state.configured = true;
+        state.owned = false;
+    }
+
+    /// A new process for this provider alone. Never the shared
+    /// unconfigured one, which other providers of the plugin may be
+    /// talking to: once parameterized it serves another package.
+    async fn own_process(&self) -> Result<Arc<PluginProcess>, ProviderError> {
+        self.shared
+            .launch(&self.package, &self.command)
+            .await
+            .map_err(|e| ProviderError::Unavailable(e.to_string()))
+    }
+
+    async fn send_parameterize(
+        &self,
+        process: &Arc<PluginProcess>,
+        req: wire::ParameterizeRequest,
+    ) -> Result<wire::ParameterizeResponse, ProviderError> {
+        let t = Target {
+            process: process.clone(),
+            caps: Caps::default(),
+            known: true,
         };
+        let resp = process.client().parameterize(req).await;
+        self.answer("Parameterize", &t, resp, false)
     }
 
     fn answer<T>(
@@ -291,6 +334,43 @@ impl Provider for GrpcProvider {
         self.package_schema().await
     }
 
+    async fn parameterize(
+        &self,
+        req: ParameterizeRequest,
+    ) -> Result<ParameterizeResponse, ProviderError> {
+        use wire::parameterize_request::{Parameters, ParametersArgs, ParametersValue};
+        let parameters = match req {
+            ParameterizeRequest::Args(args) => Parameters::Args(ParametersArgs { args }),
+            ParameterizeRequest::Value(p) => Parameters::Value(ParametersValue {
+                name: p.name,
+                version: p.version.to_string(),
+                value: p.value,
+            }),
+        };
+        let wire_req = wire::ParameterizeRequest {
+            parameters: Some(parameters),
+        };
+        let process = self.own_process().await?;
+        let resp = self.send_parameterize(&process, wire_req.clone()).await?;
+        let caps = process
+            .handshake
+            .as_ref()
+            .map(Caps::from_handshake)
+            .unwrap_or_default();
+        let mut state = self.lock();
+        state.target = Target {
+            process,
+            caps,
+            known: true,
+        };
+        state.parameters = Some(wire_req);
+        state.owned = true;
+        Ok(ParameterizeResponse {
+            name: resp.name,
+            version: resp.version,
+        })
+    }
+
     async fn check_config(&self, req: CheckRequest) -> Result<CheckResponse, ProviderError> {
         self.check_like("CheckConfig", req).await
     }
@@ -311,15 +391,26 @@ impl Provider for GrpcProvider {
             });
             return Ok(());
         }
-        let current = self.target().process;
-        let process = if current.claim() {
+        let (current, owned, parameters) = {
+            let state = self.lock();
+            let t = &state.target;
+            (t.process.clone(), state.owned, state.parameters.clone())
+        };
+        let process = if owned {
+            current
+        } else if current.claim() {
             self.shared.forget_spare(&current);
             current
         } else {
-            self.shared
+            let process = self
+                .shared
                 .launch(&self.package, &self.command)
                 .await
-                .map_err(|e| ProviderError::Unavailable(e.to_string()))?
+                .map_err(|e| ProviderError::Unavailable(e.to_string()))?;
+            if let Some(parameters) = parameters {
+                self.send_parameterize(&process, parameters).await?;
+            }
+            process
         };
         let opts = converge_proto::MarshalOptions {
             keep_unknowns: false,

@@ -9,5 +9,6 @@ mod common;
 
 mod construct;
 mod failures;
+mod parameterize;
 mod shutdown;
 mod versions;

@@ -220,7 +220,7 @@ async fn negotiates_features() {
             (info.project.as_str(), info.stack.as_str()),
             ("proj", "test")
         );
-        assert_eq!(info.supported_features.len(), 16);
+        assert_eq!(info.supported_features.len(), 17);
         for (id, want) in [
             ("secrets", true),
             ("resourceReferences", true),
@@ -232,7 +232,7 @@ async fn negotiates_features() {
             ("resourceHooks", true),
             ("errorHooks", true),
             ("sendsOptionsToHooks", true),
-            ("parameterization", false),
+            ("parameterization", true),
             ("replaceWith", true),
             ("replacementTrigger", true),
             ("invokeDependsOn", true),
@@ -449,10 +449,6 @@ async fn unsupported_calls_answer_promptly() {
             err.contains("transform at 127.0.0.1:1 cannot be reached"),
             "{err}"
         );
-        let mut parameterized = request("pkg:index:Thing", "r", true, &stack);
-        parameterized.package_ref = "ref".to_owned();
-        let err = register(&mut c, parameterized).await.unwrap_err();
-        assert!(err.starts_with("Unimplemented"), "{err}");
         Ok(())
     });
     let result = up(empty(), MockProvider::new("pkg"), &program).await;
@@ -481,3 +477,5 @@ mod construct;
 
 mod invoke_features;
 mod transforms;
+
+mod packages;

@@ -1,0 +1,149 @@
+//! Parameterized packages with the published Python SDK: the program does
+//! what the SDK generated for a parameterized package does — registers its
+//! package (`pulumi.runtime.register_package`, `RegisterPackage`) and
+//! passes the reference with each resource and provider — and the real
+//! `convergetest` plugin, started once per parameterization, is told by
+//! `Parameterize` which package to become.
+
+use crate::common;
+
+use base64::Engine as _;
+use common::python::{venv, PythonWorld as World};
+
+/// Two packages, `alpha` and `beta`, both served by plugin `convergetest`
+/// with different parameters; `b2` uses an explicit provider of `beta`.
+const PROGRAM: &str = r#"
+import base64
+import pulumi
+from pulumi import runtime
+
+def package_ref(package, parameter):
+    # What a generated SDK's _utilities.get_package() does.
+    return runtime.register_package("convergetest", "", "", package, "2.0.0",
+                                    base64.b64encode(parameter.encode()).decode())
+
+class Thing(pulumi.CustomResource):
+    def __init__(self, package, parameter, name, value, opts=None):
+        props = {"value": value, "length": None, "package": None, "parameter": None}
+        super().__init__(f"{package}:index:Thing", name, props, opts, False,
+                         package_ref(package, parameter))
+
+class Provider(pulumi.ProviderResource):
+    def __init__(self, package, parameter, name, opts=None):
+        super().__init__(package, name, {}, opts, False, package_ref(package, parameter))
+
+a1 = Thing("alpha", "first", "a1", "x")
+a2 = Thing("alpha", "first", "a2", "yy")
+b1 = Thing("beta", "second", "b1", "zzz")
+explicit = Provider("beta", "second", "explicit")
+b2 = Thing("beta", "second", "b2", "wwww", pulumi.ResourceOptions(provider=explicit))
+pulumi.export("served", [t.package.apply(lambda p: p) for t in [a1, a2, b1, b2]])
+pulumi.export("parameters", [t.parameter for t in [a1, a2, b1, b2]])
+"#;
+
+#[test]
+fn two_parameterizations_of_one_plugin_deploy_side_by_side() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, PROGRAM);
+    let bin = common::convergetest_bin_dir(w.scratch.dir.path());
+    let cloud_file = w.scratch.dir.path().join("cloud.json");
+    let run = |args: &[&str]| {
+        let out = w
+            .scratch
+            .command("pw")
+            .env("PATH", common::path_with(&bin))
+            .env("CONVERGE_TEST_CLOUD_FILE", &cloud_file)
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "converge {args:?}:\n{text}");
+        text
+    };
+    let cloud = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&cloud_file).unwrap()).unwrap()
+    };
+
+    let up = run(&["up", "--yes"]);
+    // The stack, four things, two default providers and the explicit one.
+    assert!(up.contains("+ 8 created"), "{up}");
+    let outputs: serde_json::Value =
+        serde_json::from_str(&run(&["stack", "output", "--json"])).unwrap();
+    assert_eq!(
+        outputs["served"],
+        serde_json::json!(["alpha", "alpha", "beta", "beta"])
+    );
+    assert_eq!(
+        outputs["parameters"],
+        serde_json::json!(["first", "first", "second", "second"])
+    );
+    assert_eq!(cloud()["objects"].as_object().unwrap().len(), 4);
+
+    let state: serde_json::Value = serde_json::from_str(&w.state()).unwrap();
+    let resources = state["checkpoint"]["latest"]["resources"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let find = |urn: &str| {
+        resources
+            .iter()
+            .find(|r| r["urn"] == urn)
+            .unwrap_or_else(|| panic!("no {urn} in {resources:#?}"))
+            .clone()
+    };
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    // Each package's default provider is its own, named for its version,
+    // recorded as Pulumi records one: the package version as `version`,
+    // the plugin and the parameter under `__internal`, which the outputs
+    // leave out.
+    for (package, parameter) in [("alpha", "first"), ("beta", "second")] {
+        let urn = format!("urn:pulumi:dev::pyproj::pulumi:providers:{package}::default_2_0_0");
+        let provider = find(&urn);
+        assert_eq!(provider["inputs"]["version"], "2.0.0", "{provider:#}");
+        let internal = &provider["inputs"]["__internal"];
+        assert_eq!(internal["name"], "convergetest", "{provider:#}");
+        assert_eq!(internal["parameterization"], b64(parameter), "{provider:#}");
+        assert!(
+            provider["outputs"].get("__internal").is_none(),
+            "{provider:#}"
+        );
+        let thing = find(&format!(
+            "urn:pulumi:dev::pyproj::{package}:index:Thing::{}",
+            if package == "alpha" { "a1" } else { "b1" }
+        ));
+        assert!(
+            thing["provider"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{urn}::")),
+            "{thing:#}"
+        );
+    }
+    let explicit = find("urn:pulumi:dev::pyproj::pulumi:providers:beta::explicit");
+    assert_eq!(
+        explicit["inputs"]["__internal"]["parameterization"],
+        b64("second")
+    );
+    let b2 = find("urn:pulumi:dev::pyproj::beta:index:Thing::b2");
+    assert!(b2["provider"]
+        .as_str()
+        .unwrap()
+        .starts_with("urn:pulumi:dev::pyproj::pulumi:providers:beta::explicit::"));
+
+    // Run again: the providers are parameterized from their state, and
+    // nothing changes.
+    let again = run(&["up", "--yes"]);
+    assert!(
+        !again.contains("created") && !again.contains("updated") && !again.contains("replaced"),
+        "{again}"
+    );
+    assert_eq!(cloud()["objects"].as_object().unwrap().len(), 4);
+
+    let destroyed = run(&["destroy", "--yes"]);
+    assert!(destroyed.contains("- 8 deleted"), "{destroyed}");
+    assert!(cloud()["objects"].as_object().unwrap().is_empty());
+}
