@@ -41,8 +41,8 @@ mod goals;
 mod hooks;
 mod invoke;
 mod output_values;
-mod provider_scopes;
 mod packages;
+mod provider_scopes;
 mod resource_monitor;
 mod transforms;
 
