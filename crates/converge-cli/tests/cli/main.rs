@@ -16,6 +16,7 @@ mod balancer;
 mod console;
 mod crash;
 mod custom_timeouts;
+mod deep_values;
 mod deploy_commands;
 mod dynamic_providers;
 mod guide_examples;
