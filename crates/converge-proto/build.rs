@@ -1,7 +1,8 @@
 //! Compiles Converge's pulumirpc, tfplugin5 and tfplugin6 .proto files (in `proto/`) with protox, so no
 //! system `protoc` is needed, and generates prost messages plus tonic clients
 //! and servers. The compiled descriptor set is also written to OUT_DIR, for
-//! the compatibility test and for gRPC reflection.
+//! the compatibility test and for gRPC reflection. Clients and servers use
+//! our codec (`src/codec.rs`), which bounds how deep a message may nest.
 
 use std::path::PathBuf;
 
@@ -45,6 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     tonic_prost_build::configure()
+        .codec_path("crate::codec::ConvergeCodec")
         .build_client(true)
         .build_server(true)
         .generate_default_stubs(true)

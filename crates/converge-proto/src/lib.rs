@@ -20,20 +20,27 @@
 //!   the peer accepts.
 //! - [`MessageLimits`]: raises tonic's 4 MiB message limit to Pulumi's
 //!   400 MiB on any generated client or server.
+//! - [`codec`]: the codec of every generated client and server: prost
+//!   (built without its 100-level recursion limit), with nesting bounded at
+//!   [`MAX_MESSAGE_DEPTH`] (Pulumi's 10,000) by [`nesting`] before decoding.
 //!
 //! This crate holds no logic beyond marshalling.
 //!
 //! [`PropertyValue`]: converge_model::PropertyValue
 //! [`PropertyMap`]: converge_model::PropertyMap
 
+pub mod codec;
 mod limits;
 pub mod marshal;
+pub mod nesting;
 
+pub use codec::{decode_message, DecodeMessageError};
 pub use limits::{MessageLimits, MAX_MESSAGE_SIZE};
 pub use marshal::{
     marshal_properties, marshal_value, unmarshal_properties, unmarshal_value, MarshalError,
     MarshalOptions,
 };
+pub use nesting::{TooDeep, MAX_MESSAGE_DEPTH};
 
 /// Generated code for package `pulumirpc` (and `pulumirpc.codegen`).
 /// `google.protobuf` types map to [`prost_types`]; `Empty` maps to `()`.

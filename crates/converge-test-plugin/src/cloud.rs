@@ -12,6 +12,7 @@ use std::io;
 use std::path::Path;
 
 use prost_types::{value::Kind, ListValue, Struct, Value};
+use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
 
 /// One object.
@@ -41,7 +42,11 @@ impl Cloud {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Cloud::default()),
             Err(e) => return Err(e),
         };
-        let doc: Json = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        // Objects may hold values nested past serde_json's default
+        // recursion limit (128); the plugin's threads have the stack.
+        let mut de = serde_json::Deserializer::from_str(&text);
+        de.disable_recursion_limit();
+        let doc = Json::deserialize(&mut de).map_err(|e| invalid(e.to_string()))?;
         let mut cloud = Cloud {
             next: doc["next"].as_u64().unwrap_or(0),
             ..Cloud::default()

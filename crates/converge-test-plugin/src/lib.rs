@@ -14,8 +14,12 @@
 //! regard to case, so a cloud answering `"SMALL"` is normalisation),
 //! `fail` (`"create"`: Create fails; `"create-until:<path>"`: Create fails
 //! while no file is at `<path>`; `"init"`: Create makes the object but
-//! reports `ErrorResourceInitFailed`). Outputs: the inputs plus `length`
-//! (of `value`; unknown in previews) and `pluginVersion`.
+//! reports `ErrorResourceInitFailed`), `nest` (a number of levels).
+//! Outputs: the inputs plus `length` (of `value`; unknown in previews),
+//! `pluginVersion`, and with `nest`, `nested`: objects nested that many
+//! levels deep (`{"level": {"level": ... "bottom"}}`), as a provider's
+//! answer may be. The plugin's threads have the stack to decode and
+//! encode values as deep as gRPC carries.
 //!
 //! **Parameterize**: the process becomes package `<name>` (a recorded
 //! value: its bytes are the parameter, as text; arguments: `<name>

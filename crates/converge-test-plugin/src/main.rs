@@ -13,8 +13,27 @@ use tonic::transport::server::TcpIncoming;
 /// How long the misbehaving modes hang before giving up on their own.
 const HANG: Duration = Duration::from_secs(60);
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// The stack of the runtime's threads: decoding, encoding and dropping a
+/// message recurses once per level, and messages may nest
+/// [`converge_proto::MAX_MESSAGE_DEPTH`] levels deep (as the `converge`
+/// binary, whose work stack is the same).
+const STACK_BYTES: usize = 256 << 20;
+
+fn main() -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(STACK_BYTES)
+        .build();
+    match runtime {
+        Ok(runtime) => runtime.block_on(serve()),
+        Err(e) => {
+            eprintln!("fatal: cannot start the async runtime: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn serve() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if let Some(dir) = std::env::var_os(PIDS_ENV) {
         let _ = std::fs::write(

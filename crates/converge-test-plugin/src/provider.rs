@@ -170,9 +170,13 @@ impl TestProvider {
         result
     }
 
-    /// The outputs of a thing: inputs plus `length` and `pluginVersion`.
+    /// The outputs of a thing: inputs plus `length` and `pluginVersion`,
+    /// and `nested` when the input `nest` asks for it.
     fn outputs(&self, news: &Option<Struct>, preview: bool) -> Struct {
         let mut out = news.clone().unwrap_or_default();
+        if let Some(V::NumberValue(levels)) = field(news, "nest").and_then(|v| v.kind.as_ref()) {
+            out.fields.insert("nested".into(), nested(*levels as usize));
+        }
         let length = match get_str(news, "value") {
             Some(v) if !preview || v != UNKNOWN_STRING => n(v.chars().count() as f64),
             _ => s(UNKNOWN_STRING),
@@ -205,6 +209,19 @@ impl TestProvider {
             let _ = tokio::time::timeout(Duration::from_secs(2), call).await;
         });
     }
+}
+
+/// `{"level": {"level": ... "bottom" ...}}`, `levels` objects deep.
+fn nested(levels: usize) -> Value {
+    let mut v = s("bottom");
+    for _ in 0..levels {
+        v = Value {
+            kind: Some(V::StructValue(Struct {
+                fields: [("level".to_string(), v)].into(),
+            })),
+        };
+    }
+    v
 }
 
 fn check_thing(news: &Option<Struct>) -> (Struct, Vec<CheckFailure>) {

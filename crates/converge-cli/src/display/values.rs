@@ -269,10 +269,13 @@ fn same(a: &PropertyValue, b: &PropertyValue) -> bool {
     }
     match (pa.value, pb.value) {
         (None, None) => true,
+        // Each child once: a key of both maps compared from `x` only, so
+        // a value nested n levels deep costs n comparisons, not 2^n.
         (Some(PropertyValue::Object(x)), Some(PropertyValue::Object(y))) => {
-            let keys = x.keys().chain(y.keys());
-            keys.into_iter()
-                .all(|k| !differs(x.get(k.as_str()), y.get(k.as_str())))
+            x.iter().all(|(k, v)| !differs(Some(v), y.get(k.as_str())))
+                && y.iter()
+                    .filter(|(k, _)| x.get(k.as_str()).is_none())
+                    .all(|(_, v)| !differs(None, Some(v)))
         }
         (Some(PropertyValue::Array(x)), Some(PropertyValue::Array(y))) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
@@ -337,6 +340,25 @@ fn short_hash(h: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `{"level": {"level": ... bottom}}`, `levels` objects deep.
+    fn nested(levels: usize, bottom: &str) -> PropertyValue {
+        let mut v = PropertyValue::from(bottom);
+        for _ in 0..levels {
+            v = PropertyValue::Object([("level".to_owned(), v)].into_iter().collect());
+        }
+        v
+    }
+
+    #[test]
+    fn deep_values_are_compared_once_per_level() {
+        // Comparing each key from both sides doubled the work at every
+        // level: 2^60 comparisons here, which never finished.
+        let (a, b) = (nested(60, "a"), nested(60, "b"));
+        assert!(same(&a, &a.clone()));
+        assert!(!same(&a, &b));
+        assert!(differs(Some(&a), Some(&b)));
+    }
 
     fn value(json: &serde_json::Value) -> PropertyValue {
         use serde_json::Value as J;

@@ -17,6 +17,7 @@ mod component_conformance;
 mod console;
 mod crash;
 mod custom_timeouts;
+mod deep_values;
 mod deploy_commands;
 mod dynamic_providers;
 mod guide_examples;

@@ -88,7 +88,7 @@ impl Hooks {
             .await
             .map_err(|s| format!("calling the program failed: {}", s.message()))?
             .into_inner();
-        Resp::decode(answer.response.as_slice())
+        converge_proto::decode_message::<Resp>(&answer.response)
             .map_err(|e| format!("hook {name:?}'s answer cannot be read: {e}"))
     }
 }

@@ -208,7 +208,7 @@ impl Transforms {
                 )
             })?
             .into_inner();
-        Resp::decode(answer.response.as_slice()).map_err(|e| {
+        converge_proto::decode_message::<Resp>(&answer.response).map_err(|e| {
             Status::invalid_argument(format!("{what}: a transform's answer cannot be read: {e}"))
         })
     }

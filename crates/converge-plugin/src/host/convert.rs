@@ -10,7 +10,6 @@ use converge_proto::pulumirpc::{
     self, diff_response::DiffChanges as WireChanges, property_diff::Kind, ErrorResourceInitFailed,
 };
 use converge_proto::{marshal_properties, unmarshal_properties, MarshalOptions};
-use prost::Message;
 use prost_types::{value::Kind as ValueKind, Struct, Value};
 
 use crate::provider::{CheckFailure, DiffChanges, DiffResponse};
@@ -240,16 +239,18 @@ fn init_failed(status: &tonic::Status) -> Option<ErrorResourceInitFailed> {
     if status.details().is_empty() {
         return None;
     }
-    let details = rpc::Status::decode(status.details()).ok()?;
+    let details: rpc::Status = converge_proto::decode_message(status.details()).ok()?;
     details
         .details
         .iter()
         .find(|any| any.type_url.ends_with("pulumirpc.ErrorResourceInitFailed"))
-        .and_then(|any| ErrorResourceInitFailed::decode(any.value.as_slice()).ok())
+        .and_then(|any| converge_proto::decode_message::<ErrorResourceInitFailed>(&any.value).ok())
 }
 
 #[cfg(test)]
 mod tests {
+    use prost::Message;
+
     use super::*;
 
     #[test]

@@ -7,6 +7,7 @@
 
 mod common;
 
+mod deep;
 mod descriptors;
 mod grpc;
 mod plugin_descriptors;
