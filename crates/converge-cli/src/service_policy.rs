@@ -287,3 +287,12 @@ impl Analyzer for Recorded {
         Ok(found)
     }
 }
+
+/// Tells a state service that the next lock of `stack` is for a state
+/// edit (no program, no analyzer): the organization's required packs are
+/// not asked of it. Nothing for other backends.
+pub fn declare_state_edit(backend: &dyn Backend, stack: &StackRef) {
+    if let Some(service) = backend.as_service() {
+        service.declare_state_edit(stack);
+    }
+}

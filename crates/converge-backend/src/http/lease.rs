@@ -46,7 +46,7 @@ struct BrokenJson {
 
 /// The start of an update: with the policy packs it runs, if it said.
 fn start_body(inner: &Inner, stack: &StackRef, info: &LockInfo) -> serde_json::Value {
-    let mut body = json!({ "kind": "update", "lockInfo": info });
+    let mut body = json!({ "kind": inner.lock_kind(stack), "lockInfo": info });
     if let Some(report) = inner.policy_report(stack) {
         body["policyPacks"] = json!(report.packs);
     }

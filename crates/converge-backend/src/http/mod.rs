@@ -100,6 +100,8 @@ pub(crate) struct Inner {
     journals: Mutex<HashMap<StackRef, journal::Cursor>>,
     /// What each stack's update says of its policy packs.
     policy_reports: Mutex<HashMap<StackRef, PolicyRunReport>>,
+    /// The stacks whose next lock is for a state edit (no analyzer runs).
+    state_edits: Mutex<std::collections::HashSet<StackRef>>,
 }
 
 impl fmt::Debug for Inner {
@@ -156,6 +158,7 @@ impl HttpBackend {
                 leases: Mutex::new(HashMap::new()),
                 journals: Mutex::new(HashMap::new()),
                 policy_reports: Mutex::new(HashMap::new()),
+                state_edits: Mutex::new(std::collections::HashSet::new()),
             }),
         })
     }

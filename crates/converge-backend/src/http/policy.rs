@@ -171,6 +171,14 @@ impl HttpBackend {
         self.call(request).await.map(|_| ())
     }
 
+    /// Says that the next lock of `stack` is for a state edit: no program
+    /// runs and no analyzer judges anything, so the start of that update
+    /// is not refused for the organization's required policy packs.
+    pub fn declare_state_edit(&self, stack: &StackRef) {
+        let stack = self.inner.qualify(stack);
+        lock_map(&self.inner.state_edits).insert(stack);
+    }
+
     /// Sets what the next update of `stack` says of its policy packs:
     /// the packs, when it starts; the violations too, when it ends.
     pub fn set_policy_report(&self, stack: &StackRef, report: PolicyRunReport) {
@@ -184,4 +192,22 @@ impl super::Inner {
     pub(super) fn policy_report(&self, stack: &StackRef) -> Option<PolicyRunReport> {
         lock_map(&self.policy_reports).get(stack).cloned()
     }
+
+    /// The kind the next lock of `stack` starts: `edit` when the command
+    /// said it edits the state without running a program (no analyzer
+    /// runs, so the organization's packs are not asked for), else
+    /// `update`.
+    pub(super) fn lock_kind(&self, stack: &StackRef) -> &'static str {
+        if lock_map(&self.state_edits).contains(stack) {
+            STATE_EDIT_KIND
+        } else {
+            "update"
+        }
+    }
 }
+
+/// The update kind of a lock taken to edit a stack's state (`state`
+/// commands, `stack rm`, `rename`, `change-secrets-provider`, transfers):
+/// the state service does not require the organization's policy packs of
+/// it.
+pub const STATE_EDIT_KIND: &str = "edit";

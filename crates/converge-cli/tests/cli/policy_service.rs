@@ -234,6 +234,28 @@ fn a_pack_the_organization_requires_runs_in_updates_that_name_none() {
         "{policies}"
     );
 
+    // A state edit runs no program and no analyzer: the required pack is
+    // not asked of it, here or for a raw API client naming that kind.
+    let export: Value = serde_json::from_str(&ok(&scratch, &["stack", "export"])).unwrap();
+    let short = export["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|r| r["urn"].as_str().filter(|u| u.ends_with("::short")))
+        .unwrap()
+        .to_owned();
+    ok(&scratch, &["state", "protect", &short, "--yes"]);
+    let export: Value = serde_json::from_str(&ok(&scratch, &["stack", "export"])).unwrap();
+    assert!(
+        export["deployment"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["urn"] == short.as_str() && r["protect"] == true),
+        "{export}"
+    );
+    ok(&scratch, &["state", "unprotect", &short, "--yes"]);
+
     // A client that does not run the pack cannot start an update...
     let updates = format!(
         "{}/api/stacks/organization/yamlproj/dev/updates",

@@ -76,7 +76,8 @@ impl Store {
     /// the holder if a live lease exists. An expired lease is broken first.
     /// `declared` are the digests of the policy packs the client says it
     /// runs: 409 `policy_packs_required` unless they include every pack the
-    /// organization requires, which the update records (and returns).
+    /// organization requires, which the update records (and returns). A
+    /// state edit (`kind` `edit`) is not asked for packs.
     pub async fn start_update(
         &self,
         stack: &StackRef,
@@ -87,7 +88,13 @@ impl Store {
     ) -> Result<(Lease, Vec<RequiredPack>), ApiError> {
         let mut tx = self.db.pool.begin().await?;
         let id = stack.to_string();
-        let required = policy_packs::required(&mut tx, &stack.organization).await?;
+        // A state edit runs no program and no analyzer: the organization's
+        // packs are required of updates, not of edits.
+        let required = if kind == policy_packs::STATE_EDIT_KIND {
+            Vec::new()
+        } else {
+            policy_packs::required(&mut tx, &stack.organization).await?
+        };
         policy_packs::check_declared(&stack.organization, &required, declared)?;
         let expired = sqlx::query(
             "DELETE FROM leases WHERE stack_key = $1 AND expires_at <= $2 RETURNING update_id",

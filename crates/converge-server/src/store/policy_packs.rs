@@ -495,6 +495,11 @@ pub(super) async fn check_and_store_report(
     Ok(())
 }
 
+/// The kind of an update that edits a stack's state without running its
+/// program (the CLI's `state` commands, `stack rm`, renames, transfers):
+/// no analyzer runs in it, so no policy pack is required of it.
+pub const STATE_EDIT_KIND: &str = "edit";
+
 /// Refuses an update that starts without saying it runs every pack the
 /// organization requires (`declared`: the digests its client runs).
 pub(super) fn check_declared(

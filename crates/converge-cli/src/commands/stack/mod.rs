@@ -267,6 +267,7 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
         }
     }
     let backend: Arc<dyn Backend> = Arc::from(backend);
+    crate::service_policy::declare_state_edit(backend.as_ref(), &stack);
     let locked = StackState::new(backend.clone(), stack.clone())
         .lock(ctx.lock_info())
         .await?;

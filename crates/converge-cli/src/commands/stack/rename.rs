@@ -42,6 +42,8 @@ pub(super) async fn run(ctx: &Context, new_name: &str, name: Option<&str>) -> Re
             stack.stack
         );
     }
+    crate::service_policy::declare_state_edit(backend.as_ref(), &stack);
+    crate::service_policy::declare_state_edit(backend.as_ref(), &to);
     StackState::new(backend.clone(), stack.clone())
         .lock(ctx.lock_info())
         .await?

@@ -102,6 +102,7 @@ pub(super) async fn change(ctx: &Context, name: Option<String>, provider: &str) 
     let path = project.stack_config_file(&stack.stack);
     let original = read_if_exists(&path)?;
 
+    crate::service_policy::declare_state_edit(backend.as_ref(), &stack);
     let mut locked = StackState::new(backend, stack.clone())
         .lock(ctx.lock_info())
         .await?;

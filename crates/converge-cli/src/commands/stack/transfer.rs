@@ -152,6 +152,7 @@ pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOpti
         );
     }
 
+    crate::service_policy::declare_state_edit(backend.as_ref(), &stack);
     let mut locked = StackState::new(backend, stack.clone())
         .lock(ctx.lock_info())
         .await?;

@@ -93,6 +93,7 @@ async fn edit_state<T>(
     let backend = ctx.backend(Some(&project))?;
     let stack = ctx.resolve_stack(&project, name)?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
+    crate::service_policy::declare_state_edit(backend.as_ref(), &stack);
     let mut locked = StackState::new(Arc::from(backend), stack)
         .lock(ctx.lock_info())
         .await?;

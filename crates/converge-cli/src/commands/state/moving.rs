@@ -48,6 +48,8 @@ pub async fn run(ctx: &Context, args: MoveArgs) -> Result<()> {
     } else {
         (&dest, &source)
     };
+    crate::service_policy::declare_state_edit(backend.as_ref(), &source);
+    crate::service_policy::declare_state_edit(backend.as_ref(), &dest);
     let first = StackState::new(backend.clone(), first.clone())
         .lock(ctx.lock_info())
         .await?;
