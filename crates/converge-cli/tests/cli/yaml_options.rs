@@ -7,8 +7,6 @@
 
 use crate::common;
 
-use std::process::Output;
-
 use serde_json::Value;
 
 use common::Scratch;
@@ -58,10 +56,6 @@ impl World {
         std::fs::write(self.scratch.project.join("Pulumi.yaml"), text).unwrap();
     }
 
-    fn cmd(&self, args: &[&str]) -> Output {
-        self.scratch.command("pw").args(args).output().unwrap()
-    }
-
     /// `converge args…`, which must succeed; its stdout.
     fn run(&self, args: &[&str]) -> String {
         common::stdout_of(self.scratch.command("pw"), args)
@@ -69,17 +63,7 @@ impl World {
 
     /// `converge args…`, which must fail; its stdout and stderr.
     fn fails(&self, args: &[&str]) -> String {
-        let out = self.cmd(args);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            !out.status.success(),
-            "converge {args:?} succeeded:\n{text}"
-        );
-        text
+        common::failure_of(self.scratch.command("pw"), args)
     }
 
     /// The lines the commands logged since the last call.

@@ -9,8 +9,6 @@
 
 use crate::common;
 
-use std::process::Output;
-
 use serde_json::{json, Value};
 
 use common::Scratch;
@@ -34,26 +32,12 @@ impl World {
         std::fs::write(path, text).unwrap();
     }
 
-    fn cmd(&self, args: &[&str]) -> Output {
-        self.scratch.command("pw").args(args).output().unwrap()
-    }
-
     fn run(&self, args: &[&str]) -> String {
         common::stdout_of(self.scratch.command("pw"), args)
     }
 
     fn fails(&self, args: &[&str]) -> String {
-        let out = self.cmd(args);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            !out.status.success(),
-            "converge {args:?} succeeded:\n{text}"
-        );
-        text
+        common::failure_of(self.scratch.command("pw"), args)
     }
 
     fn outputs(&self) -> Value {
