@@ -45,28 +45,9 @@ pulumi.export("parameters", [t.parameter for t in [a1, a2, b1, b2]])
 fn two_parameterizations_of_one_plugin_deploy_side_by_side() {
     let Some(venv) = venv() else { return };
     let w = World::new(&venv, PROGRAM);
-    let bin = common::convergetest_bin_dir(w.scratch.dir.path());
-    let cloud_file = w.scratch.dir.path().join("cloud.json");
-    let run = |args: &[&str]| {
-        let out = w
-            .scratch
-            .command("pw")
-            .env("PATH", common::path_with(&bin))
-            .env("CONVERGE_TEST_CLOUD_FILE", &cloud_file)
-            .args(args)
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "converge {args:?}:\n{text}");
-        text
-    };
-    let cloud = || -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(&cloud_file).unwrap()).unwrap()
-    };
+    let convergetest = common::ConvergetestCloud::new(&w.scratch);
+    let run = |args: &[&str]| convergetest.run(&w.scratch, args);
+    let cloud = || convergetest.state();
 
     let up = run(&["up", "--yes"]);
     // The stack, four things, two default providers and the explicit one.

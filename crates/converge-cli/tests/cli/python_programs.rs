@@ -217,35 +217,16 @@ pulumi.export("childLength", comp.childLength)
 pulumi.export("description", comp.describe("Hi").apply(lambda r: r["description"]))
 "#;
     let w = World::new(&venv, program);
-    let bin = common::convergetest_bin_dir(w.scratch.dir.path());
-    let cloud_file = w.scratch.dir.path().join("cloud.json");
-    let run = |args: &[&str]| {
-        let out = w
-            .scratch
-            .command("pw")
-            .env("PATH", common::path_with(&bin))
-            .env("CONVERGE_TEST_CLOUD_FILE", &cloud_file)
-            .args(args)
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "converge {args:?}:\n{text}");
-        text
-    };
-    let cloud = || -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(&cloud_file).unwrap()).unwrap()
-    };
+    let convergetest = common::ConvergetestCloud::new(&w.scratch);
+    let run = |args: &[&str]| convergetest.run(&w.scratch, args);
+    let cloud = || convergetest.state();
     let comp_urn = "urn:pulumi:dev::pyproj::convergetest:index:Component::comp";
     let child_urn =
         "urn:pulumi:dev::pyproj::convergetest:index:Component$convergetest:index:Thing::comp-child";
 
     let preview = run(&["preview"]);
     assert!(preview.contains("+ 4 to create"), "{preview}");
-    assert!(!cloud_file.exists() || cloud()["objects"].as_object().unwrap().is_empty());
+    assert!(!convergetest.file.exists() || cloud()["objects"].as_object().unwrap().is_empty());
 
     let up = run(&["up", "--yes"]);
     assert!(up.contains("+ 4 created"), "{up}");

@@ -132,6 +132,46 @@ pub fn failure_of(mut cmd: Command, args: &[&str]) -> String {
 pub mod nodejs;
 pub mod python;
 pub mod service;
+/// `converge` in a scratch world with the convergetest plugin on PATH and
+/// its mock cloud in `cloud.json` of the scratch directory.
+pub struct ConvergetestCloud {
+    bin: PathBuf,
+    pub file: PathBuf,
+}
+
+impl ConvergetestCloud {
+    pub fn new(scratch: &Scratch) -> ConvergetestCloud {
+        ConvergetestCloud {
+            bin: convergetest_bin_dir(scratch.dir.path()),
+            file: scratch.dir.path().join("cloud.json"),
+        }
+    }
+
+    /// `converge args…` in `scratch`, which must succeed; its stdout, a
+    /// blank line and its stderr.
+    pub fn run(&self, scratch: &Scratch, args: &[&str]) -> String {
+        let out = scratch
+            .command("pw")
+            .env("PATH", path_with(&self.bin))
+            .env("CONVERGE_TEST_CLOUD_FILE", &self.file)
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "converge {args:?}:\n{text}");
+        text
+    }
+
+    /// The cloud's objects as the plugin recorded them.
+    pub fn state(&self) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&self.file).unwrap()).unwrap()
+    }
+}
+
 /// A directory (under `root`) holding `pulumi-resource-convergetest`, the
 /// test plugin, for PATH. Cargo builds it into the directory of the
 /// `converge` binary under test (a workspace test run has it already;
