@@ -5,23 +5,10 @@
 //! resource references to another component, and its inputs' property
 //! dependencies are recorded as the SDK reports them.
 
-use std::path::Path;
-
 use crate::common;
 
 use common::nodejs::{node_modules, NodeWorld};
 use common::python::{venv, PythonWorld};
-
-fn plugin_env(dir: &Path) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    let bin = common::convergetest_bin_dir(dir);
-    vec![
-        ("PATH".into(), common::path_with(&bin)),
-        (
-            "CONVERGE_TEST_CLOUD_FILE".into(),
-            dir.join("cloud.json").into(),
-        ),
-    ]
-}
 
 const PROGRAM_PY: &str = r#"
 import pulumi
@@ -162,7 +149,7 @@ fn check(run: &dyn Fn(&[&str]) -> String) {
 fn python_components_reference_resources_and_call_on_explicit_providers() {
     let Some(venv) = venv() else { return };
     let w = PythonWorld::new(&venv, PROGRAM_PY);
-    let env = plugin_env(w.scratch.dir.path());
+    let env = common::ConvergetestCloud::new(&w.scratch).env();
     check(&|args| {
         let mut cmd = w.scratch.command("pw");
         cmd.envs(env.iter().cloned());
@@ -176,6 +163,6 @@ fn nodejs_components_reference_resources_and_call_on_explicit_providers() {
         return;
     };
     let mut w = NodeWorld::new(&modules, PROGRAM_JS);
-    w.env = plugin_env(w.scratch.dir.path());
+    w.env = common::ConvergetestCloud::new(&w.scratch).env();
     check(&|args| w.run(args));
 }

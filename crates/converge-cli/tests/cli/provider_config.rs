@@ -18,17 +18,6 @@ use crate::common;
 use common::nodejs::{node_modules, NodeWorld};
 use common::python::{venv, PythonWorld};
 
-fn plugin_env(dir: &Path) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    let bin = common::convergetest_bin_dir(dir);
-    vec![
-        ("PATH".into(), common::path_with(&bin)),
-        (
-            "CONVERGE_TEST_CLOUD_FILE".into(),
-            dir.join("cloud.json").into(),
-        ),
-    ]
-}
-
 const PROGRAM_PY: &str = r#"
 import pulumi
 
@@ -135,7 +124,7 @@ fn check(cloud_file: &Path, run: &dyn Fn(&[&str]) -> String) {
 fn python_provider_configuration_reaches_check_config_and_configure() {
     let Some(venv) = venv() else { return };
     let w = PythonWorld::new(&venv, PROGRAM_PY);
-    let env = plugin_env(w.scratch.dir.path());
+    let env = common::ConvergetestCloud::new(&w.scratch).env();
     let cloud_file = w.scratch.dir.path().join("cloud.json");
     check(&cloud_file, &|args| {
         let mut cmd = w.scratch.command("pw");
@@ -150,7 +139,7 @@ fn nodejs_provider_configuration_reaches_check_config_and_configure() {
         return;
     };
     let mut w = NodeWorld::new(&modules, PROGRAM_JS);
-    w.env = plugin_env(w.scratch.dir.path());
+    w.env = common::ConvergetestCloud::new(&w.scratch).env();
     let cloud_file = w.scratch.dir.path().join("cloud.json");
     check(&cloud_file, &|args| w.run(args));
 }

@@ -152,8 +152,7 @@ impl ConvergetestCloud {
     pub fn run(&self, scratch: &Scratch, args: &[&str]) -> String {
         let out = scratch
             .command("pw")
-            .env("PATH", path_with(&self.bin))
-            .env("CONVERGE_TEST_CLOUD_FILE", &self.file)
+            .envs(self.env())
             .args(args)
             .output()
             .unwrap();
@@ -164,6 +163,14 @@ impl ConvergetestCloud {
         );
         assert!(out.status.success(), "converge {args:?}:\n{text}");
         text
+    }
+
+    /// The variables that put the plugin on PATH and name its cloud.
+    pub fn env(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        vec![
+            ("PATH".into(), path_with(&self.bin)),
+            ("CONVERGE_TEST_CLOUD_FILE".into(), self.file.clone().into()),
+        ]
     }
 
     /// The cloud's objects as the plugin recorded them.
