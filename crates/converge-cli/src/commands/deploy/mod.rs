@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, StackRef, UpdateKind};
-use converge_engine::driver::{drive, DriverOptions, FrontEnd, OperationKind, Phase, Sources};
+use converge_engine::driver::{drive, DriverOptions, OperationKind, Sources};
 use converge_engine::pulumi_provider::StackReferences;
 use converge_engine::{
     DeploymentOptions, LockedStack, OperationResult, Program, StackState, StepOp,
@@ -19,8 +19,7 @@ use converge_engine::saved_plan::refresh::refresh_plans;
 use converge_engine::{PlanConstraint, PlanUse};
 
 use crate::args::OperationArgs;
-use crate::commands::confirm::confirm;
-use crate::commands::execute::{RenderOptions, Rendered, Renderer};
+use crate::commands::execute::RenderOptions;
 use crate::commands::open_stack::{self, Opened};
 use crate::commands::plan_file;
 use crate::commands::stack::output::{display_json, stack_outputs};
@@ -36,6 +35,9 @@ use crate::program::{
 use crate::project::Project;
 use crate::providers::Providers;
 use converge_engine::events::pulumi::PulumiEventOptions;
+
+mod terminal;
+use terminal::Terminal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
@@ -394,88 +396,6 @@ async fn run_locked(
         return Err(UnexpectedChanges::Occurred.into());
     }
     Ok(())
-}
-
-/// The command as the operation driver's front-end: a header and a
-/// renderer for each phase, the preview's output changes and summary,
-/// the confirmation prompt.
-struct Terminal<'a> {
-    ctx: &'a Context,
-    args: &'a OperationArgs,
-    op: Operation,
-    stack: &'a str,
-    providers: &'a Providers,
-    render: RenderOptions,
-    needs_confirmation: bool,
-    /// The running phase's renderer.
-    renderer: Option<Renderer>,
-    /// What the last phase showed (the operation's summary and digest
-    /// are printed after its outputs, once the drive is done).
-    rendered: Option<Rendered>,
-    /// When the operation itself started.
-    started: Option<std::time::Instant>,
-}
-
-#[async_trait::async_trait]
-impl FrontEnd for Terminal<'_> {
-    type Error = anyhow::Error;
-
-    fn start(&mut self, phase: Phase) -> converge_engine::EventSink {
-        let header = match phase {
-            Phase::RefreshPreview => Operation::Refresh.preview_header(),
-            Phase::Preview => self.op.preview_header(),
-            Phase::Refresh => Operation::Refresh.verb(),
-            Phase::Operation => {
-                self.started = Some(std::time::Instant::now());
-                self.op.verb()
-            }
-        };
-        if !self.args.json {
-            say(format!("{header} ({}):", self.stack));
-        }
-        let (events, renderer) = Renderer::start(
-            self.providers,
-            RenderOptions {
-                display: DisplayOptions {
-                    preview: phase.previews(),
-                    ..self.render.display
-                },
-                ..self.render.clone()
-            },
-        );
-        self.renderer = Some(renderer);
-        events
-    }
-
-    async fn end(&mut self, phase: Phase, base: &Snapshot, result: &OperationResult) -> Result<()> {
-        let rendered = match self.renderer.take() {
-            Some(renderer) => renderer.finish().await,
-            None => Rendered::default(),
-        };
-        match phase {
-            Phase::RefreshPreview | Phase::Refresh => print_lines(&rendered.summary),
-            Phase::Preview => {
-                if !self.args.json && !self.args.suppress_outputs {
-                    print_output_changes(base, &result.snapshot, self.args.show_secrets);
-                }
-                print_lines(&rendered.summary);
-                if let Some(e) = rendered.error(result) {
-                    return Err(e);
-                }
-            }
-            Phase::Operation => report_interrupted(base, result),
-        }
-        self.rendered = Some(rendered);
-        Ok(())
-    }
-
-    async fn confirm(&mut self, _preview: Option<&OperationResult>) -> Result<()> {
-        if self.needs_confirmation {
-            confirm(self.op.question()).await?;
-        }
-        check_not_cancelled(&self.ctx.interrupts)?;
-        Ok(())
-    }
 }
 
 /// The four operations share their flags' definitions; each takes only

@@ -1,0 +1,99 @@
+//! The operation commands' terminal front end: the operation driver's
+//! phases shown as headers and rendered events, the preview's output
+//! changes and summary, and the confirmation prompt.
+
+use anyhow::Result;
+use converge_engine::driver::{FrontEnd, Phase};
+use converge_engine::OperationResult;
+use converge_state::Snapshot;
+
+use super::{print_lines, print_output_changes, report_interrupted, Operation};
+use crate::args::OperationArgs;
+use crate::commands::confirm::confirm;
+use crate::commands::execute::{RenderOptions, Rendered, Renderer};
+use crate::context::Context;
+use crate::display::{say, DisplayOptions};
+use crate::interrupts::check_not_cancelled;
+use crate::providers::Providers;
+
+/// The command as the operation driver's front-end: a header and a
+/// renderer for each phase, the preview's output changes and summary,
+/// the confirmation prompt.
+pub(super) struct Terminal<'a> {
+    pub(super) ctx: &'a Context,
+    pub(super) args: &'a OperationArgs,
+    pub(super) op: Operation,
+    pub(super) stack: &'a str,
+    pub(super) providers: &'a Providers,
+    pub(super) render: RenderOptions,
+    pub(super) needs_confirmation: bool,
+    /// The running phase's renderer.
+    pub(super) renderer: Option<Renderer>,
+    /// What the last phase showed (the operation's summary and digest
+    /// are printed after its outputs, once the drive is done).
+    pub(super) rendered: Option<Rendered>,
+    /// When the operation itself started.
+    pub(super) started: Option<std::time::Instant>,
+}
+
+#[async_trait::async_trait]
+impl FrontEnd for Terminal<'_> {
+    type Error = anyhow::Error;
+
+    fn start(&mut self, phase: Phase) -> converge_engine::EventSink {
+        let header = match phase {
+            Phase::RefreshPreview => Operation::Refresh.preview_header(),
+            Phase::Preview => self.op.preview_header(),
+            Phase::Refresh => Operation::Refresh.verb(),
+            Phase::Operation => {
+                self.started = Some(std::time::Instant::now());
+                self.op.verb()
+            }
+        };
+        if !self.args.json {
+            say(format!("{header} ({}):", self.stack));
+        }
+        let (events, renderer) = Renderer::start(
+            self.providers,
+            RenderOptions {
+                display: DisplayOptions {
+                    preview: phase.previews(),
+                    ..self.render.display
+                },
+                ..self.render.clone()
+            },
+        );
+        self.renderer = Some(renderer);
+        events
+    }
+
+    async fn end(&mut self, phase: Phase, base: &Snapshot, result: &OperationResult) -> Result<()> {
+        let rendered = match self.renderer.take() {
+            Some(renderer) => renderer.finish().await,
+            None => Rendered::default(),
+        };
+        match phase {
+            Phase::RefreshPreview | Phase::Refresh => print_lines(&rendered.summary),
+            Phase::Preview => {
+                if !self.args.json && !self.args.suppress_outputs {
+                    print_output_changes(base, &result.snapshot, self.args.show_secrets);
+                }
+                print_lines(&rendered.summary);
+                if let Some(e) = rendered.error(result) {
+                    return Err(e);
+                }
+            }
+            Phase::Operation => report_interrupted(base, result),
+        }
+        self.rendered = Some(rendered);
+        Ok(())
+    }
+
+    async fn confirm(&mut self, _preview: Option<&OperationResult>) -> Result<()> {
+        if self.needs_confirmation {
+            confirm(self.op.question()).await?;
+        }
+        check_not_cancelled(&self.ctx.interrupts)?;
+        Ok(())
+    }
+}
