@@ -218,6 +218,10 @@ pub(crate) struct Deployment {
     pub root: std::sync::OnceLock<Urn>,
     /// Runs the program's resource hooks (set by the gRPC monitor).
     pub hooks: std::sync::OnceLock<Arc<dyn crate::hooks::HookRunner>>,
+    /// Calls the program's state migrations (set by the gRPC monitor).
+    pub migrator: std::sync::OnceLock<Arc<dyn crate::step_generator::migrations::StateMigrator>>,
+    /// The old states state migrations rewrote.
+    pub(crate) migrated: crate::step_generator::migrations::Overlay,
     /// The deletions, once run at the program's signal that it is done
     /// (`Monitor::program_done`) while it waits to serve their hooks:
     /// `Some(outcome)`, which the operation then takes as its deletions'.
@@ -288,6 +292,8 @@ impl Deployment {
             renames: tokio::sync::Mutex::new(()),
             root: std::sync::OnceLock::new(),
             hooks: std::sync::OnceLock::new(),
+            migrator: std::sync::OnceLock::new(),
+            migrated: Default::default(),
             early_deletions: tokio::sync::Mutex::new(None),
         }
     }

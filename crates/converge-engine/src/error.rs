@@ -70,6 +70,10 @@ pub enum EngineError {
     /// aliases); `holder` reached it first.
     #[error("resources {holder} and {urn} both take the place of the existing resource {old} (by URN or alias): only one registration may; remove the alias from one of them")]
     OldResourceClaimed { urn: Urn, holder: Urn, old: Urn },
+    /// A `stateMigrations` callback failed or returned a state Converge
+    /// refuses; nothing was changed.
+    #[error("state migration of {urn} failed: {message}")]
+    StateMigration { urn: Urn, message: String },
     #[error("resource {urn} has aliases matching several existing resources: {}", found.iter().map(|u| u.to_string()).collect::<Vec<_>>().join(", "))]
     AmbiguousAliases { urn: Urn, found: Vec<Urn> },
     /// The program's inputs differ from the object being imported in
@@ -222,6 +226,7 @@ impl EngineError {
             | EngineError::DuplicateUrn(urn)
             | EngineError::OldResourceClaimed { urn, .. }
             | EngineError::AmbiguousAliases { urn, .. }
+            | EngineError::StateMigration { urn, .. }
             | EngineError::ImportReplaces { urn, .. }
             | EngineError::ImportedReplace { urn, .. }
             | EngineError::ImportNotFound { urn, .. }

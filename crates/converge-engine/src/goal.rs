@@ -58,6 +58,9 @@ pub struct ResourceOptions {
     /// The program's hooks to run around this resource's steps, by name
     /// (registered by the program; see [`crate::hooks`]).
     pub hooks: crate::hooks::HookBinding,
+    /// The program's state migration callbacks, run in order over the old
+    /// state before it is diffed (see `step_generator::migrations`).
+    pub state_migrations: Vec<crate::step_generator::migrations::MigrationCallback>,
 }
 
 /// Where the desired inputs of an imported resource come from.

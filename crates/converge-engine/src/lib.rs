@@ -79,3 +79,4 @@ pub use plan::{Plan, PlannedStep};
 pub use policy::analyze_snapshot;
 pub use saved_plan::{PlanConstraint, PlanUse};
 pub use stack_state::{LockedStack, StackState, StackStateError};
+pub use step_generator::migrations::{MigrationAnswer, MigrationCallback, StateMigrator};

@@ -53,6 +53,7 @@ mod stack_meta;
 mod stack_ownership;
 mod stack_reference;
 mod state_commands;
+mod state_migrations;
 mod state_move;
 mod terraform;
 mod yaml_config;

@@ -14,6 +14,7 @@ use tonic::Status;
 
 use crate::goal::{Alias, AliasParent, AliasSpec, ReadGoal, ResourceGoal, ResourceOptions};
 use crate::hooks::{HookBinding, HookKind};
+use crate::step_generator::migrations::MigrationCallback;
 
 /// How property values from a program are read: every kind kept except
 /// output values, which become plain, secret or unknown values (their
@@ -190,8 +191,10 @@ pub(crate) fn check_supported(req: &RegisterResourceRequest) -> Result<(), Statu
             "{what}: {feature} are not supported by Converge yet"
         )))
     };
-    if !req.state_migrations.is_empty() {
-        return refuse("state migrations");
+    if req.remote && !req.state_migrations.is_empty() {
+        return refuse(
+            "state migrations on a remote component (one a component provider constructs)",
+        );
     }
     Ok(())
 }
@@ -221,6 +224,14 @@ pub(crate) fn resource_goal(req: &RegisterResourceRequest) -> Result<ResourceGoa
         replace_with: urns("replaceWith", &req.replace_with)?,
         replacement_trigger: replacement_trigger(req.replacement_trigger.as_ref())?,
         hooks: req.hooks.as_ref().map(hook_binding).unwrap_or_default(),
+        state_migrations: req
+            .state_migrations
+            .iter()
+            .map(|c| MigrationCallback {
+                target: c.target.clone(),
+                token: c.token.clone(),
+            })
+            .collect(),
     };
     Ok(ResourceGoal {
         type_token: req.r#type.clone(),

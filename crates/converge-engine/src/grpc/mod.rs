@@ -40,6 +40,7 @@ mod engine_service;
 mod goals;
 mod hooks;
 mod invoke;
+mod migrations;
 mod output_values;
 mod packages;
 mod provider_scopes;
@@ -157,6 +158,7 @@ impl MonitorServer {
         };
         let hooks = Arc::new(hooks::Hooks::default());
         monitor.set_hook_runner(Arc::clone(&hooks) as Arc<dyn crate::hooks::HookRunner>);
+        monitor.set_state_migrator(Arc::new(migrations::Migrations::default()));
         let shared = Arc::new(Shared {
             monitor,
             options,

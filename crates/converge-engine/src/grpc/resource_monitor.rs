@@ -24,7 +24,7 @@ use crate::error::EngineError;
 /// (`SupportsFeature`) and as enum values (`GetDeploymentInfo`). Everything
 /// else is answered "not supported", so the SDKs either fall back or tell
 /// the user.
-const SUPPORTED: [(&str, ResourceMonitorFeature); 17] = [
+const SUPPORTED: [(&str, ResourceMonitorFeature); 18] = [
     ("secrets", ResourceMonitorFeature::Secrets),
     (
         "resourceReferences",
@@ -49,6 +49,7 @@ const SUPPORTED: [(&str, ResourceMonitorFeature); 17] = [
     ),
     ("invokeDependsOn", ResourceMonitorFeature::InvokeDependsOn),
     ("invokeParent", ResourceMonitorFeature::InvokeParent),
+    ("stateMigrations", ResourceMonitorFeature::StateMigrations),
     (
         "invokeOutputValues",
         ResourceMonitorFeature::InvokeOutputValues,

@@ -95,7 +95,7 @@ fn get_resource(d: &Deployment, args: &PropertyMap) -> Result<PropertyMap, Engin
         .registered
         .get(&urn)
         .map(|r| r.state.clone())
-        .or_else(|| d.olds.get(&urn).map(|&i| d.base.resources[i].clone()));
+        .or_else(|| d.old_index_of(&urn).map(|i| d.old_state(i).clone()));
     let state = state.ok_or_else(|| EngineError::UnknownResource(urn.clone()))?;
     let mut out = PropertyMap::new();
     out.insert("urn".to_owned(), PropertyValue::String(urn.to_string()));

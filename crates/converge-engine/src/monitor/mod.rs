@@ -102,6 +102,15 @@ impl Monitor {
         let _ = self.deployment.hooks.set(runner);
     }
 
+    /// Gives the engine the program's state migrations to call (the gRPC
+    /// monitor's, which calls the program back). Set once.
+    pub fn set_state_migrator(
+        &self,
+        migrator: Arc<dyn crate::step_generator::migrations::StateMigrator>,
+    ) {
+        let _ = self.deployment.migrator.set(migrator);
+    }
+
     /// The program has registered everything and waits until the
     /// operation's steps are done (`SignalAndWaitForShutdown`): with hooks
     /// to serve, the deletions run now, so their hooks can be called.

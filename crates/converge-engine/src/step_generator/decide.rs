@@ -340,7 +340,7 @@ pub(crate) fn execute<'a>(
     decision: Decision,
     options: &ResourceOptions,
 ) -> StepFuture<'a> {
-    let old = &d.base.resources[old_index];
+    let old = d.old_state(old_index);
     match decision {
         Decision::Same { upgraded } => {
             new.id = old.id.clone();

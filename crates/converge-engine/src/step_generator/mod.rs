@@ -12,6 +12,7 @@ pub(crate) mod decide;
 mod dependents;
 #[cfg(test)]
 mod footprint;
+pub mod migrations;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -52,12 +53,12 @@ pub(crate) fn make_urn(
 
 /// The old state of a registration: by URN, else by one of its aliases.
 fn find_old(d: &Deployment, urn: &Urn, aliases: &[Urn]) -> Result<Option<usize>, EngineError> {
-    if let Some(&i) = d.olds.get(urn) {
+    if let Some(i) = d.old_index_of(urn) {
         return Ok(Some(i));
     }
     let found: Vec<(Urn, usize)> = aliases
         .iter()
-        .filter_map(|a| d.olds.get(a).map(|&i| (a.clone(), i)))
+        .filter_map(|a| d.old_index_of(a).map(|i| (a.clone(), i)))
         .collect();
     match found.as_slice() {
         [] => Ok(None),
@@ -240,6 +241,9 @@ fn prepare(
             p.reserve(&urn, old_index)?;
             p.record_aliases(urn.clone(), aliases);
         }
+        if let (Some(i), false) = (old_index, goal.options.state_migrations.is_empty()) {
+            Box::pin(migrations::run(d, &urn, i, &goal.options.state_migrations)).await?;
+        }
         let is_provider = provider_package(&goal.type_token).is_some();
         let provider = if goal.custom && !is_provider {
             Some(Box::pin(resolve_provider(d, &goal)).await?)
@@ -277,7 +281,8 @@ fn prepare(
                 .map(Prepared::Done);
         }
         // The old state is read where it is; the step gets its own copy.
-        let old = old_index.map(|i| &d.base.resources[i]);
+        let old = old_index.map(|i| d.old_state(i));
+        let old = old.as_deref();
         if let Some(import_id) = &goal.options.import_id {
             // Imported before (by this ID) and not external: a resource like
             // any other. (Some objects are imported by an ID other than the
@@ -317,8 +322,8 @@ fn prepare(
             planned_kind(d, &state.urn, StepOp::Create)?;
             return Ok(Prepared::Step(Box::pin(create_new(d, state))));
         };
-        let old = &d.base.resources[old_index];
-        let decision = Box::pin(decide::decide(d, old, old_index, &state)).await?;
+        let old = d.old_state(old_index);
+        let decision = Box::pin(decide::decide(d, &old, old_index, &state)).await?;
         let kind = match &decision {
             decide::Decision::Same { .. } => StepOp::Same,
             decide::Decision::Update(_) => StepOp::Update,
@@ -392,7 +397,8 @@ fn planned(
     state: &ResourceState,
     old_index: Option<usize>,
 ) -> Result<(), EngineError> {
-    let old = old_index.map(|i| &d.base.resources[i]);
+    let old = old_index.map(|i| d.old_state(i));
+    let old = old.as_deref();
     let empty = converge_model::PropertyMap::new();
     let olds = old.map_or(&empty, |o| &o.inputs);
     if d.opts.record_plans {
@@ -438,7 +444,7 @@ async fn untargeted(
 ) -> Result<RegisterResult, EngineError> {
     match old_index {
         Some(i) => {
-            let old = d.base.resources[i].clone();
+            let old = d.old_state(i).clone();
             // The old state moves into the new snapshot only if everything
             // it depends on is already there; otherwise it stays in place,
             // after its dependencies.
@@ -502,7 +508,7 @@ async fn component(
         let s = create_new(d, state).await?;
         return Ok(result_of(&s));
     };
-    let old = d.base.resources[i].clone();
+    let old = d.old_state(i).clone();
     state.outputs = old.outputs.clone();
     let diff = converge_model::diff_objects(&old.inputs, &state.inputs);
     let changed = !diff.is_empty() || old.parent != state.parent || old.protect != state.protect;

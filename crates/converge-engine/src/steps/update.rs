@@ -20,7 +20,8 @@ pub(crate) async fn run(
     mut new: ResourceState,
     diff: BTreeMap<String, PropertyDiff>,
 ) -> Result<Arc<ResourceState>, EngineError> {
-    let old = &d.base.resources[old_index];
+    let old = d.old_state(old_index);
+    let old = &*old;
     let urn = new.urn.clone();
     d.started(StepOp::Update, &urn);
     hooks::run(

@@ -16,6 +16,7 @@ mod durability;
 mod hooks;
 mod import;
 mod invoke_dependencies;
+mod migrations;
 mod options;
 mod parameterized;
 mod pipeline;

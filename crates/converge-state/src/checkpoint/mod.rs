@@ -26,6 +26,7 @@ mod property_path;
 pub(crate) mod props_out;
 mod raw_values;
 pub(crate) mod resource;
+mod resource_list;
 pub mod values;
 
 use converge_model::{ProviderReferenceError, UrnError};
@@ -39,6 +40,7 @@ use crate::snapshot::{Manifest, Snapshot};
 pub use decrypt::decrypt_snapshot;
 pub use json_text::to_pretty_json;
 use props_out::{PropsWriter, WriteFailure};
+pub use resource_list::{resources_from_json, resources_to_json};
 pub use values::{
     property_map_from_json, property_map_to_json, property_value_from_json, property_value_to_json,
     PropertyValueError, PropertyValueErrorKind,

@@ -66,6 +66,8 @@ pub enum PropertyValueErrorKind {
         "the secret is stored as plaintext; reading it needs the stack's secrets provider (set the passphrase)"
     )]
     PlaintextSecretWithoutCrypter,
+    #[error("the secret holds ciphertext where its plaintext (`plaintext`) is expected")]
+    CiphertextWherePlaintext,
     #[error(
         "a secret read without its secrets provider must hold its ciphertext (a string), not a {0}; set the passphrase"
     )]
@@ -287,7 +289,7 @@ impl<'m, 'p> Codec<'m, 'p> {
             // reads a nested `ciphertext` as plain text too.
             (Some(text), None) | (None, Some(text)) if nested => text.to_owned(),
             (None, Some(text)) => match self.mode {
-                SecretsMode::Crypter(_) => text.to_owned(),
+                SecretsMode::Crypter(_) | SecretsMode::Plaintext => text.to_owned(),
                 SecretsMode::Opaque => {
                     return Err(self.error(PropertyValueErrorKind::PlaintextSecretWithoutCrypter))
                 }
@@ -301,6 +303,9 @@ impl<'m, 'p> Codec<'m, 'p> {
                 SecretsMode::Crypter(crypter) => crypter
                     .decrypt(ciphertext)
                     .map_err(|e| self.error(PropertyValueErrorKind::Decrypt(e)))?,
+                SecretsMode::Plaintext => {
+                    return Err(self.error(PropertyValueErrorKind::CiphertextWherePlaintext))
+                }
             },
         };
         let inner: Value = secret_text(&text).map_err(|kind| self.error(kind))?;
@@ -543,6 +548,10 @@ impl<'m, 'p> Codec<'m, 'p> {
                         )))
                     }
                 },
+                SecretsMode::Plaintext => (
+                    "plaintext",
+                    to_compact_json(&self.write_value(inner, true)?),
+                ),
                 SecretsMode::Crypter(crypter) => {
                     let plaintext = to_compact_json(&self.write_value(inner, true)?);
                     let ciphertext = crypter

@@ -60,4 +60,8 @@ pub enum SecretsMode<'a> {
     /// ciphertext. For commands that need no plaintext (export, import,
     /// integrity checks) and work without the passphrase.
     Opaque,
+    /// Secrets in plaintext inside their envelopes (`plaintext`), never
+    /// encrypted: for states handed to the program in memory (a state
+    /// migration's), never for anything stored. Ciphertext is refused.
+    Plaintext,
 }

@@ -240,7 +240,7 @@ async fn negotiates_features() {
             ("invokeOutputValues", true),
             ("callOutputValues", true),
             ("byteString", false),
-            ("stateMigrations", false),
+            ("stateMigrations", true),
             ("noSuchFeature", false),
         ] {
             let got = c
