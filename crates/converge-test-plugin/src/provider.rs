@@ -619,7 +619,12 @@ impl ResourceProvider for TestProvider {
         request: Request<InvokeRequest>,
     ) -> Result<Response<InvokeResponse>, Status> {
         let req = request.into_inner();
-        if req.tok != COUNT {
+        // Parameterized, the function is the package's own.
+        let count = match self.became() {
+            Some((package, _)) => format!("{package}:index:count"),
+            None => COUNT.to_owned(),
+        };
+        if req.tok != count {
             return Err(Status::invalid_argument(format!(
                 "unknown function {}",
                 req.tok
@@ -632,6 +637,10 @@ impl ResourceProvider for TestProvider {
         ]);
         if let Some(tag) = field(&req.args, "tag") {
             fields.insert("tag".to_owned(), tag.clone());
+        }
+        if let Some((package, parameter)) = self.became() {
+            fields.insert("package".to_owned(), s(package));
+            fields.insert("parameter".to_owned(), s(parameter));
         }
         Ok(Response::new(InvokeResponse {
             r#return: Some(Struct {

@@ -128,3 +128,62 @@ fn two_parameterizations_of_one_plugin_deploy_side_by_side() {
     assert!(destroyed.contains("- 8 deleted"), "{destroyed}");
     assert!(cloud()["objects"].as_object().unwrap().is_empty());
 }
+
+/// A parameterized package's functions, as a generated SDK calls them:
+/// with the package's reference. The default provider of the package
+/// runs the invoke, parameterized; an explicit provider of the package
+/// runs it when named; a reference to another package is refused.
+const INVOKES: &str = r#"
+import base64
+import pulumi
+from pulumi import runtime
+
+def package_ref(package, parameter):
+    return runtime.register_package("convergetest", "", "", package, "2.0.0",
+                                    base64.b64encode(parameter.encode()).decode())
+
+# A reference is awaited once: each use registers the package again
+# (the same registration, the same reference), as generated SDKs do.
+alpha = lambda: package_ref("alpha", "first")
+beta = lambda: package_ref("beta", "second")
+explicit = pulumi.ProviderResource("beta", "explicit", {}, None, False, beta())
+
+by_default = runtime.invoke_output("alpha:index:count", {}, package_ref=alpha())
+by_explicit = runtime.invoke_output("beta:index:count", {},
+                                    pulumi.InvokeOutputOptions(provider=explicit),
+                                    package_ref=beta())
+pulumi.export("default", by_default)
+pulumi.export("explicit", by_explicit)
+"#;
+
+#[test]
+fn a_parameterized_packages_invokes_run_on_its_parameterized_provider() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, INVOKES);
+    let convergetest = common::ConvergetestCloud::new(&w.scratch);
+    let run = |args: &[&str]| convergetest.run(&w.scratch, args);
+    run(&["up", "--yes"]);
+    let outputs: serde_json::Value =
+        serde_json::from_str(&run(&["stack", "output", "--json"])).unwrap();
+    assert_eq!(outputs["default"]["package"], "alpha", "{outputs}");
+    assert_eq!(outputs["default"]["parameter"], "first", "{outputs}");
+    assert_eq!(outputs["explicit"]["package"], "beta", "{outputs}");
+    assert_eq!(outputs["explicit"]["parameter"], "second", "{outputs}");
+
+    // The reference must be to the function's package.
+    std::fs::write(
+        w.scratch.project.join("__main__.py"),
+        INVOKES.replace(
+            r#"invoke_output("alpha:index:count", {}, package_ref=alpha())"#,
+            r#"invoke_output("alpha:index:count", {}, package_ref=beta())"#,
+        ),
+    )
+    .unwrap();
+    let mut cmd = w.scratch.command("pw");
+    cmd.envs(convergetest.env());
+    let out = common::failure_of(cmd, &["up", "--yes"]);
+    assert!(
+        out.contains("its package reference is to package beta, not alpha"),
+        "{out}"
+    );
+}

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use converge_model::Urn;
+use converge_model::{package_of, Urn};
 use converge_proto::marshal::dependency_map;
 use converge_proto::pulumirpc::{
     register_resource_response, CallResponse, CheckFailure, RegisterResourceRequest,
@@ -75,11 +75,9 @@ pub(crate) async fn call(
     req: ResourceCallRequest,
 ) -> Result<CallResponse, Status> {
     let what = format!("call {}", req.tok);
-    if !req.package_ref.is_empty() {
-        return Err(Status::unimplemented(format!(
-            "{what}: parameterized packages (packageRef) are not supported by Converge yet"
-        )));
-    }
+    shared
+        .packages
+        .check(&what, package_of(&req.tok), &req.package_ref)?;
     let args = goals::properties("args", req.args.as_ref())?;
     let mut arg_dependencies = BTreeMap::new();
     for (key, deps) in &req.arg_dependencies {

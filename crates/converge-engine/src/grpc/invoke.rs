@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use converge_model::{PropertyValue, Urn};
+use converge_model::{package_of, PropertyValue, Urn};
 use converge_proto::pulumirpc::{CheckFailure, ResourceInvokeRequest, ResourceInvokeResponse};
 use converge_proto::{marshal_properties, MarshalOptions};
 use tonic::Status;
@@ -21,12 +21,13 @@ pub(crate) async fn invoke(
     mut req: ResourceInvokeRequest,
 ) -> Result<ResourceInvokeResponse, Status> {
     shared.transforms.apply_invoke(&mut req).await?;
-    if !req.package_ref.is_empty() {
-        return Err(Status::unimplemented(format!(
-            "invoke {}: parameterized packages (packageRef) are not supported by Converge yet",
-            req.tok
-        )));
-    }
+    // A parameterized package's function names the package the program
+    // registered; its default provider serves it parameterized.
+    shared.packages.check(
+        &format!("invoke {}", req.tok),
+        package_of(&req.tok),
+        &req.package_ref,
+    )?;
     let args = goals::properties("args", req.args.as_ref())?;
     // What the invoke waits for: its `dependsOn`, and what the output
     // values among its arguments depend on.

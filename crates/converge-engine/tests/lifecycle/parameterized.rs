@@ -11,9 +11,9 @@ use converge_engine::StepOp;
 use converge_model::{PropertyMap, PropertyValue, Urn};
 use converge_plugin::parameterization::{PackageDescriptor, Parameterization, INTERNAL_KEY};
 use converge_plugin::{
-    ConfigureRequest, CreateRequest, CreateResponse, DeleteRequest, ParameterizeRequest,
-    ParameterizeResponse, Provider, ProviderError, ReadRequest, ReadResponse, UpdateRequest,
-    UpdateResponse,
+    ConfigureRequest, CreateRequest, CreateResponse, DeleteRequest, InvokeRequest, InvokeResponse,
+    ParameterizeRequest, ParameterizeResponse, Provider, ProviderError, ReadRequest, ReadResponse,
+    UpdateRequest, UpdateResponse,
 };
 use converge_testkit::{custom, program, register_stack, MockCloud, MockLoader, TestProgram};
 
@@ -119,6 +119,13 @@ impl Provider for Base {
 
     async fn delete(&self, req: DeleteRequest) -> Result<(), ProviderError> {
         self.cloud.remove(&req.id).map(|_| ())
+    }
+
+    async fn invoke(&self, req: InvokeRequest) -> Result<InvokeResponse, ProviderError> {
+        Ok(InvokeResponse {
+            outputs: self.tagged(req.args)?,
+            failures: Vec::new(),
+        })
     }
 }
 
@@ -369,4 +376,55 @@ async fn a_recorded_parameterization_that_is_not_base64_fails_naming_the_provide
     assert!(e.contains("not base64"), "{e}");
     let urn: Urn = Urn::parse("urn:pulumi:test::proj::pulumi:providers:alpha::p").unwrap();
     assert!(e.contains(urn.as_str()), "{e}");
+}
+
+/// A registered package's functions run on its default provider, the base
+/// plugin parameterized as that package, like its resources.
+#[tokio::test]
+async fn a_parameterized_packages_function_runs_on_its_own_provider() {
+    let cloud = MockCloud::new();
+    let log = Arc::new(Mutex::new(Log::default()));
+    let mut w =
+        converge_testkit::Lifecycle::new(cloud.clone(), Arc::new(loader(&cloud, &log, None)));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorded = seen.clone();
+    let p = program(move |m| {
+        let recorded = recorded.clone();
+        async move {
+            register_stack(&m).await?;
+            for (name, value) in [("alpha", "A"), ("beta", "B")] {
+                m.register_package(package(name, value))
+                    .map_err(|e| e.to_string())?;
+            }
+            for token in ["alpha:index:fn", "beta:index:fn"] {
+                let got = m
+                    .invoke(converge_engine::InvokeGoal {
+                        token: token.to_owned(),
+                        args: PropertyMap::new(),
+                        provider: None,
+                        version: None,
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?;
+                recorded.lock().unwrap().push(got.outputs);
+            }
+            Ok(())
+        }
+    });
+    expect_ok(&w.up(&p).await);
+    let seen = seen.lock().unwrap();
+    let served: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|o| {
+            (
+                o["servedAs"].as_str().unwrap(),
+                o["parameter"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(served, [("alpha", "A"), ("beta", "B")]);
+    assert!(w.snapshot.resources.iter().any(|r| r
+        .urn
+        .as_str()
+        .ends_with("pulumi:providers:alpha::default_2_0_0")));
 }
