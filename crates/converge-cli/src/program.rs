@@ -132,33 +132,45 @@ impl ProgramAhead {
     }
 }
 
+/// The stack a program runs for: its name and organization.
+#[derive(Debug, Clone, Copy)]
+pub struct StackInfo<'a> {
+    pub name: &'a str,
+    /// The state service's organization, or `organization` on a
+    /// self-managed backend (`pulumi.organization`, `getOrganization()`).
+    pub organization: &'a str,
+}
+
 /// The program of `project` for `stack`, run by the host of its runtime;
 /// what `ahead` started for this project is used: a YAML program's
 /// parse, a Python program's interpreter.
 pub fn load_program(
     project: &Project,
-    stack: &str,
+    stack: &StackInfo<'_>,
     config: BTreeMap<String, ConfigValue>,
     mut ahead: ProgramAhead,
 ) -> Result<Box<dyn Program>> {
     check_runtime(project)?;
     match project.runtime() {
         Some("python") => {
-            let mut p = PythonProgram::new(&project.dir)?.with_options(run_options(&config));
+            let mut p = PythonProgram::new(&project.dir)?
+                .with_options(run_options(stack.organization, &config));
             if let Some(python) = ahead.python.take() {
                 p = p.with_ahead(python);
             }
             return Ok(Box::new(p));
         }
         Some("nodejs") => {
-            let p = NodeProgram::new(&project.dir)?.with_options(run_options(&config));
+            let p = NodeProgram::new(&project.dir)?
+                .with_options(run_options(stack.organization, &config));
             return Ok(Box::new(p));
         }
         _ => {}
     }
     let options = YamlOptions {
         project: project.name.clone(),
-        stack: stack.to_owned(),
+        stack: stack.name.to_owned(),
+        organization: stack.organization.to_owned(),
         config,
     };
     let parsed = ahead
@@ -175,10 +187,11 @@ pub fn load_program(
 pub fn load_client_program(
     project: &Project,
     address: &str,
+    organization: &str,
     config: &BTreeMap<String, ConfigValue>,
 ) -> Result<Box<dyn Program>> {
     let program = converge_language::client::ClientProgram::new(address, &project.dir)?
-        .with_options(run_options(config));
+        .with_options(run_options(organization, config));
     Ok(Box::new(program))
 }
 
@@ -212,8 +225,9 @@ pub fn dynamic_providers(project: &Project) -> DynamicProviders {
 
 /// Configuration for a language host: plaintext values, and which keys
 /// are secret.
-fn run_options(config: &BTreeMap<String, ConfigValue>) -> RunOptions {
+fn run_options(organization: &str, config: &BTreeMap<String, ConfigValue>) -> RunOptions {
     RunOptions {
+        organization: organization.to_owned(),
         config: config
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))

@@ -4,7 +4,7 @@
 
 use anyhow::{Context as _, Result};
 use converge_backend::http::{normalize_service_url, HttpBackend, HttpBackendOptions, RetryPolicy};
-use converge_backend::{Backend, DIY_ORGANIZATION};
+use converge_backend::Backend;
 
 use crate::context::{now_rfc3339, Context};
 use crate::home::{Home, ServiceAccount};
@@ -32,15 +32,45 @@ pub fn open_service_backend(url: &str) -> Result<Box<dyn Backend>> {
                  `converge login {url} --token TOKEN`"
             )
         })?;
-    let organization = stored
-        .and_then(|a| a.organization)
-        .unwrap_or_else(|| DIY_ORGANIZATION.to_owned());
+    // The organization `converge login` recorded for this token; a token
+    // given only in PULUMI_ACCESS_TOKEN is asked for its own, as Pulumi
+    // asks for the user's default organization.
+    let organization = match stored.filter(|a| a.token == token) {
+        Some(ServiceAccount {
+            organization: Some(organization),
+            ..
+        }) => organization,
+        _ => token_organization(&url, &token)?,
+    };
     Ok(Box::new(HttpBackend::new(HttpBackendOptions {
         url,
         token,
         organization,
         retry: RetryPolicy::default(),
     })?))
+}
+
+/// The organization of `token` on the service at `url` (`whoami`), asked
+/// on a thread of its own: backends are opened outside async code.
+fn token_organization(url: &str, token: &str) -> Result<String> {
+    let (url, token) = (url.to_owned(), token.to_owned());
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .context("cannot start the runtime that asks the service")?;
+                let who = runtime
+                    .block_on(HttpBackend::identify(&url, &token))
+                    .with_context(|| {
+                        format!("cannot ask {url} which organization the token is in")
+                    })?;
+                Ok(who.organization)
+            })
+            .join()
+            .unwrap_or_else(|_| anyhow::bail!("asking {url} for the token's organization failed"))
+    })
 }
 
 /// Who the token for `url` is, when `url` names a state service (`None`

@@ -74,6 +74,19 @@ fn check_moves(
             "{new} is not {old}'s object: {after:#?}"
         );
     }
+    // The state names the URN each was found under as its alias, as
+    // Pulumi's does.
+    let export: serde_json::Value = serde_json::from_str(&run(&["stack", "export"])).unwrap();
+    for (old, new) in moves {
+        let (old, new) = (format!("{prefix}{old}"), format!("{prefix}{new}"));
+        let state = export["deployment"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["urn"] == new.as_str())
+            .unwrap();
+        assert_eq!(state["aliases"], serde_json::json!([old]), "{state}");
+    }
     let preview = run(&["preview"]);
     for word in CHANGES {
         assert!(!preview.contains(word), "{preview}");

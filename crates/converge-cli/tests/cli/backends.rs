@@ -270,3 +270,44 @@ fn cancel_breaks_a_lease_held_elsewhere() {
     assert!(w.run(&["cancel"]).contains("nothing to cancel"));
     assert!(w.run(&["up", "--yes"]).contains("+ 5 created"));
 }
+
+/// `pulumi.organization` (YAML) and `pulumi.get_organization()` (the
+/// Python SDK) name the state service's organization; on a self-managed
+/// backend, `organization`, as Pulumi's.
+#[test]
+fn programs_see_the_stacks_organization() {
+    const YAML: &str = "name: orgproj\nruntime: yaml\noutputs:\n  org: ${pulumi.organization}\n";
+    let data = tempfile::tempdir().unwrap();
+    let service = common::service::Service::start_in(
+        data.path(),
+        &data.path().join("db"),
+        "127.0.0.1:0",
+        "acme",
+    );
+    let on_service = common::Backend::Service(service);
+    let output = |scratch: &common::Scratch, backend: &common::Backend| {
+        let run =
+            |args: &[&str]| common::stdout_of(common::converge_on(scratch, backend, &[]), args);
+        run(&["stack", "init", "dev"]);
+        run(&["up", "--yes", "--skip-preview"]);
+        run(&["stack", "output", "org"]).trim().to_owned()
+    };
+    assert_eq!(output(&common::Scratch::new(YAML), &on_service), "acme");
+    assert_eq!(
+        output(&common::Scratch::new(YAML), &common::Backend::File),
+        "organization"
+    );
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let python = common::Scratch::new(&format!(
+        "name: orgpy\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+        venv.display()
+    ));
+    std::fs::write(
+        python.project.join("__main__.py"),
+        "import pulumi\npulumi.export('org', pulumi.get_organization())\n",
+    )
+    .unwrap();
+    assert_eq!(output(&python, &on_service), "acme");
+}

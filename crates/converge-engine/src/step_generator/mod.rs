@@ -251,6 +251,15 @@ fn prepare(
             None
         };
         let mut state = goal_state(urn.clone(), &goal, provider);
+        // Found under another URN (an alias, a migration's rename): the
+        // state records that URN as its alias, as Pulumi's does, for this
+        // deployment only.
+        if let Some(i) = old_index {
+            let old_urn = &d.base.resources[i].urn;
+            if *old_urn != urn {
+                state.aliases = vec![old_urn.clone()];
+            }
+        }
 
         // Providers are always targeted: targeted resources need them.
         let targeted = d.selection.register(&state);

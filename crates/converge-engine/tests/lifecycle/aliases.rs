@@ -125,6 +125,8 @@ fn found(
     let now = the_thing(w);
     assert_eq!(now.urn.as_str(), after);
     assert_eq!(now.id, before.id, "the object changed");
+    // As Pulumi's state does: the URN it was found under, as its alias.
+    assert_eq!(now.aliases, std::slice::from_ref(&before.urn));
     assert_eq!(
         ops_of(r, now.urn.name()),
         vec![StepOp::Same],

@@ -54,6 +54,7 @@ pub(crate) struct Info {
     pub stack: String,
     pub project: String,
     pub cwd: String,
+    pub organization: String,
     pub preview: bool,
 }
 
@@ -162,7 +163,7 @@ impl Scope<'_> {
                     "cwd" => self.info.cwd.clone(),
                     // The directory of Pulumi.yaml.
                     "rootDirectory" => self.project_dir.to_string_lossy().into_owned(),
-                    "organization" => "organization".to_owned(),
+                    "organization" => self.info.organization.clone(),
                     other => {
                         return Err(self.error(a.pos, format!("unknown property 'pulumi.{other}'")))
                     }

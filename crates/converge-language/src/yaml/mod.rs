@@ -152,14 +152,28 @@ impl ConfigValue {
 }
 
 /// What a program is loaded with.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct YamlOptions {
     /// The project name (the namespace of unqualified config keys).
     pub project: String,
     pub stack: String,
+    /// The stack's organization (`pulumi.organization`): the state
+    /// service's, or `organization` on a self-managed backend, as Pulumi's.
+    pub organization: String,
     /// The stack's configuration, by key: `project:key` (or bare `key`),
     /// or `package:key` for other namespaces.
     pub config: BTreeMap<String, ConfigValue>,
+}
+
+impl Default for YamlOptions {
+    fn default() -> Self {
+        YamlOptions {
+            project: String::new(),
+            stack: String::new(),
+            organization: "organization".to_owned(),
+            config: BTreeMap::new(),
+        }
+    }
 }
 
 impl fmt::Debug for YamlOptions {
@@ -168,6 +182,7 @@ impl fmt::Debug for YamlOptions {
         f.debug_struct("YamlOptions")
             .field("project", &self.project)
             .field("stack", &self.stack)
+            .field("organization", &self.organization)
             .field("config_keys", &keys)
             .finish()
     }
@@ -197,6 +212,7 @@ pub(crate) struct Loaded {
     /// The directory `main:` names (the project directory without one):
     /// the program's working directory, as Pulumi runs it.
     pub work_dir: PathBuf,
+    pub organization: String,
 }
 
 const PROJECT_FILE: &str = "Pulumi.yaml";
@@ -308,6 +324,7 @@ impl ParsedYaml {
                 config,
                 project_dir,
                 work_dir,
+                organization: options.organization,
             }),
         })
     }

@@ -99,6 +99,7 @@ async fn run(loaded: Arc<Loaded>, monitor: Monitor) -> Result<(), String> {
         stack: monitor.stack().to_owned(),
         project: monitor.project().to_owned(),
         cwd: loaded.work_dir.to_string_lossy().into_owned(),
+        organization: loaded.organization.clone(),
         preview: monitor.is_preview(),
     };
     let ctx = Arc::new(Ctx {

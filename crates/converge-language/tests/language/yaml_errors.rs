@@ -16,6 +16,7 @@ fn options(config: &[(&str, &str)]) -> YamlOptions {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), ConfigValue::plain(*v)))
             .collect::<BTreeMap<_, _>>(),
+        ..YamlOptions::default()
     }
 }
 

@@ -171,11 +171,18 @@ async fn run_logged(
         .lock(ctx.lock_info())
         .await?;
     let providers = Providers::new(&project).with_stack_references(references);
+    // The stack's organization as programs and packs see it: a name typed
+    // without one lives in the backend's (a state service's token's).
+    let organization = match stack.organization.as_str() {
+        converge_backend::DIY_ORGANIZATION => backend.default_organization(),
+        named => named.to_owned(),
+    };
     let result = run_locked(
         ctx,
         op,
         &args,
         &project,
+        &organization,
         &mut locked,
         &providers,
         ahead,
@@ -197,6 +204,7 @@ async fn run_locked(
     op: Operation,
     args: &OperationArgs,
     project: &Project,
+    organization: &str,
     locked: &mut LockedStack,
     providers: &Providers,
     ahead: Option<ProgramAhead>,
@@ -248,7 +256,7 @@ async fn run_locked(
             &crate::policy_packs::StackIdentity {
                 stack: &stack_name,
                 project: &project.name,
-                organization: &locked.stack().organization,
+                organization,
             },
             op == Operation::Preview,
         )
@@ -266,12 +274,18 @@ async fn run_locked(
     let refresh_first = (args.refresh || project.refresh_always()) && op != Operation::Refresh;
 
     let program: Option<Box<dyn Program>> = match (op, &args.client) {
-        (Operation::Preview | Operation::Up, Some(address)) => {
-            Some(load_client_program(project, address, &config)?)
-        }
+        (Operation::Preview | Operation::Up, Some(address)) => Some(load_client_program(
+            project,
+            address,
+            organization,
+            &config,
+        )?),
         (Operation::Preview | Operation::Up, None) => Some(load_program(
             project,
-            &stack_name,
+            &crate::program::StackInfo {
+                name: &stack_name,
+                organization,
+            },
             config,
             ahead.unwrap_or_default(),
         )?),

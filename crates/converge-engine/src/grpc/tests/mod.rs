@@ -220,7 +220,7 @@ async fn negotiates_features() {
             (info.project.as_str(), info.stack.as_str()),
             ("proj", "test")
         );
-        assert_eq!(info.supported_features.len(), 17);
+        assert_eq!(info.supported_features.len(), 18);
         for (id, want) in [
             ("secrets", true),
             ("resourceReferences", true),
