@@ -11,7 +11,9 @@
 //!
 //! `Call` of [`DESCRIBE`] takes the component as `__self__` and a string
 //! `greeting`, and returns `description = "<greeting>, <component name>!"`,
-//! depending on the component.
+//! depending on the component, and `argDependencies`: what the engine told
+//! it each argument depends on (`{argument: [URN…]}`, the arguments with
+//! dependencies only), so a test can see what reached the provider.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -195,6 +197,28 @@ fn resource_urn(v: &Value) -> Option<&str> {
     }
 }
 
+/// What `req` says each argument depends on, as an object of URN lists
+/// (the arguments with dependencies only).
+fn argument_dependencies(req: &CallRequest) -> Value {
+    let fields = req
+        .arg_dependencies
+        .iter()
+        .filter(|(_, deps)| !deps.urns.is_empty())
+        .map(|(arg, deps)| {
+            let urns = deps.urns.iter().cloned().map(s).collect();
+            (
+                arg.clone(),
+                Value {
+                    kind: Some(V::ListValue(prost_types::ListValue { values: urns })),
+                },
+            )
+        })
+        .collect();
+    Value {
+        kind: Some(V::StructValue(Struct { fields })),
+    }
+}
+
 pub fn call(req: CallRequest) -> Result<CallResponse, Status> {
     if req.tok != DESCRIBE {
         return Err(Status::invalid_argument(format!(
@@ -224,9 +248,12 @@ pub fn call(req: CallRequest) -> Result<CallResponse, Status> {
     };
     Ok(CallResponse {
         r#return: Some(Struct {
-            fields: [("description".to_owned(), description)]
-                .into_iter()
-                .collect(),
+            fields: [
+                ("description".to_owned(), description),
+                ("argDependencies".to_owned(), argument_dependencies(&req)),
+            ]
+            .into_iter()
+            .collect(),
         }),
         return_dependencies: HashMap::from([(
             "description".to_owned(),

@@ -56,6 +56,7 @@ mod state_commands;
 mod state_migrations;
 mod state_move;
 mod terraform;
+mod wire_features;
 mod yaml_config;
 mod yaml_functions;
 mod yaml_options;
