@@ -7,7 +7,8 @@
 //! child [`THING`] `<name>-child` parented to it whose `value` (and `size`)
 //! are the component's, and the component's outputs; it answers the
 //! component's URN and state `{value, childId, childLength}`, the child's
-//! outputs depending on the child.
+//! outputs depending on the child; with the input `childRef: true`, also
+//! `child`, a resource reference to the child.
 //!
 //! `Call` of [`DESCRIBE`] takes the component as `__self__` and a string
 //! `greeting`, and returns `description = "<greeting>, <component name>!"`,
@@ -155,15 +156,23 @@ pub async fn construct(req: ConstructRequest) -> Result<ConstructResponse, Statu
     let child_length = field(&child.object, "length")
         .cloned()
         .unwrap_or_else(unknown);
-    let state = Struct {
+    let mut state = Struct {
         fields: [
             ("value".to_owned(), value),
-            ("childId".to_owned(), child_id),
+            ("childId".to_owned(), child_id.clone()),
             ("childLength".to_owned(), child_length),
         ]
         .into_iter()
         .collect(),
     };
+    if matches!(
+        field(&req.inputs, "childRef").and_then(|v| v.kind.as_ref()),
+        Some(V::BoolValue(true))
+    ) {
+        state
+            .fields
+            .insert("child".to_owned(), resource_reference(&child.urn, child_id));
+    }
     monitor
         .register_resource_outputs(RegisterResourceOutputsRequest {
             urn: comp.urn.clone(),
@@ -182,6 +191,30 @@ pub async fn construct(req: ConstructRequest) -> Result<ConstructResponse, Statu
             ("childLength".to_owned(), on_child()),
         ]),
     })
+}
+
+/// A resource reference to `urn` with the ID `id` (unknown in a preview
+/// of a new resource), in Pulumi's wire form.
+fn resource_reference(urn: &str, id: Value) -> Value {
+    let id = match id.kind {
+        Some(V::StringValue(s)) if s != UNKNOWN_STRING => s,
+        _ => String::new(),
+    };
+    Value {
+        kind: Some(V::StructValue(Struct {
+            fields: [
+                (
+                    "4dabf18193072939515e22adb298388d".to_owned(),
+                    s("5cf8f73096256a8f31e491e813e4eb8e"),
+                ),
+                ("urn".to_owned(), s(urn)),
+                ("id".to_owned(), s(id)),
+                ("packageVersion".to_owned(), s("")),
+            ]
+            .into_iter()
+            .collect(),
+        })),
+    }
 }
 
 /// The URN of a resource argument: a resource reference (`urn` field) or,

@@ -3,7 +3,8 @@
 //! a method (`Call`) on a remote component built by an explicit provider
 //! runs on that provider; a component's inputs and outputs may hold
 //! resource references to another component, and its inputs' property
-//! dependencies are recorded as the SDK reports them.
+//! dependencies are recorded as the SDK reports them; a remote component
+//! may return a reference to a resource it registered.
 
 use crate::common;
 
@@ -165,4 +166,70 @@ fn nodejs_components_reference_resources_and_call_on_explicit_providers() {
     let mut w = NodeWorld::new(&modules, PROGRAM_JS);
     w.env = common::ConvergetestCloud::new(&w.scratch).env();
     check(&|args| w.run(args));
+}
+
+/// A remote component whose `Construct` returns a resource reference to a
+/// resource it registered: the SDK rebuilds the resource from the
+/// reference (its type's resource module, then `getResource` for its
+/// outputs), and the component's state keeps the reference.
+const CHILD_REF_PY: &str = r#"
+import pulumi
+
+class Thing(pulumi.CustomResource):
+    value: pulumi.Output[str]
+
+    def __init__(self, name, opts=None):
+        super().__init__("convergetest:index:Thing", name, {"value": None, "length": None}, opts)
+
+class Module(pulumi.runtime.ResourceModule):
+    def version(self):
+        return None
+
+    def construct(self, name, typ, urn):
+        return Thing(name, pulumi.ResourceOptions(urn=urn))
+
+pulumi.runtime.register_resource_module("convergetest", "index", Module())
+
+class Remote(pulumi.ComponentResource):
+    child: pulumi.Output[Thing]
+
+    def __init__(self, name, value, opts=None):
+        props = {"value": value, "childRef": True, "child": None, "childId": None,
+                 "childLength": None}
+        super().__init__("convergetest:index:Component", name, props, opts, remote=True)
+
+comp = Remote("comp", "hello")
+pulumi.export("childIsThing", comp.child.apply(lambda c: isinstance(c, Thing)))
+pulumi.export("childUrn", comp.child.apply(lambda c: c.urn))
+pulumi.export("childValue", comp.child.apply(lambda c: c.value))
+"#;
+
+#[test]
+fn python_a_remote_component_returns_a_reference_to_its_child() {
+    let Some(venv) = venv() else { return };
+    let w = PythonWorld::new(&venv, CHILD_REF_PY);
+    let env = common::ConvergetestCloud::new(&w.scratch).env();
+    let run = |args: &[&str]| {
+        let mut cmd = w.scratch.command("pw");
+        cmd.envs(env.iter().cloned());
+        common::stdout_of(cmd, args)
+    };
+    run(&["up", "--yes", "--skip-preview"]);
+    let outputs: serde_json::Value =
+        serde_json::from_str(&run(&["stack", "output", "--json"])).unwrap();
+    let resources = resources(&run(&["stack", "export"]));
+    let child = find(&resources, "convergetest:index:Thing::comp-child");
+    assert_eq!(outputs["childIsThing"], true, "{outputs}");
+    assert_eq!(outputs["childUrn"], child["urn"], "{outputs}");
+    assert_eq!(outputs["childValue"], "hello", "{outputs}");
+    let comp = find(&resources, "convergetest:index:Component::comp");
+    assert_eq!(
+        reference_urn(&comp["outputs"]["child"]),
+        child["urn"].as_str().unwrap()
+    );
+    let again = run(&["up", "--yes", "--skip-preview"]);
+    assert!(
+        !again.contains("updated") && !again.contains("created"),
+        "{again}"
+    );
 }
