@@ -2,78 +2,13 @@
 //! Python SDK and real plugin processes: each test is a program the SDK
 //! runs through `converge`, and what Pulumi's own tests assert of it.
 
-use std::path::{Path, PathBuf};
-
 use crate::common;
 
-/// A Python project run with the test venv, with the test plugin
-/// installed at two versions in a plugin directory of its own (ambient
-/// plugins off: the program gets a version only from there).
-struct World {
-    scratch: common::Scratch,
-    pulumi_home: PathBuf,
-}
+/// A Python project with the test plugin at two versions.
+type World = common::python::TwoPluginVersions;
 
-impl World {
-    /// `None` (skip) without the test venv.
-    fn new(program: &str) -> Option<World> {
-        let venv = common::python::venv()?;
-        let scratch = common::Scratch::new(&format!(
-            "name: compat\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
-            venv.display()
-        ));
-        std::fs::write(scratch.project.join("__main__.py"), program).unwrap();
-        let bin = common::convergetest_bin_dir(scratch.dir.path());
-        let plugin = std::fs::canonicalize(bin.join("pulumi-resource-convergetest")).unwrap();
-        let w = World {
-            pulumi_home: scratch.dir.path().join("pulumi-home"),
-            scratch,
-        };
-        for version in ["1.0.0", "2.0.0"] {
-            w.install(&plugin, version);
-        }
-        w.run(&["stack", "init", "dev"]);
-        Some(w)
-    }
-
-    fn install(&self, plugin: &Path, version: &str) {
-        let src = self.scratch.dir.path().join(format!("src-{version}"));
-        std::fs::create_dir_all(&src).unwrap();
-        std::fs::copy(plugin, src.join("pulumi-resource-convergetest")).unwrap();
-        self.run(&[
-            "plugin",
-            "install",
-            "resource",
-            "convergetest",
-            version,
-            "--file",
-            src.to_str().unwrap(),
-        ]);
-    }
-
-    fn command(&self) -> std::process::Command {
-        let mut cmd = self.scratch.command("pw");
-        cmd.env("PULUMI_HOME", &self.pulumi_home)
-            .env("PULUMI_IGNORE_AMBIENT_PLUGINS", "1")
-            .env(
-                "CONVERGE_TEST_CLOUD_FILE",
-                self.scratch.dir.path().join("cloud.json"),
-            )
-            .env_remove("CONVERGE_TEST_PLUGIN_VERSION");
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        common::stdout_of(self.command(), args)
-    }
-
-    fn outputs(&self) -> serde_json::Value {
-        serde_json::from_str(&self.run(&["stack", "output", "--json"])).unwrap()
-    }
-
-    fn state(&self) -> serde_json::Value {
-        serde_json::from_str(&self.run(&["stack", "export"])).unwrap()
-    }
+fn world(program: &str) -> Option<World> {
+    World::new("compat", program)
 }
 
 /// The resource named `name` in an exported state.
@@ -104,7 +39,7 @@ pulumi.export("b", b.pluginVersion)
 /// provider's inputs record.
 #[test]
 fn explicit_providers_of_two_versions_each_load_their_own_plugin() {
-    let Some(w) = World::new(TWO_VERSIONS) else {
+    let Some(w) = world(TWO_VERSIONS) else {
         return;
     };
     w.run(&["up", "--yes"]);
@@ -174,7 +109,7 @@ pulumi.export("tag", count.value["tag"])
 /// invoke's arguments.
 #[test]
 fn stack_resource_and_invoke_transforms_run_in_pulumis_order() {
-    let Some(w) = World::new(TRANSFORMS) else {
+    let Some(w) = world(TRANSFORMS) else {
         return;
     };
     let out = w.run(&["up", "--yes"]);
@@ -216,7 +151,7 @@ pulumi.export("after", after.length)
 /// skipped, and the update exits non-zero naming each failure.
 #[test]
 fn continue_on_error_creates_what_does_not_depend_on_a_failure() {
-    let Some(w) = World::new(CONTINUE_ON_ERROR) else {
+    let Some(w) = world(CONTINUE_ON_ERROR) else {
         return;
     };
     let out = w
@@ -278,7 +213,7 @@ pulumi.export("features", [
 /// secret encrypted; a hidden property's diff is named without its values.
 #[test]
 fn replacement_trigger_replace_with_and_hide_diffs() {
-    let Some(w) = World::new(REPLACEMENT_OPTIONS) else {
+    let Some(w) = world(REPLACEMENT_OPTIONS) else {
         return;
     };
     let out = w.run(&["up", "--yes"]);
@@ -396,7 +331,7 @@ pulumi.export("features", [monitor_supports_feature(f) for f in [
 /// after hook's failure is a warning; a before hook's fails the step.
 #[test]
 fn resource_hooks_and_error_hooks() {
-    let Some(w) = World::new(HOOKS) else {
+    let Some(w) = world(HOOKS) else {
         return;
     };
     let log_path = w.scratch.project.join("hooks.log");

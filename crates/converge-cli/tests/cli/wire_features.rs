@@ -12,8 +12,6 @@
 //! `ResourceCallRequest`), building the requests as a newer SDK would,
 //! and records what came back in `wire.json` for the test to check.
 
-use std::path::{Path, PathBuf};
-
 use crate::common;
 
 /// What every program shares: the monitor, requests run off the event
@@ -66,71 +64,24 @@ def record(main):
 "#;
 
 /// A Python project running `PRELUDE_PY` + `program`, with the test
-/// plugin installed at versions 1.0.0 and 2.0.0 in a plugin directory of
-/// its own (ambient plugins off), and its stack `dev`.
-struct World {
-    scratch: common::Scratch,
-    pulumi_home: PathBuf,
-}
+/// plugin at versions 1.0.0 and 2.0.0.
+struct World(common::python::TwoPluginVersions);
 
 impl World {
     /// `None` (skip) without the test venv.
     fn new(program: &str) -> Option<World> {
-        let venv = common::python::venv()?;
-        let scratch = common::Scratch::new(&format!(
-            "name: wire\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
-            venv.display()
-        ));
-        std::fs::write(
-            scratch.project.join("__main__.py"),
-            format!("{PRELUDE_PY}\n{program}"),
-        )
-        .unwrap();
-        let bin = common::convergetest_bin_dir(scratch.dir.path());
-        let plugin = std::fs::canonicalize(bin.join("pulumi-resource-convergetest")).unwrap();
-        let w = World {
-            pulumi_home: scratch.dir.path().join("pulumi-home"),
-            scratch,
-        };
-        for version in ["1.0.0", "2.0.0"] {
-            w.install(&plugin, version);
-        }
-        w.run(&["stack", "init", "dev"]);
-        Some(w)
+        common::python::TwoPluginVersions::new("wire", &format!("{PRELUDE_PY}\n{program}"))
+            .map(World)
     }
 
-    fn install(&self, plugin: &Path, version: &str) {
-        let src = self.scratch.dir.path().join(format!("src-{version}"));
-        std::fs::create_dir_all(&src).unwrap();
-        std::fs::copy(plugin, src.join("pulumi-resource-convergetest")).unwrap();
-        self.run(&[
-            "plugin",
-            "install",
-            "resource",
-            "convergetest",
-            version,
-            "--file",
-            src.to_str().unwrap(),
-        ]);
-    }
-
-    /// Runs `converge args…`, which must succeed; its stdout.
     fn run(&self, args: &[&str]) -> String {
-        let mut cmd = self.scratch.command("pw");
-        cmd.env("PULUMI_HOME", &self.pulumi_home)
-            .env("PULUMI_IGNORE_AMBIENT_PLUGINS", "1")
-            .env(
-                "CONVERGE_TEST_CLOUD_FILE",
-                self.scratch.dir.path().join("cloud.json"),
-            )
-            .env_remove("CONVERGE_TEST_PLUGIN_VERSION");
-        common::stdout_of(cmd, args)
+        self.0.run(args)
     }
 
     /// Runs `converge args…` (the program records afresh) and returns what
     /// the program recorded.
     fn recorded(&self, args: &[&str]) -> serde_json::Value {
-        let file = self.scratch.project.join("wire.json");
+        let file = self.0.scratch.project.join("wire.json");
         let _ = std::fs::remove_file(&file);
         let out = self.run(args);
         let text = std::fs::read_to_string(&file)

@@ -73,3 +73,74 @@ impl PythonWorld {
             .unwrap()
     }
 }
+
+/// A Python project (`__main__.py` = the program) with the test plugin
+/// installed at versions 1.0.0 and 2.0.0 in a plugin directory of its own
+/// (ambient plugins off: the program gets a version only from there), its
+/// mock cloud in the scratch directory, and its stack `dev`.
+pub struct TwoPluginVersions {
+    pub scratch: Scratch,
+    pulumi_home: PathBuf,
+}
+
+impl TwoPluginVersions {
+    /// `None` (skip) without the test venv.
+    pub fn new(project: &str, program: &str) -> Option<TwoPluginVersions> {
+        let venv = venv()?;
+        let scratch = Scratch::new(&format!(
+            "name: {project}\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            venv.display()
+        ));
+        std::fs::write(scratch.project.join("__main__.py"), program).unwrap();
+        let bin = super::convergetest_bin_dir(scratch.dir.path());
+        let plugin = std::fs::canonicalize(bin.join("pulumi-resource-convergetest")).unwrap();
+        let w = TwoPluginVersions {
+            pulumi_home: scratch.dir.path().join("pulumi-home"),
+            scratch,
+        };
+        for version in ["1.0.0", "2.0.0"] {
+            let src = w.scratch.dir.path().join(format!("src-{version}"));
+            std::fs::create_dir_all(&src).unwrap();
+            std::fs::copy(&plugin, src.join("pulumi-resource-convergetest")).unwrap();
+            w.run(&[
+                "plugin",
+                "install",
+                "resource",
+                "convergetest",
+                version,
+                "--file",
+                src.to_str().unwrap(),
+            ]);
+        }
+        w.run(&["stack", "init", "dev"]);
+        Some(w)
+    }
+
+    /// `converge` on this world's plugin directory and mock cloud.
+    pub fn command(&self) -> std::process::Command {
+        let mut cmd = self.scratch.command("pw");
+        cmd.env("PULUMI_HOME", &self.pulumi_home)
+            .env("PULUMI_IGNORE_AMBIENT_PLUGINS", "1")
+            .env(
+                "CONVERGE_TEST_CLOUD_FILE",
+                self.scratch.dir.path().join("cloud.json"),
+            )
+            .env_remove("CONVERGE_TEST_PLUGIN_VERSION");
+        cmd
+    }
+
+    /// Runs `converge args…`, which must succeed; its stdout.
+    pub fn run(&self, args: &[&str]) -> String {
+        super::stdout_of(self.command(), args)
+    }
+
+    /// The stack's outputs (`stack output --json`).
+    pub fn outputs(&self) -> serde_json::Value {
+        serde_json::from_str(&self.run(&["stack", "output", "--json"])).unwrap()
+    }
+
+    /// The stack's state (`stack export`).
+    pub fn state(&self) -> serde_json::Value {
+        serde_json::from_str(&self.run(&["stack", "export"])).unwrap()
+    }
+}
