@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use converge_model::{DependencyKind, ResourceState, Urn};
+use converge_state::journal::JournalEntry;
 
 use crate::deployment::{Deployment, Progress};
 use crate::error::EngineError;
@@ -277,6 +278,16 @@ async fn delete_one(d: &Arc<Deployment>, c: Candidate, ok: bool) -> Result<bool,
     if d.opts.cancel.is_cancelled() {
         d.note_interrupted();
         return Ok(false);
+    }
+    if d.merged_away(c.index) {
+        // A component a state migration merged into its successor: only
+        // its state entry leaves. Nothing is deleted, so no step is shown
+        // and no hook runs.
+        let op_id = d.next_operation();
+        d.begin(op_id, None).await?;
+        d.end(JournalEntry::success(0, op_id).with_remove_old(c.index))
+            .await?;
+        return Ok(true);
     }
     let urn = d.base.resources[c.index].urn.clone();
     if let Err(e) = crate::saved_plan::enforce::deletion(d, &urn) {

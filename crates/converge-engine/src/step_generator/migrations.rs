@@ -15,7 +15,8 @@
 //!   be renamed (dropped with a successor that takes its place) but never
 //!   removed, so no real object is lost track of;
 //! - a component may be merged into its successor (removed from the state
-//!   without a provider call once the operation's deletions run);
+//!   once the operation's deletions run, with no step shown, no hook and
+//!   no provider call);
 //! - no resource may be added, and no new URN may be one that another
 //!   resource already has.
 //!

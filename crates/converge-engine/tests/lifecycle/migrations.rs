@@ -161,6 +161,11 @@ async fn a_migration_renames_a_child_and_merges_a_component_without_touching_the
     assert!(seen[1].1.contains("::bucket\""), "{}", seen[1].1);
 
     assert_eq!(ops_of(&result, "bucket"), [StepOp::Same]);
+    assert!(
+        ops_of(&result, "app-extra").is_empty(),
+        "a merge is no delete: {:?}",
+        all_ops(&result)
+    );
     let counts = cloud.counts();
     assert_eq!((counts.creates, counts.deletes), (0, 0));
     let bucket = w.resource("bucket").expect("the bucket under its new name");
