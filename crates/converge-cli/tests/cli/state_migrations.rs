@@ -4,7 +4,9 @@
 //! keeps the object (no create, no delete), the resource that depended on
 //! it follows the new name, the callback saw the old state with the root
 //! first and its secret in plaintext, the checkpoint keeps the secret
-//! encrypted, and a later preview has nothing to do. A migration that
+//! encrypted, and a later preview has nothing to do. In Python the
+//! migration also folds a child component into the component, which
+//! leaves the state with no delete shown. A migration that
 //! would change the object's ID is refused and leaves the resources as they
 //! were.
 
@@ -17,12 +19,15 @@ import json, os
 import pulumi
 
 class App(pulumi.ComponentResource):
-    def __init__(self, name, bucket, opts=None):
+    def __init__(self, name, bucket, opts=None, extra=False):
         super().__init__("my:index:App", name, None, opts)
         self.bucket = pulumi.CustomResource(
             "convergetest:index:Thing", bucket,
             {"value": "b", "length": None, "note": pulumi.Output.secret("s3cret")},
             opts=pulumi.ResourceOptions(parent=self))
+        if extra:
+            pulumi.ComponentResource("my:index:Extra", f"{name}-extra", None,
+                                     pulumi.ResourceOptions(parent=self))
         self.register_outputs({})
 
 def rename(args):
@@ -30,6 +35,10 @@ def rename(args):
         f.write(json.dumps({"urn": args.urn, "old": args.old_state}) + "\n")
     new, successors = [], {}
     for r in args.old_state:
+        if r["urn"].endswith("::app-extra"):
+            # Folded into the component itself.
+            successors[r["urn"]] = args.old_state[0]["urn"]
+            continue
         if r["urn"].endswith("::app-bucket"):
             to = r["urn"][: -len("app-bucket")] + "bucket"
             successors[r["urn"]] = to
@@ -47,7 +56,7 @@ def steal(args):
 "#;
 
 const PY_V1: &str = r#"
-app = App("app", "app-bucket")
+app = App("app", "app-bucket", extra=True)
 user = pulumi.CustomResource("convergetest:index:Thing", "user", {"value": "u", "length": None},
                              opts=pulumi.ResourceOptions(depends_on=[app.bucket]))
 "#;
@@ -204,6 +213,11 @@ fn check_rename(w: &World, v1: &str, v2: &str) {
     let bucket = resource(&after, "bucket").expect("the bucket under its new name");
     assert_eq!(bucket["id"], id, "the same object");
     assert!(resource(&after, "app-bucket").is_none());
+    assert!(
+        resource(&after, "app-extra").is_none(),
+        "a merged component leaves the state"
+    );
+    assert!(!out.contains("delete"), "nothing is deleted:\n{out}");
     let user = resource(&after, "user").unwrap();
     assert_eq!(user["dependencies"][0], bucket["urn"], "{user}");
     assert!(
@@ -216,11 +230,12 @@ fn check_rename(w: &World, v1: &str, v2: &str) {
     let app_urn = resource(&after, "app").unwrap()["urn"].clone();
     assert_eq!(first["urn"], app_urn);
     assert_eq!(first["old"][0]["urn"], app_urn, "the root first: {first}");
-    let old_bucket = &first["old"][1];
-    assert!(old_bucket["urn"]
-        .as_str()
+    let old_bucket = first["old"]
+        .as_array()
         .unwrap()
-        .ends_with("::app-bucket"));
+        .iter()
+        .find(|r| r["urn"].as_str().unwrap().ends_with("::app-bucket"))
+        .unwrap_or_else(|| panic!("the child is in the old state: {first}"));
     assert_eq!(
         old_bucket["inputs"]["note"]["plaintext"], "\"s3cret\"",
         "the callback gets the secret in plaintext: {old_bucket}"
