@@ -169,6 +169,15 @@ pub fn open_backend(url: &str, cwd: &std::path::Path) -> Result<Box<dyn Backend>
     )
 }
 
+/// The organization `stack` is in: its own, or for a name typed without
+/// one (the DIY placeholder), the backend's (a state service's token's).
+pub fn stack_organization(backend: &dyn Backend, stack: &StackRef) -> String {
+    match stack.organization.as_str() {
+        converge_backend::DIY_ORGANIZATION => backend.default_organization(),
+        named => named.to_owned(),
+    }
+}
+
 /// The OS user name, as lock files record it.
 pub fn username() -> String {
     LockInfo::current().username

@@ -75,6 +75,8 @@ pub struct StackIdentity<'a> {
     pub stack: &'a str,
     pub project: &'a str,
     pub organization: &'a str,
+    /// The stack's tags, which policies may read.
+    pub tags: &'a converge_backend::StackTags,
 }
 
 /// Starts and configures every pack of `request`, all at once; the
@@ -98,7 +100,7 @@ pub async fn start(
         organization: identity.organization.to_owned(),
         dry_run,
         startup_timeout,
-        tags: Default::default(),
+        tags: identity.tags.clone(),
     };
     // All at once (a Node.js pack compiling TypeScript takes seconds),
     // kept in the order given.

@@ -115,6 +115,7 @@ fn violation(diagnostic: PolicyDiagnostic, urn: Option<&Urn>) -> PolicyViolation
         },
         message: diagnostic.message,
         urn,
+        severity: diagnostic.severity,
     }
 }
 

@@ -233,7 +233,14 @@ pub fn policies(reports: &[converge_engine::events::PackReport]) -> Vec<String> 
                 .as_ref()
                 .map(|u| format!("  ({})", label(u)))
                 .unwrap_or_default();
-            lines.push(format!("        - [{}]  {}{place}", v.level, v.policy));
+            let severity = v
+                .severity
+                .map(|s| format!(", {s} severity"))
+                .unwrap_or_default();
+            lines.push(format!(
+                "        - [{}{severity}]  {}{place}",
+                v.level, v.policy
+            ));
             for line in v.message.lines() {
                 lines.push(format!("          {line}"));
             }

@@ -165,7 +165,9 @@ fn policy_new_refuses_unknown_templates_and_existing_files() {
 fn judged(out: &str) {
     assert!(out.contains("strings@v1.2.0: failed"), "{out}");
     assert!(
-        out.contains("[mandatory]  min-length  (random:index/randomString:RandomString short)"),
+        out.contains(
+            "[mandatory, high severity]  min-length  (random:index/randomString:RandomString short)"
+        ),
         "{out}"
     );
     assert!(out.contains("length 4 is below 8"), "{out}");

@@ -120,7 +120,9 @@ fn judges_ok_and_short(scratch: &Scratch, project: &str, pack: &Path, label: &st
     assert!(preview.contains("Policies:"), "{preview}");
     assert!(preview.contains(&format!("{label}: failed")), "{preview}");
     assert!(
-        preview.contains("[mandatory]  min-length  (random:index/randomString:RandomString short)"),
+        preview.contains(
+            "[mandatory, high severity]  min-length  (random:index/randomString:RandomString short)"
+        ),
         "{preview}"
     );
     assert!(preview.contains("length 4 is below 8"), "{preview}");
@@ -472,4 +474,43 @@ fn packs_start_at_once_and_report_in_the_order_given() {
         out.contains("second saw length 4") && out.contains("first saw length 4"),
         "{out}"
     );
+}
+
+/// Packs are told the stack's tags (`ConfigureStack`): a policy reads one
+/// the user set with `stack tag set` and reports it.
+#[test]
+fn packs_see_the_stacks_tags() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let scratch = yaml_world(OK_AND_SHORT);
+    let pack = scratch.dir.path().join("tags-pack");
+    std::fs::create_dir_all(&pack).unwrap();
+    std::fs::write(
+        pack.join("PulumiPolicy.yaml"),
+        format!(
+            "runtime:\n  name: python\n  options:\n    virtualenv: {}\nversion: 1.0.0\n",
+            venv.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        pack.join("__main__.py"),
+        r#"from pulumi_policy import EnforcementLevel, PolicyPack, StackValidationPolicy
+
+def team(args, report_violation):
+    report_violation(f"team is {args.stack_tags.get('team')}")
+
+PolicyPack(name="tags", enforcement_level=EnforcementLevel.ADVISORY, policies=[
+    StackValidationPolicy(name="who", description="d", validate=team),
+])
+"#,
+    )
+    .unwrap();
+    run(&scratch, &["stack", "tag", "set", "team", "platform"]);
+    let out = run(
+        &scratch,
+        &["preview", "--policy-pack", pack.to_str().unwrap()],
+    );
+    assert!(out.contains("team is platform"), "{out}");
 }

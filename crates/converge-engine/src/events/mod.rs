@@ -116,7 +116,7 @@ pub enum EngineEvent {
     },
 }
 
-pub use converge_plugin::policy::EnforcementLevel;
+pub use converge_plugin::policy::{EnforcementLevel, PolicySeverity};
 
 /// One policy violation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,6 +128,8 @@ pub struct PolicyViolation {
     pub message: String,
     /// The resource at fault (`None`: the stack as a whole).
     pub urn: Option<Urn>,
+    /// The severity the pack gave it, if any.
+    pub severity: Option<PolicySeverity>,
 }
 
 /// One remediation: the inputs before and after.

@@ -72,6 +72,7 @@ impl MockPack {
             message: format!("{policy} says no"),
             enforcement_level: level,
             urn: None,
+            severity: None,
         }
     }
 }

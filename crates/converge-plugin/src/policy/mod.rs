@@ -74,6 +74,35 @@ impl fmt::Display for EnforcementLevel {
     }
 }
 
+/// How severe a policy says its violations are (`PolicySeverity`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicySeverity {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+impl PolicySeverity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicySeverity::Low => "low",
+            PolicySeverity::Medium => "medium",
+            PolicySeverity::High => "high",
+            PolicySeverity::Critical => "critical",
+        }
+    }
+}
+
+impl fmt::Display for PolicySeverity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One policy of a pack, as the pack describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyInfo {
@@ -166,6 +195,8 @@ pub struct PolicyDiagnostic {
     /// The resource at fault; `None`: the one analyzed (or, for a stack
     /// policy, none in particular).
     pub urn: Option<String>,
+    /// The severity the pack gave the violation, if any.
+    pub severity: Option<PolicySeverity>,
 }
 
 /// Inputs one remediation policy rewrote.

@@ -9,7 +9,7 @@ use prost_types::value::Kind;
 
 use super::{
     AnalyzedResource, EnforcementLevel, PackInfo, PolicyConfig, PolicyDiagnostic, PolicyInfo,
-    PolicySchema, Remediation, StackResource,
+    PolicySchema, PolicySeverity, Remediation, StackResource,
 };
 
 /// Packs get secrets and unknowns as such (the SDKs unwrap secrets and
@@ -36,6 +36,16 @@ pub(crate) fn level_from(level: i32) -> EnforcementLevel {
         Ok(rpc::EnforcementLevel::Disabled) => EnforcementLevel::Disabled,
         Ok(rpc::EnforcementLevel::Remediate) => EnforcementLevel::Remediate,
         _ => EnforcementLevel::Advisory,
+    }
+}
+
+pub(crate) fn severity_from(severity: i32) -> Option<PolicySeverity> {
+    match rpc::PolicySeverity::try_from(severity) {
+        Ok(rpc::PolicySeverity::Low) => Some(PolicySeverity::Low),
+        Ok(rpc::PolicySeverity::Medium) => Some(PolicySeverity::Medium),
+        Ok(rpc::PolicySeverity::High) => Some(PolicySeverity::High),
+        Ok(rpc::PolicySeverity::Critical) => Some(PolicySeverity::Critical),
+        _ => None,
     }
 }
 
@@ -244,6 +254,7 @@ pub(crate) fn diagnostics(
             message: d.message,
             enforcement_level: level_from(d.enforcement_level),
             urn: (!d.urn.is_empty()).then_some(d.urn),
+            severity: severity_from(d.severity),
         })
         .collect()
 }

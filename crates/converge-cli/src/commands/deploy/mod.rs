@@ -171,18 +171,22 @@ async fn run_logged(
         .lock(ctx.lock_info())
         .await?;
     let providers = Providers::new(&project).with_stack_references(references);
-    // The stack's organization as programs and packs see it: a name typed
-    // without one lives in the backend's (a state service's token's).
-    let organization = match stack.organization.as_str() {
-        converge_backend::DIY_ORGANIZATION => backend.default_organization(),
-        named => named.to_owned(),
+    let facts = StackFacts {
+        organization: crate::context::stack_organization(backend.as_ref(), &stack),
+        tags: match backend.load_tags(&stack).await {
+            Ok(tags) => tags,
+            Err(e) => {
+                eprintln!("warning: the stack's tags could not be read: {e}");
+                Default::default()
+            }
+        },
     };
     let result = run_locked(
         ctx,
         op,
         &args,
         &project,
-        &organization,
+        &facts,
         &mut locked,
         &providers,
         ahead,
@@ -195,6 +199,15 @@ async fn run_logged(
     open_stack::release(locked, result).await
 }
 
+/// What programs and policy packs are told of the stack besides its name.
+struct StackFacts {
+    /// The stack's organization: a name typed without one lives in the
+    /// backend's (a state service's token's).
+    organization: String,
+    /// The stack's tags (`ConfigureStack` passes them to packs).
+    tags: converge_backend::StackTags,
+}
+
 /// Everything under the stack lock: arguments → the operation driver
 /// (`converge_engine::driver`) with this command as its front-end →
 /// what the user sees.
@@ -204,7 +217,7 @@ async fn run_locked(
     op: Operation,
     args: &OperationArgs,
     project: &Project,
-    organization: &str,
+    facts: &StackFacts,
     locked: &mut LockedStack,
     providers: &Providers,
     ahead: Option<ProgramAhead>,
@@ -256,7 +269,8 @@ async fn run_locked(
             &crate::policy_packs::StackIdentity {
                 stack: &stack_name,
                 project: &project.name,
-                organization,
+                organization: &facts.organization,
+                tags: &facts.tags,
             },
             op == Operation::Preview,
         )
@@ -277,14 +291,14 @@ async fn run_locked(
         (Operation::Preview | Operation::Up, Some(address)) => Some(load_client_program(
             project,
             address,
-            organization,
+            &facts.organization,
             &config,
         )?),
         (Operation::Preview | Operation::Up, None) => Some(load_program(
             project,
             &crate::program::StackInfo {
                 name: &stack_name,
-                organization,
+                organization: &facts.organization,
             },
             config,
             ahead.unwrap_or_default(),

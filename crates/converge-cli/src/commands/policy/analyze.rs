@@ -51,6 +51,7 @@ struct Subject {
     stack: String,
     project: String,
     organization: String,
+    tags: converge_backend::StackTags,
 }
 
 pub async fn run(ctx: &Context, args: PolicyAnalyzeArgs) -> Result<()> {
@@ -68,6 +69,7 @@ pub async fn run(ctx: &Context, args: PolicyAnalyzeArgs) -> Result<()> {
             stack: &subject.stack,
             project: &subject.project,
             organization: &subject.organization,
+            tags: &subject.tags,
         },
         true,
     )
@@ -124,6 +126,7 @@ fn from_file(ctx: &Context, file: &std::path::Path) -> Result<Subject> {
         stack,
         project,
         organization: converge_backend::DIY_ORGANIZATION.to_owned(),
+        tags: Default::default(),
     })
 }
 
@@ -136,11 +139,16 @@ async fn from_stack(ctx: &Context, name: Option<&str>) -> Result<Subject> {
         .await?
         .latest
         .unwrap_or_else(|| Snapshot::empty(now_rfc3339()));
+    let tags = backend
+        .load_tags(&stack)
+        .await
+        .with_context(|| format!("cannot read the tags of stack {}", stack.stack))?;
     Ok(Subject {
+        organization: crate::context::stack_organization(backend.as_ref(), &stack),
         snapshot,
         stack: stack.stack,
         project: stack.project,
-        organization: stack.organization,
+        tags,
     })
 }
 
@@ -189,6 +197,7 @@ fn to_json(reports: &[PackReport]) -> serde_json::Value {
                 "violations": r.violations.iter().map(|v| serde_json::json!({
                     "policy": v.policy,
                     "enforcementLevel": v.level.as_str(),
+                    "severity": v.severity.map(|s| s.as_str()),
                     "message": v.message,
                     "urn": v.urn.as_ref().map(ToString::to_string),
                 })).collect::<Vec<_>>(),

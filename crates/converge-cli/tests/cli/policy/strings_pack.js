@@ -8,6 +8,7 @@ new PolicyPack("node-strings", {
         {
             name: "min-length",
             description: "Random strings are long enough.",
+            severity: "high",
             configSchema: { properties: { minLength: { type: "integer", minimum: 1, default: 8 } } },
             validateResource: (args, reportViolation) => {
                 if (args.type !== STRING) { return; }

@@ -1,6 +1,6 @@
 from pulumi_policy import (
     EnforcementLevel, PolicyConfigSchema, PolicyPack,
-    ResourceValidationPolicy, StackValidationPolicy,
+    ResourceValidationPolicy, Severity, StackValidationPolicy,
 )
 
 STRING = "random:index/randomString:RandomString"
@@ -36,6 +36,7 @@ PolicyPack(
         ResourceValidationPolicy(
             name="min-length",
             description="Random strings are long enough.",
+            severity=Severity.HIGH,
             validate=min_length,
             config_schema=PolicyConfigSchema(
                 properties={"minLength": {"type": "integer", "minimum": 1, "default": 8}}),
