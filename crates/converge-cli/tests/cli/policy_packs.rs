@@ -410,12 +410,10 @@ fn a_missing_or_broken_pack_is_refused_before_anything_runs() {
     );
 }
 
-/// A pack that says it started (`<name>.started` in `dir`) and waits for
-/// `other` to have started too before it serves: two such packs start
-/// only if they start at once.
-fn waiting_pack(dir: &Path, venv: &Path, name: &str, other: &str) -> String {
-    let pack = dir.join(name);
-    std::fs::create_dir_all(&pack).unwrap();
+/// `pack`, made a Python pack (version 1.0.0) run with `venv`; its
+/// `__main__.py` is the caller's to write.
+fn python_pack_dir(pack: &Path, venv: &Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(pack).unwrap();
     std::fs::write(
         pack.join("PulumiPolicy.yaml"),
         format!(
@@ -424,6 +422,14 @@ fn waiting_pack(dir: &Path, venv: &Path, name: &str, other: &str) -> String {
         ),
     )
     .unwrap();
+    pack.to_path_buf()
+}
+
+/// A pack that says it started (`<name>.started` in `dir`) and waits for
+/// `other` to have started too before it serves: two such packs start
+/// only if they start at once.
+fn waiting_pack(dir: &Path, venv: &Path, name: &str, other: &str) -> String {
+    let pack = python_pack_dir(&dir.join(name), venv);
     let markers = dir.display();
     std::fs::write(
         pack.join("__main__.py"),
@@ -484,16 +490,7 @@ fn packs_see_the_stacks_tags() {
         return;
     };
     let scratch = yaml_world(OK_AND_SHORT);
-    let pack = scratch.dir.path().join("tags-pack");
-    std::fs::create_dir_all(&pack).unwrap();
-    std::fs::write(
-        pack.join("PulumiPolicy.yaml"),
-        format!(
-            "runtime:\n  name: python\n  options:\n    virtualenv: {}\nversion: 1.0.0\n",
-            venv.display()
-        ),
-    )
-    .unwrap();
+    let pack = python_pack_dir(&scratch.dir.path().join("tags-pack"), &venv);
     std::fs::write(
         pack.join("__main__.py"),
         r#"from pulumi_policy import EnforcementLevel, PolicyPack, StackValidationPolicy
