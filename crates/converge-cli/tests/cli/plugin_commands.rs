@@ -46,15 +46,7 @@ impl World {
 
     /// `converge` on this world's plugin directory and test cloud.
     fn command(&self) -> std::process::Command {
-        let mut cmd = self.scratch.command("pw");
-        cmd.env("PULUMI_HOME", &self.pulumi_home)
-            .env("PULUMI_IGNORE_AMBIENT_PLUGINS", "1")
-            .env(
-                "CONVERGE_TEST_CLOUD_FILE",
-                self.scratch.dir.path().join("cloud.json"),
-            )
-            .env_remove("CONVERGE_TEST_PLUGIN_VERSION");
-        cmd
+        common::with_own_plugins(&self.scratch, &self.pulumi_home)
     }
 
     fn run(&self, args: &[&str]) -> String {

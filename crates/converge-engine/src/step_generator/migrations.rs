@@ -257,31 +257,34 @@ pub(crate) async fn run(
 /// migrated so far), the root first, then in base order. Resources
 /// already registered in this operation are not old state any more.
 fn subtree(d: &Deployment, root: usize) -> Vec<usize> {
-    let p = d.progress();
-    let mut in_tree: HashSet<Urn> = HashSet::from([d.old_state(root).urn.clone()]);
-    let mut out = vec![root];
-    // Parents come before their children in a snapshot; a migrated one
-    // may not, so repeat until nothing more joins.
-    loop {
-        let mut grew = false;
+    // Each live old resource not yet registered, by its parent as
+    // migrated so far (a migrated child may come before its parent).
+    let mut children: HashMap<Urn, Vec<usize>> = HashMap::new();
+    {
+        let p = d.progress();
         for (i, r) in d.base.resources.iter().enumerate() {
-            if r.delete || out.contains(&i) || d.merged_away(i) || p.is_claimed(i) {
-                continue;
-            }
-            if d.old_index_of(&d.old_state(i).urn) != Some(i) {
+            if i == root || r.delete || d.merged_away(i) || p.is_claimed(i) {
                 continue;
             }
             let state = d.old_state(i);
-            if state.parent.as_ref().is_some_and(|u| in_tree.contains(u)) {
-                in_tree.insert(state.urn.clone());
-                out.push(i);
-                grew = true;
+            if d.old_index_of(&state.urn) != Some(i) {
+                continue;
+            }
+            if let Some(parent) = &state.parent {
+                children.entry(parent.clone()).or_default().push(i);
             }
         }
-        if !grew {
-            return out;
+    }
+    let mut found = Vec::new();
+    let mut next = vec![d.old_state(root).urn.clone()];
+    while let Some(parent) = next.pop() {
+        for i in children.remove(&parent).unwrap_or_default() {
+            next.push(d.old_state(i).urn.clone());
+            found.push(i);
         }
     }
+    found.sort_unstable();
+    std::iter::once(root).chain(found).collect()
 }
 
 fn parse_successors(raw: &BTreeMap<String, String>) -> Result<HashMap<Urn, Urn>, String> {

@@ -179,6 +179,21 @@ impl ConvergetestCloud {
     }
 }
 
+/// `converge` in `scratch` with the plugin directory `pulumi_home` as its
+/// only source of plugins (ambient plugins off), the test plugin's mock
+/// cloud in the scratch directory, and no pinned test plugin version.
+pub fn with_own_plugins(scratch: &Scratch, pulumi_home: &std::path::Path) -> Command {
+    let mut cmd = scratch.command("pw");
+    cmd.env("PULUMI_HOME", pulumi_home)
+        .env("PULUMI_IGNORE_AMBIENT_PLUGINS", "1")
+        .env(
+            "CONVERGE_TEST_CLOUD_FILE",
+            scratch.dir.path().join("cloud.json"),
+        )
+        .env_remove("CONVERGE_TEST_PLUGIN_VERSION");
+    cmd
+}
+
 /// A directory (under `root`) holding `pulumi-resource-convergetest`, the
 /// test plugin, for PATH. Cargo builds it into the directory of the
 /// `converge` binary under test (a workspace test run has it already;

@@ -118,15 +118,7 @@ impl TwoPluginVersions {
 
     /// `converge` on this world's plugin directory and mock cloud.
     pub fn command(&self) -> std::process::Command {
-        let mut cmd = self.scratch.command("pw");
-        cmd.env("PULUMI_HOME", &self.pulumi_home)
-            .env("PULUMI_IGNORE_AMBIENT_PLUGINS", "1")
-            .env(
-                "CONVERGE_TEST_CLOUD_FILE",
-                self.scratch.dir.path().join("cloud.json"),
-            )
-            .env_remove("CONVERGE_TEST_PLUGIN_VERSION");
-        cmd
+        super::with_own_plugins(&self.scratch, &self.pulumi_home)
     }
 
     /// Runs `converge args…`, which must succeed; its stdout.
