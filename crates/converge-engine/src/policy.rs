@@ -6,8 +6,10 @@
 //! `Remediate`, in the order the packs were given (each remediation sees
 //! the inputs the one before left, and the result is what the provider
 //! then diffs and receives), then each pack's `Analyze` on the final
-//! inputs. Once the operation's steps are done, each pack's
-//! `AnalyzeStack` on the resulting state's resources.
+//! inputs. An import is judged by `Analyze` alone, on the inputs it is
+//! adopted with (the object exists as it is: nothing to remediate). Once
+//! the operation's steps are done, each pack's `AnalyzeStack` on the
+//! resulting state's resources.
 //!
 //! Enforcement: an advisory violation is reported and the operation goes
 //! on; a mandatory one in an update fails the registration before its
@@ -163,8 +165,9 @@ fn report(
     mandatory
 }
 
-/// A registration as the packs see it.
-fn analyzed(d: &Deployment, state: &ResourceState, goal: &ResourceGoal) -> AnalyzedResource {
+/// A resource as the packs see it: `properties` are `state`'s inputs,
+/// its provider is the one registered in this deployment.
+fn analyzed(d: &Deployment, state: &ResourceState, options: AnalyzedOptions) -> AnalyzedResource {
     let provider = state.provider.as_ref().and_then(|reference| {
         let p = d.progress();
         let r = p.registered.get(&reference.urn)?;
@@ -180,15 +183,32 @@ fn analyzed(d: &Deployment, state: &ResourceState, goal: &ResourceGoal) -> Analy
         type_token: state.type_token.clone(),
         name: state.urn.name().to_owned(),
         properties: state.inputs.clone(),
-        options: AnalyzedOptions {
-            protect: goal.options.protect,
-            ignore_changes: goal.options.ignore_changes.clone(),
-            delete_before_replace: goal.options.delete_before_replace,
-            additional_secret_outputs: goal.options.additional_secret_outputs.clone(),
-            aliases: Vec::new(),
-            parent: goal.parent.as_ref().map(ToString::to_string),
-        },
+        options,
         provider,
+    }
+}
+
+/// A registration's options as the packs see them.
+fn goal_options(goal: &ResourceGoal) -> AnalyzedOptions {
+    AnalyzedOptions {
+        protect: goal.options.protect,
+        ignore_changes: goal.options.ignore_changes.clone(),
+        delete_before_replace: goal.options.delete_before_replace,
+        additional_secret_outputs: goal.options.additional_secret_outputs.clone(),
+        aliases: Vec::new(),
+        parent: goal.parent.as_ref().map(ToString::to_string),
+    }
+}
+
+/// A recorded resource's options as the packs see them.
+fn state_options(r: &ResourceState) -> AnalyzedOptions {
+    AnalyzedOptions {
+        protect: r.protect,
+        ignore_changes: r.ignore_changes.clone(),
+        delete_before_replace: None,
+        additional_secret_outputs: r.additional_secret_outputs.clone(),
+        aliases: Vec::new(),
+        parent: r.parent.as_ref().map(ToString::to_string),
     }
 }
 
@@ -203,7 +223,7 @@ pub(crate) async fn check_resource(
     if d.opts.analyzers.is_empty() {
         return Ok(());
     }
-    let mut resource = analyzed(d, state, goal);
+    let mut resource = analyzed(d, state, goal_options(goal));
     for analyzer in &d.opts.analyzers {
         for remediation in analyzer.remediate(&resource).await? {
             if let Some(note) = &remediation.diagnostic {
@@ -239,16 +259,33 @@ pub(crate) async fn check_resource(
         }
     }
     state.inputs = resource.properties.clone();
+    analyze(d, &state.urn, &resource).await
+}
+
+/// `Analyze` alone on an imported resource, whose inputs are what the
+/// object has (`converge import`) or what the program asks of it: an
+/// object that exists is judged as it is, not remediated. A mandatory
+/// violation fails the import before anything is recorded, so the stack
+/// never adopts an object its policies forbid.
+pub(crate) async fn check_import(d: &Deployment, state: &ResourceState) -> Result<(), EngineError> {
+    if d.opts.analyzers.is_empty() {
+        return Ok(());
+    }
+    let resource = analyzed(d, state, state_options(state));
+    analyze(d, &state.urn, &resource).await
+}
+
+/// Each pack's `Analyze` on `resource`, reported; a mandatory violation
+/// fails an update here and a preview at its end.
+async fn analyze(
+    d: &Deployment,
+    urn: &Urn,
+    resource: &AnalyzedResource,
+) -> Result<(), EngineError> {
     let mut mandatory = Vec::new();
     for analyzer in &d.opts.analyzers {
-        let diagnostics = analyzer.analyze(&resource).await?;
-        mandatory.extend(report(
-            d,
-            analyzer.as_ref(),
-            Some(&state.urn),
-            false,
-            diagnostics,
-        ));
+        let diagnostics = analyzer.analyze(resource).await?;
+        mandatory.extend(report(d, analyzer.as_ref(), Some(urn), false, diagnostics));
     }
     if mandatory.is_empty() {
         return Ok(());
@@ -258,7 +295,7 @@ pub(crate) async fn check_resource(
         return Ok(());
     }
     Err(EngineError::PolicyViolation {
-        urn: Some(state.urn.clone()),
+        urn: Some(urn.clone()),
         violations: mandatory,
     })
 }
@@ -285,14 +322,7 @@ fn recorded(
         type_token: r.type_token.clone(),
         name: r.urn.name().to_owned(),
         properties: properties.clone(),
-        options: AnalyzedOptions {
-            protect: r.protect,
-            ignore_changes: r.ignore_changes.clone(),
-            delete_before_replace: None,
-            additional_secret_outputs: r.additional_secret_outputs.clone(),
-            aliases: Vec::new(),
-            parent: r.parent.as_ref().map(ToString::to_string),
-        },
+        options: state_options(r),
         provider,
     }
 }

@@ -7,7 +7,7 @@
 //! violation is read back from the service; configured advisory, the
 //! pack warns and the update goes on; a raw API client that does not run
 //! the pack cannot start an update, nor end one as succeeded without
-//! reporting it.
+//! reporting it. `converge import` runs the pack on what it adopts.
 
 use crate::common;
 
@@ -202,6 +202,35 @@ fn a_pack_the_organization_requires_runs_in_updates_that_name_none() {
     // A preview fails as well.
     let out = fails(&scratch, &["preview"]);
     assert!(out.contains("min-length"), "{out}");
+
+    // `converge import` runs the required pack on what it adopts: an
+    // object that breaks a mandatory policy is not adopted...
+    const STRING: &str = "random:index/randomString:RandomString";
+    let out = fails(&scratch, &["import", STRING, "adopted", "abcd", "--yes"]);
+    assert!(
+        out.contains("min-length") && out.contains("length 4 is below 8"),
+        "{out}"
+    );
+    assert!(!resource_names(&service).contains(&"adopted".to_owned()));
+    // ...one that keeps the policies is, and the service holds the report.
+    ok(
+        &scratch,
+        &[
+            "import",
+            STRING,
+            "adopted",
+            "abcdefghijkl",
+            "--protect=false",
+            "--yes",
+        ],
+    );
+    assert!(resource_names(&service).contains(&"adopted".to_owned()));
+    let policies = last_update_policies(&service);
+    assert_eq!(policies["required"][0]["name"], "strings", "{policies}");
+    assert!(
+        policies["report"]["packs"][0]["name"] == "strings",
+        "{policies}"
+    );
 
     // Configured advisory by the organization, the policy warns and the
     // update goes on.

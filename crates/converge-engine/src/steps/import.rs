@@ -13,6 +13,10 @@
 //! inputs are what the Read returned, restricted to the keys asked for:
 //! a Check failure is a warning, as in Pulumi, and there is nothing to diff.
 //!
+//! Policy packs judge the inputs the object is adopted with (`Analyze`;
+//! nothing is remediated): a mandatory violation fails the import before
+//! anything is recorded.
+//!
 //! An old state under the URN that is not this object (another ID, or an
 //! external read) is replaced: it is marked for deletion and deleted after
 //! the program, as a create-before-delete replacement is.
@@ -141,6 +145,7 @@ async fn plan(
     imported.outputs = read.properties.clone();
     if let ImportInputs::Read { properties } = inputs {
         imported.inputs = checked_read_inputs(d, &imported, &read, properties.as_deref()).await?;
+        crate::policy::check_import(d, &imported).await?;
         mark_secret_outputs(
             &imported.inputs,
             &mut imported.outputs,
@@ -179,6 +184,7 @@ async fn plan(
         });
     }
     state.inputs = checked.inputs;
+    crate::policy::check_import(d, &state).await?;
     let response = provider
         .diff(DiffRequest {
             urn: urn.clone(),

@@ -27,6 +27,9 @@ struct MockPack {
     info: PackInfo,
     log: Log,
     cloud: Arc<MockCloud>,
+    /// Whether `Analyze` must see remediated inputs (imports are not
+    /// remediated).
+    remediated: bool,
 }
 
 impl MockPack {
@@ -52,6 +55,7 @@ impl MockPack {
             },
             log,
             cloud,
+            remediated: true,
         }
     }
 
@@ -107,8 +111,8 @@ impl Analyzer for MockPack {
         self.note("analyze", &resource.name);
         assert_eq!(
             resource.properties.get("fixed"),
-            Some(&s("yes")),
-            "Analyze sees the remediated inputs"
+            self.remediated.then(|| s("yes")).as_ref(),
+            "Analyze sees the remediated inputs, and an import's as adopted"
         );
         Ok(match resource.properties.get("v") {
             Some(v) if *v == s("bad") => {
@@ -146,6 +150,10 @@ fn thing(v: &'static str, r: &'static str) -> TestProgram {
 /// A world whose provider logs `Check` to `log` and replaces on `r`, with
 /// the mock pack.
 fn policed() -> (Lifecycle, Arc<MockCloud>, Log) {
+    policed_with(true)
+}
+
+fn policed_with(remediated: bool) -> (Lifecycle, Arc<MockCloud>, Log) {
     let log = log();
     let checks = log.clone();
     let prov = provider().replace_on_changes(["r"]).on_check(move |req| {
@@ -159,7 +167,9 @@ fn policed() -> (Lifecycle, Arc<MockCloud>, Log) {
         })
     });
     let (mut w, cloud) = world(prov);
-    w.options.analyzers = vec![Arc::new(MockPack::new(log.clone(), cloud.clone()))];
+    let mut pack = MockPack::new(log.clone(), cloud.clone());
+    pack.remediated = remediated;
+    w.options.analyzers = vec![Arc::new(pack)];
     (w, cloud, log)
 }
 
@@ -324,4 +334,97 @@ async fn a_disabled_policy_is_not_listed_as_passed() {
         ],
         "a resource's and the stack's verdicts list the policies evaluated, not the disabled one"
     );
+}
+
+/// stack + Thing `a` importing `id`, its inputs the program's (`v`) or,
+/// with `ImportInputs::Read`, the object's.
+fn importing(v: &'static str, id: String, how: converge_engine::ImportInputs) -> TestProgram {
+    program(move |m| {
+        let (id, how) = (id.clone(), how.clone());
+        async move {
+            let stack = register_stack(&m).await?;
+            let mut g = custom(T, "a", inputs(&[("v", v), ("r", "1")]));
+            g.options.import_id = Some(id);
+            g.options.import_inputs = how;
+            reg(&m, &stack, g).await?;
+            Ok(())
+        }
+    })
+}
+
+/// Only the stack and the default provider are recorded: no `a`, no
+/// interrupted operation.
+fn adopted_nothing(w: &Lifecycle) {
+    assert!(w.resource("a").is_none(), "the object was adopted");
+    assert!(w.snapshot.pending_operations.is_empty());
+    assert!(w.snapshot.resources.iter().all(|r| r.type_token != T));
+}
+
+const OUTSIDE: &str = "urn:pulumi:test::proj::pkg:index:Thing::outside";
+
+#[tokio::test]
+async fn an_import_is_analyzed_as_adopted_and_a_mandatory_violation_adopts_nothing() {
+    use converge_engine::ImportInputs;
+    let (mut w, cloud, log) = policed_with(false);
+    let read = || ImportInputs::Read { properties: None };
+    // `converge import`: the object's own inputs are judged; it is not
+    // adopted, and nothing is recorded.
+    let bad = w.insert_outside(OUTSIDE, "pkg", inputs(&[("v", "bad"), ("r", "1")]));
+    let r = w.up(&importing("1", bad.clone(), read())).await;
+    match &r.error {
+        Some(EngineError::PolicyViolation { urn, violations }) => {
+            assert!(urn.as_ref().unwrap().as_str().ends_with("::a"));
+            assert!(violations[0].contains("no-bad"), "{violations:?}");
+        }
+        other => panic!("expected a policy violation, got {other:?}"),
+    }
+    adopted_nothing(&w);
+    let seen = take(&log);
+    assert!(seen.iter().any(|l| l.starts_with("analyze a")), "{seen:?}");
+    assert!(
+        !seen.iter().any(|l| l.starts_with("remediate")),
+        "an import is not remediated: {seen:?}"
+    );
+    // A preview shows the violation, then fails.
+    let r = w.preview(&importing("1", bad, read())).await;
+    assert!(matches!(r.error, Some(EngineError::PolicyViolation { .. })));
+    take(&log);
+
+    // A compliant object is adopted, then the stack is analyzed with it.
+    let good = w.insert_outside(OUTSIDE, "pkg", inputs(&[("v", "1"), ("r", "1")]));
+    let r = w.up(&importing("1", good, read())).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Import]);
+    assert_eq!(
+        take(&log),
+        vec!["check a", "analyze a c0 u0 d0", "stack a c0 u0 d0"],
+        "Check, then Analyze, then the import, then AnalyzeStack"
+    );
+    assert_eq!(cloud.counts().updates, 0);
+}
+
+#[tokio::test]
+async fn a_programs_import_is_analyzed_on_the_inputs_the_program_asks_for() {
+    use converge_engine::ImportInputs;
+    let (mut w, cloud, log) = policed_with(false);
+    // The object is compliant; the program would make it violate: the
+    // import fails before anything is recorded or changed.
+    let id = w.insert_outside(OUTSIDE, "pkg", inputs(&[("v", "1"), ("r", "1")]));
+    let r = w
+        .up(&importing("bad", id.clone(), ImportInputs::Program))
+        .await;
+    assert!(
+        matches!(r.error, Some(EngineError::PolicyViolation { .. })),
+        "{:?}",
+        r.error
+    );
+    adopted_nothing(&w);
+    assert_eq!(cloud.counts().updates, 0);
+    take(&log);
+    // An advisory one is reported, and the import and its update go on.
+    let r = w.up(&importing("meh", id, ImportInputs::Program)).await;
+    expect_ok(&r);
+    assert_eq!(ops_of(&r, "a"), vec![StepOp::Update, StepOp::Import]);
+    assert!(take(&log).contains(&"analyze a c0 u0 d0".to_owned()));
+    assert_eq!(cloud.counts().updates, 1);
 }

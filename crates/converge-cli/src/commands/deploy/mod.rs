@@ -171,16 +171,7 @@ async fn run_logged(
         .lock(ctx.lock_info())
         .await?;
     let providers = Providers::new(&project).with_stack_references(references);
-    let facts = StackFacts {
-        organization: crate::context::stack_organization(backend.as_ref(), &stack),
-        tags: match backend.load_tags(&stack).await {
-            Ok(tags) => tags,
-            Err(e) => {
-                eprintln!("warning: the stack's tags could not be read: {e}");
-                Default::default()
-            }
-        },
-    };
+    let facts = StackFacts::load(backend.as_ref(), &stack).await;
     let result = run_locked(
         ctx,
         op,
@@ -200,12 +191,42 @@ async fn run_logged(
 }
 
 /// What programs and policy packs are told of the stack besides its name.
-struct StackFacts {
+pub(crate) struct StackFacts {
     /// The stack's organization: a name typed without one lives in the
     /// backend's (a state service's token's).
-    organization: String,
+    pub organization: String,
     /// The stack's tags (`ConfigureStack` passes them to packs).
-    tags: converge_backend::StackTags,
+    pub tags: converge_backend::StackTags,
+}
+
+impl StackFacts {
+    /// The facts of `stack`; tags that cannot be read are a warning.
+    pub(crate) async fn load(backend: &dyn Backend, stack: &StackRef) -> StackFacts {
+        StackFacts {
+            organization: crate::context::stack_organization(backend, stack),
+            tags: match backend.load_tags(stack).await {
+                Ok(tags) => tags,
+                Err(e) => {
+                    eprintln!("warning: the stack's tags could not be read: {e}");
+                    Default::default()
+                }
+            },
+        }
+    }
+
+    /// The stack as packs are configured for it.
+    pub(crate) fn identity<'a>(
+        &'a self,
+        stack: &'a str,
+        project: &'a str,
+    ) -> crate::policy_packs::StackIdentity<'a> {
+        crate::policy_packs::StackIdentity {
+            stack,
+            project,
+            organization: &self.organization,
+            tags: &self.tags,
+        }
+    }
 }
 
 /// Everything under the stack lock: arguments → the operation driver
@@ -266,12 +287,7 @@ async fn run_locked(
         packs.required.clone_from(&service_packs.packs);
         let analyzers = crate::policy_packs::start(
             &packs,
-            &crate::policy_packs::StackIdentity {
-                stack: &stack_name,
-                project: &project.name,
-                organization: &facts.organization,
-                tags: &facts.tags,
-            },
+            &facts.identity(&stack_name, &project.name),
             op == Operation::Preview,
         )
         .await?;

@@ -5,8 +5,9 @@
 //! imports (`converge_engine::import`), targeted at the imports alone, so
 //! nothing else changes; each import's inputs are what its provider read
 //! (`--properties` restricts them). It locks, journals and verifies like
-//! every operation (`StackState`). `--out` writes program text for the
-//! imported resources in the project's language (`codegen`).
+//! every operation (`StackState`). The packs the organization requires
+//! judge each import's inputs and then the stack. `--out` writes program
+//! text for the imported resources in the project's language (`codegen`).
 
 mod codegen;
 pub mod file_out;
@@ -22,13 +23,14 @@ use converge_engine::driver::OperationKind;
 use converge_engine::import::ImportProgram;
 use converge_engine::pulumi_provider::StackReferences;
 use converge_engine::{DeploymentOptions, LockedStack, StackState};
+use converge_plugin::policy::Analyzer;
 use converge_state::Snapshot;
 
 use crate::args::{ImportArgs, OperationArgs};
 use crate::commands::confirm::confirm;
 use crate::commands::deploy::{
     deployment_options, go_duration, print_json, print_lines, report_interrupted, report_pending,
-    winds_down,
+    winds_down, StackFacts,
 };
 use crate::commands::execute::{execute, ExecuteParams, RenderOptions};
 use crate::commands::open_stack::{self, Opened};
@@ -62,14 +64,45 @@ pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
         stack.clone(),
         Arc::new(ReferencedSecrets::new()),
     );
+    // The organization's required policy packs judge what is adopted, as
+    // they judge an update (the service refuses an import without them).
+    let service_packs = crate::service_policy::prepare(backend.as_ref(), &stack).await?;
+    let facts = StackFacts::load(backend.as_ref(), &stack).await;
     check_not_cancelled(&ctx.interrupts)?;
-    let mut locked = StackState::new(backend, stack)
+    let mut locked = StackState::new(backend.clone(), stack.clone())
         .lock(ctx.lock_info())
         .await?;
     let providers = Providers::new(&project).with_stack_references(references);
-    let result = run_locked(ctx, &args, &project, &mut locked, &providers).await;
+    let packs = Packs {
+        service: &service_packs,
+        facts: &facts,
+    };
+    let result = run_locked(ctx, &args, &project, &mut locked, &providers, packs).await;
+    service_packs.finish(backend.as_ref(), &stack);
     providers.shutdown().await;
     open_stack::release(locked, result).await
+}
+
+/// The policy packs an import runs: the ones the organization requires.
+#[derive(Clone, Copy)]
+struct Packs<'a> {
+    service: &'a crate::service_policy::ServicePacks,
+    facts: &'a StackFacts,
+}
+
+impl Packs<'_> {
+    /// Started and configured before anything is read.
+    async fn start(&self, stack: &str, project: &str) -> Result<Vec<Arc<dyn Analyzer>>> {
+        if self.service.packs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut request = crate::policy_packs::PackRequest::new(&[], &[])?;
+        request.required.clone_from(&self.service.packs);
+        let analyzers =
+            crate::policy_packs::start(&request, &self.facts.identity(stack, project), false)
+                .await?;
+        Ok(self.service.record(analyzers))
+    }
 }
 
 /// The flags `converge import` shares with `up`.
@@ -94,6 +127,7 @@ async fn run_locked(
     project: &Project,
     locked: &mut LockedStack,
     providers: &Providers,
+    packs: Packs<'_>,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
     let Opened { settings, crypter } = open_stack::open(ctx, project, locked).await?;
@@ -123,6 +157,7 @@ async fn run_locked(
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
     let mut options = deployment_options(ctx, project, locked.stack(), &op_args, &config)?;
     options.targets = Some(program.targets());
+    options.analyzers = packs.start(&stack_name, &project.name).await?;
     let display = DisplayOptions {
         diff: args.diff,
         preview: false,
