@@ -48,6 +48,7 @@ pub async fn run_all(backend: &dyn Backend) {
     checkpoint_text_saved_as_it_arrives(backend).await;
     lock_excludes_second_holder(backend).await;
     lock_release_allows_relock(backend).await;
+    broken_lock_fails_its_fence(backend).await;
     history_round_trip(backend).await;
     tags_round_trip(backend).await;
     rename_moves_checkpoint_history_and_tags(backend).await;
@@ -446,6 +447,28 @@ pub async fn lock_release_allows_relock(backend: &dyn Backend) {
         .await
         .expect("lock after break");
     fourth.release().await.unwrap();
+}
+
+/// A lock broken under its holder (`converge cancel`) fails the holder's
+/// fence, where the backend has one; a lock still held passes it.
+pub async fn broken_lock_fails_its_fence(backend: &dyn Backend) {
+    let s = stack_in(backend, &fresh_project(), "dev");
+    backend.create_stack(&s, b"{}").await.unwrap();
+    let guard = backend.lock(&s, holder(1, "a", "h")).await.unwrap();
+    let Some(fence) = guard.fence() else {
+        // The store refuses a broken holder's writes itself.
+        guard.release().await.unwrap();
+        return;
+    };
+    fence.check().await.expect("a held lock passes its fence");
+    assert_eq!(backend.break_locks(&s).await.unwrap(), 1);
+    let err = fence.check().await.unwrap_err();
+    assert!(err.is_lease_lost(), "a broken lock fails its fence: {err}");
+    // Somebody else's lock now: still not the first holder's.
+    let other = backend.lock(&s, holder(2, "b", "h")).await.unwrap();
+    assert!(fence.check().await.unwrap_err().is_lease_lost());
+    other.release().await.unwrap();
+    let _ = guard.release().await;
 }
 
 /// History records come back newest first, byte for byte.

@@ -53,8 +53,8 @@ pub enum BackendError {
 
     /// Someone else holds the stack's lock.
     #[error(
-        "stack {stack} is locked by {holder}; wait for that operation to finish, or, \
-         if that process is gone, break the stale lock with `converge cancel` ({path})",
+        "stack {stack}: the stack is currently locked by {holder} ({path}); wait for that \
+         operation to finish, or stop it with `converge cancel`",
         holder = holder.describe()
     )]
     Locked {
@@ -63,6 +63,15 @@ pub enum BackendError {
         /// Where the holder's lock lives (a file path for the file backend).
         path: String,
     },
+
+    /// The lock this process was granted was broken (`converge cancel`) or
+    /// taken over after it expired: nothing more is written under it.
+    #[error(
+        "the lock of stack {stack} was taken from this operation ({location}), by `converge \
+         cancel` or because it expired; it stopped writing, and the stack's next command \
+         recovers what it had journaled"
+    )]
+    LockLost { stack: String, location: String },
 
     /// A filesystem (or storage) operation failed.
     #[error("cannot {action} {}: {source}", path.display())]
@@ -193,6 +202,7 @@ impl BackendError {
     /// `converge cancel`, expired, or taken over): it may write no more.
     pub fn is_lease_lost(&self) -> bool {
         matches!(self, BackendError::Service { code, .. } if code == "lease_lost")
+            || matches!(self, BackendError::LockLost { .. })
     }
 
     /// When local storage failed (no space left, permission denied, a

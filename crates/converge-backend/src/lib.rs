@@ -57,7 +57,7 @@ pub use file::{FileBackend, FileBackendOptions, LayoutVersion, StackPaths};
 pub use file_url::{parse_file_url, parse_file_url_with_home};
 pub use history_record::{is_cancelled, CANCELLED_FIELD};
 pub use journal_store::{JournalStore, StoredJournal};
-pub use lock::{now_rfc3339, HeldLock, LockGuard, LockHandle, LockInfo};
+pub use lock::{now_rfc3339, runs_here, HeldLock, LockFence, LockGuard, LockHandle, LockInfo};
 pub use name::{
     validate_organization_name, validate_project_name, validate_stack_name, StackRef,
     DIY_ORGANIZATION, MAX_NAME_LEN,

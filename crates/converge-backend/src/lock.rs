@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,16 @@ impl LockInfo {
     }
 }
 
+/// True if `holder` is another process of this host (`me`'s) that still
+/// runs. Only where `/proc` tells.
+pub fn runs_here(holder: &LockInfo, me: &LockInfo) -> bool {
+    Path::new("/proc/self").exists()
+        && holder.hostname == me.hostname
+        && holder.pid != 0
+        && holder.pid != me.pid
+        && Path::new(&format!("/proc/{}", holder.pid)).exists()
+}
+
 /// True if `holder` is a process of this host (`me`'s) that no longer
 /// runs: its lock is stale and may be removed. Only where `/proc` tells.
 pub(crate) fn is_stale(holder: &LockInfo, me: &LockInfo) -> bool {
@@ -100,6 +111,22 @@ pub trait LockHandle: Send + Sync + fmt::Debug {
     async fn release(self: Box<Self>) -> Result<()>;
     /// Releases the lock without awaiting, from `Drop`; errors are ignored.
     fn release_on_drop(self: Box<Self>);
+    /// How a writer checks that the lock is still its own, where the store
+    /// itself does not refuse a holder's writes once its lock was broken
+    /// (a state service does: its writes carry the lease).
+    fn fence(&self) -> Option<Arc<dyn LockFence>> {
+        None
+    }
+}
+
+/// Tells a writer whether the lock it was granted is still held: a lock
+/// broken by `converge cancel` (or a lease taken over after it expired)
+/// must stop its former holder before its next write, so that two writers
+/// never interleave in one stack's journal or checkpoint.
+#[async_trait]
+pub trait LockFence: Send + Sync + fmt::Debug {
+    /// `Err(BackendError::LockLost)` once the lock is not held any more.
+    async fn check(&self) -> Result<()>;
 }
 
 /// A held stack lock. Release it with [`LockGuard::release`]; dropping the
@@ -140,6 +167,12 @@ impl LockGuard {
     /// Where the lock lives (the lock file path for the file backend).
     pub fn location(&self) -> &str {
         &self.location
+    }
+
+    /// The check a writer makes before each write under this lock, if the
+    /// store needs one (see [`LockHandle::fence`]).
+    pub fn fence(&self) -> Option<Arc<dyn LockFence>> {
+        self.handle.as_ref().and_then(|h| h.fence())
     }
 
     /// Releases the lock and reports whether that worked.

@@ -84,12 +84,12 @@ pub enum Command {
     /// Adopt existing cloud objects into the stack: `TYPE NAME ID`, or
     /// `--file` with Pulumi's bulk import JSON.
     Import(ImportArgs),
-    /// Cancel the update running on a stack: show who holds its lock and
-    /// break it.
+    /// Cancel the update running on a stack: show who holds its lock, then
+    /// interrupt it as Ctrl-C would if it runs on this host, else break it.
     Cancel {
         #[command(flatten)]
         stack: StackArg,
-        /// Break the lock without asking for confirmation.
+        /// Cancel without asking for confirmation.
         #[arg(short, long)]
         yes: bool,
     },

@@ -61,7 +61,10 @@ impl ApiError {
     /// The stack is leased to `holder` by update `update_id`.
     pub fn locked(stack: &str, update_id: &str, holder: LockInfo) -> ApiError {
         ApiError {
-            message: format!("stack {stack} is locked by {}", holder.describe()),
+            message: format!(
+                "stack {stack}: the stack is currently locked by {}",
+                holder.describe()
+            ),
             holder: Some(Box::new(holder)),
             update_id: Some(update_id.to_owned()),
             ..ApiError::conflict("locked", "")

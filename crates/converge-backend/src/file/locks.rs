@@ -51,6 +51,7 @@
 //! a killed `converge up` does not leave its stack locked.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -59,7 +60,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{BackendError, Result};
 use crate::file::atomic;
 use crate::file::{run_blocking, FileStore};
-use crate::lock::{is_stale, HeldLock, LockGuard, LockHandle, LockInfo};
+use crate::lock::{is_stale, HeldLock, LockFence, LockGuard, LockHandle, LockInfo};
 use crate::name::StackRef;
 
 /// How long a contender waits for contenders whose names order after its
@@ -175,7 +176,10 @@ impl FileStore {
             stack.clone(),
             info,
             location,
-            Box::new(FileLockHandle { path: own }),
+            Box::new(FileLockHandle {
+                stack: stack.clone(),
+                path: own,
+            }),
         ))
     }
 
@@ -258,6 +262,7 @@ fn lock_files(dir: &Path, except: Option<&Path>) -> Result<Vec<Other>> {
 /// Releases a file lock by removing its file.
 #[derive(Debug)]
 struct FileLockHandle {
+    stack: StackRef,
     path: PathBuf,
 }
 
@@ -270,6 +275,37 @@ impl LockHandle for FileLockHandle {
 
     fn release_on_drop(self: Box<Self>) {
         let _ = std::fs::remove_file(&self.path);
+    }
+
+    fn fence(&self) -> Option<Arc<dyn LockFence>> {
+        Some(Arc::new(FileLockFence {
+            stack: self.stack.clone(),
+            path: self.path.clone(),
+        }))
+    }
+}
+
+/// A file lock is held while its file is there: its name is this
+/// process's own (a fresh UUID), so nobody else ever writes it, and
+/// `converge cancel` breaks it by removing it.
+#[derive(Debug)]
+struct FileLockFence {
+    stack: StackRef,
+    path: PathBuf,
+}
+
+#[async_trait]
+impl LockFence for FileLockFence {
+    async fn check(&self) -> Result<()> {
+        let path = self.path.clone();
+        let held = run_blocking(move || Ok(path.exists())).await?;
+        if held {
+            return Ok(());
+        }
+        Err(BackendError::LockLost {
+            stack: self.stack.to_string(),
+            location: self.path.display().to_string(),
+        })
     }
 }
 

@@ -26,7 +26,7 @@ use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersio
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BackendError, Result};
-use crate::lock::{is_stale, HeldLock, LockGuard, LockHandle, LockInfo};
+use crate::lock::{is_stale, HeldLock, LockFence, LockGuard, LockHandle, LockInfo};
 use crate::name::StackRef;
 use crate::object::Inner;
 
@@ -181,6 +181,7 @@ pub(crate) async fn lock(
         location,
         Box::new(LeaseHandle {
             inner: inner.clone(),
+            stack: stack.to_string(),
             key,
             id: lease.terms.id,
             heartbeat,
@@ -329,6 +330,7 @@ pub(crate) async fn list(inner: &Inner, stack: &StackRef) -> Result<Vec<HeldLock
 #[derive(Debug)]
 struct LeaseHandle {
     inner: Arc<Inner>,
+    stack: String,
     key: Path,
     id: String,
     heartbeat: tokio::task::JoinHandle<()>,
@@ -349,11 +351,49 @@ impl LeaseHandle {
     }
 }
 
+/// A lease is held while the lease object names it: `converge cancel`
+/// deletes it, a take-over after expiry replaces it.
+#[derive(Debug)]
+struct LeaseFence {
+    inner: Arc<Inner>,
+    stack: String,
+    key: Path,
+    id: String,
+}
+
+#[async_trait]
+impl LockFence for LeaseFence {
+    async fn check(&self) -> Result<()> {
+        let ours = self
+            .inner
+            .get_optional(&self.key)
+            .await?
+            .and_then(|b| serde_json::from_slice::<Lease>(&b).ok())
+            .is_some_and(|l| l.terms.id == self.id);
+        if ours {
+            return Ok(());
+        }
+        Err(BackendError::LockLost {
+            stack: self.stack.clone(),
+            location: format!("{}/{}", self.inner.url.trim_end_matches('/'), self.key),
+        })
+    }
+}
+
 #[async_trait]
 impl LockHandle for LeaseHandle {
     async fn release(self: Box<Self>) -> Result<()> {
         self.heartbeat.abort();
         LeaseHandle::delete_if_ours(&self.inner, &self.key, &self.id).await
+    }
+
+    fn fence(&self) -> Option<Arc<dyn LockFence>> {
+        Some(Arc::new(LeaseFence {
+            inner: self.inner.clone(),
+            stack: self.stack.clone(),
+            key: self.key.clone(),
+            id: self.id.clone(),
+        }))
     }
 
     fn release_on_drop(self: Box<Self>) {

@@ -45,6 +45,12 @@ async fn lock_release_allows_relock() {
 }
 
 #[tokio::test]
+async fn broken_lock_fails_its_fence() {
+    let (_dir, b) = fresh();
+    conformance::broken_lock_fails_its_fence(&b).await;
+}
+
+#[tokio::test]
 async fn history_round_trip() {
     let (_dir, b) = fresh();
     conformance::history_round_trip(&b).await;

@@ -64,6 +64,12 @@ macro_rules! conformance_checks {
         }
 
         #[tokio::test]
+        async fn broken_lock_fails_its_fence() {
+            let Some(b) = $make else { return };
+            conformance::broken_lock_fails_its_fence(&b).await;
+        }
+
+        #[tokio::test]
         async fn history_round_trip() {
             let Some(b) = $make else { return };
             conformance::history_round_trip(&b).await;

@@ -196,7 +196,7 @@ fn a_second_up_fails_fast_naming_the_holder(w: World) {
     assert!(!second.status.success());
     let err = String::from_utf8_lossy(&second.stderr);
     let me = LockInfo::current();
-    assert!(err.contains("is locked by"), "{err}");
+    assert!(err.contains("the stack is currently locked by"), "{err}");
     assert!(
         err.contains(&format!("{}@{}", me.username, me.hostname)),
         "{err}"
@@ -229,6 +229,75 @@ fn a_second_up_fails_fast_on_the_service() {
     let service =
         common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
     a_second_up_fails_fast_naming_the_holder(World::new(common::Backend::Service(service)));
+}
+
+/// `converge cancel` on an update that still runs on this host interrupts
+/// it as Ctrl-C would: the step under way finishes and is recorded, the
+/// lock is released, and nothing is left pending or untracked (its lock
+/// is never broken under it).
+fn cancel_interrupts_a_running_update_of_this_host(w: World) {
+    w.run(&["config", "set", "wait", "3"]);
+    let started = w.scratch.project.join("started");
+    let up = w
+        .cmd(&["up", "--yes", "--skip-preview"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !started.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the update never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let cancel = w.run(&["cancel", "--yes"]);
+    assert!(
+        cancel.contains(&format!("Interrupted the update of pid {}", up.id())),
+        "{cancel}"
+    );
+    assert!(
+        cancel.contains("the update stopped and released stack dev"),
+        "{cancel}"
+    );
+    let up = up.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&up.stderr);
+    assert!(err.contains("cancelling"), "{err}");
+    // The interrupted update recorded its step under way: the state has
+    // the command's object and no operation pending.
+    let export: serde_json::Value = serde_json::from_str(&w.run(&["stack", "export"])).unwrap();
+    let resources = export["deployment"]["resources"].as_array().unwrap();
+    assert!(
+        resources
+            .iter()
+            .any(|r| r["urn"].as_str().unwrap().ends_with("::slow")),
+        "{export}"
+    );
+    assert!(
+        export["deployment"]["pending_operations"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{export}"
+    );
+    assert!(w.run(&["cancel"]).contains("nothing to cancel"));
+    // The next update completes what the cancelled one did not start.
+    let next = w.run(&["up", "--yes"]);
+    assert!(next.contains("unchanged"), "{next}");
+    assert!(w.run(&["up", "--yes"]).contains("5 unchanged"));
+}
+
+#[test]
+fn cancel_interrupts_a_running_update_on_the_file_backend() {
+    cancel_interrupts_a_running_update_of_this_host(World::new(common::Backend::File));
+}
+
+#[test]
+fn cancel_interrupts_a_running_update_on_the_service() {
+    let data = tempfile::tempdir().unwrap();
+    let service =
+        common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
+    cancel_interrupts_a_running_update_of_this_host(World::new(common::Backend::Service(service)));
 }
 
 /// A lease held by a process elsewhere blocks updates until `converge

@@ -149,7 +149,7 @@ fn race(w: &World, stack: &str) {
     let err = String::from_utf8_lossy(&outs[loser].stderr);
     let me = LockInfo::current();
     assert!(
-        err.contains("is locked by")
+        err.contains("the stack is currently locked by")
             && err.contains(&format!(
                 "{}@{} (pid {})",
                 me.username, me.hostname, pids[winner]

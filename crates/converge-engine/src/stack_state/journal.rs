@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use converge_backend::{Backend, StackRef};
+use converge_backend::{Backend, LockFence, StackRef};
 use converge_state::journal::{entries_to_json, JournalEntry};
 
 use super::Secrets;
@@ -25,6 +25,9 @@ pub struct UpdateJournal {
     pub(super) first_sequence_id: u64,
     /// What was handed to the store so far: the lines and their newlines.
     pub(super) bytes_persisted: AtomicU64,
+    /// Checked before each write: a lock broken meanwhile stops the
+    /// writer (see [`converge_backend::LockFence`]).
+    pub(super) fence: Option<Arc<dyn LockFence>>,
 }
 
 /// How [`super::LockedStack::finish`] compacted an update's journal.
@@ -54,6 +57,12 @@ impl UpdateJournal {
     }
 
     async fn append_lines(&self, lines: Vec<Vec<u8>>) -> Result<(), JournalError> {
+        if let Some(fence) = &self.fence {
+            fence
+                .check()
+                .await
+                .map_err(|e| JournalError::Backend(Arc::new(e)))?;
+        }
         self.backend
             .append_journal(&self.stack, &lines)
             .await

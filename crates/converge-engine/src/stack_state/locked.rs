@@ -338,11 +338,17 @@ impl LockedStack {
             secrets: self.secrets.clone(),
             first_sequence_id: changes.len() as u64 + 1,
             bytes_persisted: Default::default(),
+            fence: self.fence(),
         };
         if !changes.is_empty() {
             journal.persist_entries(&changes).await?;
         }
         Ok(Arc::new(journal))
+    }
+
+    /// The check made before each write under the stack's lock.
+    fn fence(&self) -> Option<Arc<dyn converge_backend::LockFence>> {
+        self.guard.as_ref().and_then(LockGuard::fence)
     }
 
     /// Ends an operation started with [`LockedStack::start`]: compacts its
@@ -385,6 +391,11 @@ impl LockedStack {
         snapshot: Arc<Snapshot>,
     ) -> Result<Completion, StackStateError> {
         drop(journal);
+        // A lock broken meanwhile: the journal is the next holder's to
+        // recover now; the checkpoint is not this process's to write.
+        if let Some(fence) = self.fence() {
+            fence.check().await?;
+        }
         // The stored journal replayed onto the stored base is `snapshot` by
         // construction, so a store that compacts journals itself can.
         // (The store stamps its own manifest: a snapshot kept as given is

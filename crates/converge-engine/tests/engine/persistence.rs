@@ -722,3 +722,43 @@ async fn a_secrets_provider_change_reencrypts_every_secret_through_the_journal()
     locked.release().await.unwrap();
     assert_eq!(w.stored().await.unwrap(), stored);
 }
+
+/// A writer whose lock was broken under it (`converge cancel` from another
+/// host) stops before its next write: its steps after that are not
+/// journaled, its result is not compacted over the stack, and what it had
+/// journaled before is the next holder's to recover.
+#[tokio::test]
+async fn a_writer_whose_lock_was_broken_writes_no_more() {
+    let w = world().await;
+    let mut first = w.state.lock(me()).await.unwrap();
+    w.update(&mut first, 2).await;
+    first.release().await.unwrap();
+    let before = w.checkpoint_text().await;
+
+    let mut locked = w.state.lock(me()).await.unwrap();
+    let journal = locked.start().await.unwrap();
+    // Broken meanwhile, as `converge cancel` breaks a lock held elsewhere.
+    assert_eq!(w.backend.break_locks(w.state.stack()).await.unwrap(), 1);
+    let result = converge_engine::update(
+        w.context(locked.base(), journal.clone()),
+        &numbered_things(4),
+    )
+    .await;
+    let err = result.error.as_ref().expect("the update stops").to_string();
+    assert!(err.contains("was taken from this operation"), "{err}");
+    // Nothing of it was journaled, and its result is not compacted.
+    let stored = w.backend.load_journal(w.state.stack()).await.unwrap();
+    assert!(stored.is_some_and(|j| j.entries.is_empty()));
+    let err = locked.finish(journal, &result, None).await.unwrap_err();
+    assert!(
+        matches!(&err, StackStateError::Backend(b) if b.is_lease_lost()),
+        "{err}"
+    );
+    assert_eq!(w.checkpoint_text().await, before);
+    drop(locked);
+    // The next holder recovers the (empty) journal and goes on.
+    let mut next = w.state.lock(me()).await.unwrap();
+    w.update(&mut next, 4).await;
+    next.release().await.unwrap();
+    assert_eq!(w.stored().await.unwrap().resources.len(), 6);
+}
