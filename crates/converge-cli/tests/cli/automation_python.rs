@@ -2,7 +2,8 @@
 //! PyPI, unmodified) driving `converge` exposed as `pulumi` on PATH — no
 //! version-check opt-out — on the file backend and on `converge serve`:
 //! a local program from stack creation to removal, an inline program
-//! through `--client`, both event-log transports, and a failing program.
+//! through `--client`, both event-log transports, a failing program, and
+//! two updates of one stack (`ConcurrentUpdateError`, `Stack.cancel()`).
 //! The steps and their checks are `automation/driver.py`'s.
 
 use std::path::{Path, PathBuf};
@@ -100,6 +101,18 @@ fn drive_with(
         "driver.py {mode} failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
+}
+
+#[test]
+fn a_busy_stack_raises_concurrent_update_error_and_cancel_stops_its_update() {
+    let Some(venv) = venv() else { return };
+    drive(&venv, "concurrent", Where::File);
+}
+
+#[test]
+fn a_busy_stack_on_the_service_raises_concurrent_update_error_and_cancel_stops_its_update() {
+    let Some(venv) = venv() else { return };
+    drive(&venv, "concurrent", Where::Service);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 Automation API of the `pulumi` package, unmodified: a local program and an
 inline one, the way a platform team's code would.
 
-Usage: driver.py local|inline|transports|failure|policy PROJECT_DIR
+Usage: driver.py local|inline|transports|failure|policy|concurrent PROJECT_DIR
 
 `policy` runs the pack in CONVERGE_TEST_POLICY_PACK (the strings pack of
 `policy/strings_pack.py`) with `policy_packs=` and `policy_pack_configs=`.
@@ -333,5 +333,75 @@ def policy():
     st.workspace.remove_stack("pol")
 
 
-{"local": local, "inline": inline, "transports": transports, "failure": failure, "policy": policy}[MODE]()
+def concurrent():
+    """Two updates of one stack from one program, as a platform team's
+    service might start them: the second raises the SDK's
+    ConcurrentUpdateError; `Stack.cancel()` then stops the first, which
+    records what it did and releases the stack, and the next update
+    finishes the job."""
+    import threading
+    import time
+
+    import pulumi_command as command
+
+    marks = tempfile.mkdtemp()
+
+    def slow():
+        first = command.local.Command(
+            "first", create=f"touch {marks}/started && sleep 4 && touch {marks}/first"
+        )
+        command.local.Command(
+            "second",
+            create=f"touch {marks}/second",
+            opts=pulumi.ResourceOptions(depends_on=[first]),
+        )
+
+    st = auto.create_or_select_stack(
+        "busy", project_name="busyproj", program=slow, opts=opts(work_dir=PROJECT)
+    )
+    outcome = {}
+
+    def run_first():
+        try:
+            outcome["result"] = st.up()
+        except auto.CommandError as e:
+            outcome["error"] = e
+
+    runner = threading.Thread(target=run_first)
+    runner.start()
+    deadline = time.time() + 120
+    while not os.path.exists(f"{marks}/started"):
+        assert time.time() < deadline, "the first update never started"
+        time.sleep(0.05)
+    try:
+        st.up()
+        raise AssertionError("a second update of a busy stack ran")
+    except auto.ConcurrentUpdateError as e:
+        assert "the stack is currently locked by" in str(e), str(e)
+    st.cancel()
+    runner.join(timeout=120)
+    assert not runner.is_alive()
+    # Interrupted while `first` ran: `first` finished and is recorded,
+    # `second` never started, nothing is left pending.
+    assert "error" in outcome, outcome
+    assert os.path.exists(f"{marks}/first") and not os.path.exists(f"{marks}/second")
+    deployment = st.export_stack().deployment
+    names = [r["urn"].split("::")[-1] for r in deployment["resources"]]
+    assert "first" in names and "second" not in names, names
+    assert not deployment.get("pending_operations"), deployment
+    again = st.up()
+    assert again.summary.result == "succeeded"
+    assert os.path.exists(f"{marks}/second")
+    st.destroy()
+    st.workspace.remove_stack("busy")
+
+
+{
+    "local": local,
+    "inline": inline,
+    "transports": transports,
+    "failure": failure,
+    "policy": policy,
+    "concurrent": concurrent,
+}[MODE]()
 print("automation: ok")
