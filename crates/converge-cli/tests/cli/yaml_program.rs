@@ -102,6 +102,43 @@ fn main_names_the_directory_the_program_runs_in() {
     let e = w.fails(&["up", "--yes"]);
     assert!(e.contains("must be a subfolder"), "{e}");
     assert_eq!(w.state_file(), before);
+
+    // `main` may name the Main.yaml itself.
+    w.file(
+        "Pulumi.yaml",
+        "name: prog
+runtime: yaml
+main: app/Main.yaml
+",
+    );
+    let same = w.run(&["preview", "--expect-no-changes"]);
+    assert!(same.contains("unchanged"), "{same}");
+    // A `main` that names a directory without a Main.yaml, or another
+    // file, is refused: never a program without resources, which would
+    // delete the stack's.
+    std::fs::create_dir_all(w.scratch.project.join("typo")).unwrap();
+    w.file(
+        "app/other.yaml",
+        "resources: {}
+",
+    );
+    for (main, says) in [
+        ("typo", "`main: typo` names a directory without a Main.yaml"),
+        (
+            "app/other.yaml",
+            "`main: app/other.yaml` names a file that is not a Main.yaml",
+        ),
+    ] {
+        w.file(
+            "Pulumi.yaml",
+            &format!("name: prog\nruntime: yaml\nmain: {main}\n"),
+        );
+        for command in [&["preview"][..], &["up", "--yes"][..]] {
+            let e = w.fails(command);
+            assert!(e.contains(says), "{e}");
+        }
+        assert_eq!(w.state_file(), before);
+    }
 }
 
 #[test]

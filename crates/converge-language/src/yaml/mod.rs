@@ -218,6 +218,36 @@ pub(crate) struct Loaded {
 const PROJECT_FILE: &str = "Pulumi.yaml";
 const MAIN_FILE: &str = "Main.yaml";
 
+/// The program file a project's `main:` names, relative to the project:
+/// the `Main.yaml` of the directory it names, or that file itself. A
+/// `main:` that names anything else is an error, never a program without
+/// resources (which would delete every resource of the stack).
+fn main_program(main: &str, entry: &Path) -> Result<PathBuf, YamlErrors> {
+    if entry.is_dir() {
+        if entry.join(MAIN_FILE).is_file() {
+            return Ok(Path::new(main).join(MAIN_FILE));
+        }
+        return Err(single(
+            PROJECT_FILE,
+            format!(
+                "`main: {main}` names a directory without a {MAIN_FILE}: put the program in \
+                 {main}/{MAIN_FILE}, or correct `main:` (remove it to run the program in \
+                 {PROJECT_FILE})"
+            ),
+        ));
+    }
+    if entry.file_name().and_then(|n| n.to_str()) == Some(MAIN_FILE) {
+        return Ok(PathBuf::from(main));
+    }
+    Err(single(
+        PROJECT_FILE,
+        format!(
+            "`main: {main}` names a file that is not a {MAIN_FILE}: for a YAML program, \
+             `main:` names the directory that holds {MAIN_FILE} (or that {MAIN_FILE} itself)"
+        ),
+    ))
+}
+
 /// A program read and parsed, not yet checked against a stack's
 /// configuration: the part of [`YamlProgram::load`] that needs only the
 /// project directory, so that a caller can do it while it opens the stack
@@ -257,16 +287,18 @@ impl ParsedYaml {
         let main = ast::lookup(&project, "main").and_then(Node::as_str);
         let entry = crate::entry_point::resolve(project_dir, main)
             .map_err(|e| single(PROJECT_FILE, e.to_string()))?;
-        let main_dir = main.map(PathBuf::from).unwrap_or_default();
         // As Pulumi: a `main` that names a file runs in its directory.
         let work_dir = if entry.is_dir() {
-            entry
+            entry.clone()
         } else {
             entry
                 .parent()
                 .map_or_else(|| project_dir.to_path_buf(), Path::to_path_buf)
         };
-        let main_rel = main_dir.join(MAIN_FILE);
+        let main_rel = match main.filter(|m| !m.is_empty()) {
+            None => PathBuf::from(MAIN_FILE),
+            Some(main) => main_program(main, &entry)?,
+        };
         let main_path = project_dir.join(&main_rel);
         let mut errors = Vec::new();
         let (mut template, project_config) = if main_path.is_file() {
