@@ -65,6 +65,9 @@ fn main() {
     }
 }
 
+/// The exit code of a command that failed, as Pulumi's (`os.Exit(-1)`).
+const FAILED: i32 = 255;
+
 /// Runs the command on the async runtime; the process's exit code.
 fn run_command(cli: Cli) -> i32 {
     // One thread: a multi-threaded runtime made a 10,000-resource `up`
@@ -103,16 +106,11 @@ fn run_command(cli: Cli) -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {}{}", failure_kind(&e), error_text(&e));
-            if let Some(signal) = interrupts.first() {
-                signal.exit_code()
-            } else if e
-                .downcast_ref::<commands::deploy::UnexpectedChanges>()
-                .is_some()
-            {
-                // Pulumi's code for --expect-no-changes, which CI scripts test.
-                255
-            } else {
-                1
+            match interrupts.first() {
+                Some(signal) => signal.exit_code(),
+                // Pulumi's code for a command that fails (its `-1`), which
+                // CI scripts and `--expect-no-changes` checks test.
+                None => FAILED,
             }
         }
     };

@@ -372,7 +372,7 @@ impl Stack {
         }
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(
-            out.status.code() == Some(1)
+            out.status.code() == Some(255)
                 && stderr.contains("error: ")
                 && !stderr.contains("panicked"),
             "{}: generation {generation} failed without a clear error ({}):\n{stderr}",

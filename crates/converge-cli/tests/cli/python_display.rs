@@ -220,7 +220,7 @@ fn an_operations_error_is_printed_once() {
         "import pulumi\npulumi.CustomResource('random:index/randomPet:RandomPet', 'pet', {'length': 'two', 'id': None})\n",
     );
     let (code, out) = exit_of(&w, &["up", "--yes", "--skip-preview"]);
-    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(code, Some(255), "{out}");
     let errors = out.lines().filter(|l| l.starts_with("error: ")).count();
     assert_eq!(errors, 1, "{out}");
     assert!(
@@ -234,7 +234,7 @@ fn a_programs_exception_is_shown_once() {
     let Some(venv) = venv() else { return };
     let w = World::new(&venv, "import pulumi\nraise ValueError('boom here')\n");
     let (code, out) = exit_of(&w, &["up", "--yes"]);
-    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(code, Some(255), "{out}");
     assert_eq!(out.matches("ValueError: boom here").count(), 1, "{out}");
     assert!(
         out.contains("error: the program failed (its error is shown above)"),
