@@ -346,6 +346,7 @@ pub(crate) fn execute<'a>(
             new.id = old.id.clone();
             new.outputs = upgraded.unwrap_or_else(|| old.outputs.clone());
             new.created = old.created.clone();
+            new.modified = old.modified.clone();
             Box::pin(steps::same::run(d, old_index, new))
         }
         Decision::Update(diff) => {

@@ -519,6 +519,8 @@ async fn component(
     };
     let old = d.old_state(i).clone();
     state.outputs = old.outputs.clone();
+    state.created = old.created.clone();
+    state.modified = old.modified.clone();
     let diff = converge_model::diff_objects(&old.inputs, &state.inputs);
     let changed = !diff.is_empty() || old.parent != state.parent || old.protect != state.protect;
     let kind = if changed {

@@ -169,9 +169,15 @@ struct Takeover {
 }
 
 /// Journals a created object (fully or partially initialised) and the old
-/// state it takes over, renames included. A component's entry is handed
-/// over unsynced: nothing outside Converge depends on it.
-async fn record(d: &Deployment, t: Takeover, state: &ResourceState) -> Result<(), EngineError> {
+/// state it takes over, renames included, stamped created and modified
+/// now (outside a preview), as Pulumi's state records. A component's entry is handed over
+/// unsynced: nothing outside Converge depends on it.
+async fn record(d: &Deployment, t: Takeover, state: &mut ResourceState) -> Result<(), EngineError> {
+    if !d.opts.preview {
+        let now = converge_backend::now_rfc3339();
+        state.created = Some(now.clone());
+        state.modified = Some(now);
+    }
     let urn = &state.urn;
     let mut entry = JournalEntry::success(0, t.op_id).with_state(state.clone());
     entry.delete_old = t.delete_old;

@@ -139,6 +139,9 @@ async fn plan(
         });
     }
     let mut imported = state.clone();
+    let now = converge_backend::now_rfc3339();
+    imported.created = Some(now.clone());
+    imported.modified = Some(now);
     imported.id = Some(read.id.clone());
     imported.import_id = Some(import_id.to_owned());
     imported.inputs = read.inputs.clone();
@@ -322,6 +325,8 @@ async fn update_imported(
     d.started(op, &urn);
     let op_id = d.next_operation();
     new.outputs = imported.outputs.clone();
+    new.created = imported.created.clone();
+    new.modified = Some(converge_backend::now_rfc3339());
     d.begin(op_id, Some((OperationType::Updating, new.clone())))
         .await
         .map_err(|e| failed(d, op, &urn, e))?;

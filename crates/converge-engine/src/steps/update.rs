@@ -79,6 +79,10 @@ pub(crate) async fn run(
             return Err(failed(d, StepOp::Update, &urn, e));
         }
     };
+    // Pulumi's state records when a resource last changed.
+    if !d.opts.preview {
+        new.modified = Some(converge_backend::now_rfc3339());
+    }
     let entry = super::rename::take_over(
         d,
         JournalEntry::success(0, op_id).with_state(new.clone()),

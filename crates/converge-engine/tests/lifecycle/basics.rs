@@ -503,3 +503,61 @@ async fn continue_on_error_carries_on_with_independent_work() {
     assert!(r.error.is_some());
     assert!(w.resource("good").is_none());
 }
+
+/// The state records when each resource was created and last changed, as
+/// Pulumi's does: a create stamps both, a Same step keeps both (custom
+/// resources and components), an update keeps `created` and stamps
+/// `modified` anew; a preview stamps nothing.
+#[tokio::test]
+async fn created_and_modified_are_recorded_as_pulumi_records_them() {
+    let (mut w, _cloud) = world(provider());
+    let stamps = |w: &Lifecycle, name: &str| {
+        let r = w
+            .snapshot
+            .resources
+            .iter()
+            .find(|r| r.urn.name() == name)
+            .unwrap_or_else(|| panic!("no {name}"));
+        (r.created.clone(), r.modified.clone())
+    };
+    expect_ok(&w.up(&one("1")).await);
+    let (created, modified) = stamps(&w, "a");
+    assert!(
+        created.is_some() && created == modified,
+        "{created:?} {modified:?}"
+    );
+    let stack_name = w
+        .snapshot
+        .resources
+        .iter()
+        .find(|r| r.urn.is_stack())
+        .unwrap()
+        .urn
+        .name()
+        .to_owned();
+    let stack = stamps(&w, &stack_name);
+    assert!(stack.0.is_some(), "the stack component is stamped too");
+
+    expect_ok(&w.up(&one("1")).await);
+    assert_eq!(stamps(&w, "a"), (created.clone(), modified.clone()));
+    assert_eq!(
+        stamps(&w, &stack_name),
+        stack,
+        "a Same component keeps its stamps"
+    );
+
+    expect_ok(&w.preview(&one("2")).await);
+    let r = w.up(&one("2")).await;
+    expect_ok(&r);
+    let (after_created, after_modified) = stamps(&w, "a");
+    assert_eq!(after_created, created, "an update keeps created");
+    assert!(after_modified.is_some());
+    let parse = |t: &Option<String>| {
+        time::OffsetDateTime::parse(
+            t.as_deref().unwrap(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap()
+    };
+    assert!(parse(&after_modified) >= parse(&modified));
+}
