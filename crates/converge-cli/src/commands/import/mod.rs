@@ -162,6 +162,7 @@ async fn run_locked(
         diff: args.diff,
         preview: false,
         show_secrets: args.show_secrets,
+        debug: ctx.debug,
     };
     let interactive =
         !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
