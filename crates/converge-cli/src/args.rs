@@ -446,6 +446,18 @@ pub struct ImportArgs {
     /// operations; a second Ctrl-C stops waiting at once.
     #[arg(long, value_name = "DURATION", env = "CONVERGE_CANCEL_TIMEOUT", value_parser = parse_duration)]
     pub cancel_timeout: Option<std::time::Duration>,
+    /// Use this stack configuration file instead of `Pulumi.<stack>.yaml`.
+    #[arg(long, value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
+    /// Do not show the stack's outputs (an import shows none; accepted as
+    /// the Node.js Automation API passes it).
+    #[arg(long)]
+    pub suppress_outputs: bool,
+    /// Do not show progress while the import runs (accepted as the
+    /// Node.js Automation API passes it; the lines are shown as steps
+    /// finish).
+    #[arg(long)]
+    pub suppress_progress: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -202,3 +202,50 @@ fn global_logging_flags_are_accepted_on_every_command_and_a_debugger_is_refused(
     }
     assert_eq!(state(), before);
 }
+
+/// What the Node.js SDK's `import` passes besides Pulumi's import flags:
+/// `--config-file` is the stack configuration file the import reads;
+/// `--suppress-outputs`, `--suppress-progress` and `--color` are taken.
+#[test]
+fn import_reads_the_config_file_it_is_given_and_takes_the_sdks_display_flags() {
+    let scratch = Scratch::new("name: p\nruntime: yaml\n");
+    stdout_of(scratch.command("pw"), &["stack", "init", "dev"]);
+    let import = |config: &str| {
+        let args = [
+            "import",
+            "random:index/randomString:RandomString",
+            "word",
+            "hello",
+            "--yes",
+            "--generate-code=false",
+            "--suppress-outputs",
+            "--suppress-progress",
+            "--color",
+            "never",
+            "--config-file",
+            config,
+        ];
+        args.map(str::to_owned)
+    };
+    let state = || stdout_of(scratch.command("pw"), &["stack", "export"]);
+    std::fs::write(scratch.project.join("broken.yaml"), "config: [\n").unwrap();
+    let out = failure_of(
+        scratch.command("pw"),
+        &import("broken.yaml").each_ref().map(String::as_str),
+    );
+    assert!(out.contains("broken.yaml"), "{out}");
+    assert!(!state().contains("RandomString"));
+
+    std::fs::rename(
+        scratch.project.join("Pulumi.dev.yaml"),
+        scratch.project.join("other.yaml"),
+    )
+    .unwrap();
+    stdout_of(
+        scratch.command("pw"),
+        &import("other.yaml").each_ref().map(String::as_str),
+    );
+    assert!(state().contains("randomString:RandomString::word"));
+    // The stack's own file was neither needed nor written.
+    assert!(!scratch.project.join("Pulumi.dev.yaml").exists());
+}

@@ -55,7 +55,10 @@ pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
     winds_down(ctx, args.cancel_timeout);
     #[cfg(unix)]
     let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());
-    let project = ctx.project()?;
+    let mut project = ctx.project()?;
+    if let Some(file) = &args.config_file {
+        project = project.with_stack_config_file(&ctx.cwd, file);
+    }
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
