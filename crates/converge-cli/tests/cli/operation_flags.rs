@@ -2,7 +2,9 @@
 //! ones it refuses are hidden, and still refused with a message naming the
 //! command); Pulumi's global logging and debugging flags are accepted on
 //! every command, `--attach-debugger` refused by name; `-v N
-//! --logtostderr` writes Converge's logs to stderr.
+//! --logtostderr` writes Converge's logs to stderr. The other flags the
+//! Automation API SDKs pass: `import --config-file` and its display flags,
+//! `--exec-agent`.
 
 use crate::common;
 
@@ -248,4 +250,31 @@ fn import_reads_the_config_file_it_is_given_and_takes_the_sdks_display_flags() {
     assert!(state().contains("randomString:RandomString::word"));
     // The stack's own file was neither needed nor written.
     assert!(!scratch.project.join("Pulumi.dev.yaml").exists());
+}
+
+/// `--exec-agent` (the Node.js SDK's `userAgent`) is recorded in the
+/// update's history beside `exec.kind`.
+#[test]
+fn the_exec_agent_is_recorded_in_the_history() {
+    let scratch = Scratch::new("name: p\nruntime: yaml\n");
+    stdout_of(scratch.command("pw"), &["stack", "init", "dev"]);
+    stdout_of(
+        scratch.command("pw"),
+        &[
+            "up",
+            "--yes",
+            "--exec-kind",
+            "auto.local",
+            "--exec-agent",
+            "my-platform/1.2",
+        ],
+    );
+    let history: serde_json::Value = serde_json::from_str(&stdout_of(
+        scratch.command("pw"),
+        &["stack", "history", "--json"],
+    ))
+    .unwrap();
+    let environment = &history[0]["environment"];
+    assert_eq!(environment["exec.agent"], "my-platform/1.2", "{history}");
+    assert_eq!(environment["exec.kind"], "auto.local", "{history}");
 }
