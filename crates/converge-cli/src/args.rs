@@ -361,7 +361,8 @@ pub struct OperationArgs {
     /// Do not show the stack's outputs.
     #[arg(long)]
     pub suppress_outputs: bool,
-    /// Do not show progress while the operation runs.
+    /// Do not show progress while the operation runs: no spinners in a
+    /// terminal, only a line as each step finishes.
     #[arg(long)]
     pub suppress_progress: bool,
     /// Run the policy pack in this directory (a
@@ -453,9 +454,8 @@ pub struct ImportArgs {
     /// the Node.js Automation API passes it).
     #[arg(long)]
     pub suppress_outputs: bool,
-    /// Do not show progress while the import runs (accepted as the
-    /// Node.js Automation API passes it; the lines are shown as steps
-    /// finish).
+    /// Do not show progress while the import runs: no spinners in a
+    /// terminal, only a line as each step finishes.
     #[arg(long)]
     pub suppress_progress: bool,
 }

@@ -382,6 +382,7 @@ async fn run_locked(
             json: args.json,
             event_log,
             config: shown_config,
+            suppress_progress: args.suppress_progress,
         },
         needs_confirmation,
         renderer: None,

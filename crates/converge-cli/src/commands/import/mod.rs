@@ -199,6 +199,7 @@ async fn run_locked(
                     json: args.json,
                     event_log: None,
                     config: Default::default(),
+                    suppress_progress: args.suppress_progress,
                 },
             },
         )
@@ -245,6 +246,7 @@ async fn run_locked(
                 json: args.json,
                 event_log: None,
                 config: Default::default(),
+                suppress_progress: args.suppress_progress,
             },
         },
     )
