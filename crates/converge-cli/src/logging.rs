@@ -43,10 +43,10 @@ pub fn apply(args: &DiagnosticArgs) -> Result<()> {
 
 /// What `-v N` and `--logtostderr` log: Converge's crates at the level
 /// for N, the libraries under them at warning level (at N ≥ 10, at the
-/// same level); `None` when neither is given.
+/// same level); `None` when neither is given (or N is 0).
 fn levels(verbose: Option<u8>, logtostderr: bool) -> Option<Targets> {
     let own = match verbose {
-        None if !logtostderr => return None,
+        None | Some(0) if !logtostderr => return None,
         None | Some(0) => LevelFilter::WARN,
         Some(1..=2) => LevelFilter::INFO,
         Some(3..=6) => LevelFilter::DEBUG,
@@ -92,6 +92,7 @@ mod tests {
     #[test]
     fn verbosity_maps_to_levels_of_convergess_own_logs() {
         assert_eq!(own_and_libraries(None, false), None);
+        assert_eq!(own_and_libraries(Some(0), false), None);
         let pair = |a: &str, b: &str| Some((a.to_owned(), b.to_owned()));
         assert_eq!(own_and_libraries(None, true), pair("warn", "warn"));
         assert_eq!(own_and_libraries(Some(1), false), pair("info", "warn"));
