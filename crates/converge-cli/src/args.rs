@@ -26,6 +26,44 @@ pub struct GlobalArgs {
     /// Never prompt; fail where input would be needed.
     #[arg(long, global = true)]
     pub non_interactive: bool,
+    /// Colour the output: always, never, raw or auto (Converge's output
+    /// has no colour).
+    #[arg(long, global = true, value_name = "MODE", value_parser = ["always", "never", "raw", "auto"])]
+    pub color: Option<String>,
+    #[command(flatten)]
+    pub diagnostics: DiagnosticArgs,
+}
+
+/// Pulumi's logging and debugging flags, valid on every command (the
+/// Automation API passes them to each operation).
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Logging and debugging")]
+pub struct DiagnosticArgs {
+    /// Show debug-level messages of the program and its plugins in the
+    /// display and the event log.
+    #[arg(long, global = true)]
+    pub debug: bool,
+    /// Write Converge's logs to stderr at this level: 1-2 info, 3-6 debug,
+    /// 7 and above trace (10 and above: also the libraries' own). Alone,
+    /// `-v` is 1 (and `converge whoami -v` also shows the backend URL).
+    #[arg(short = 'v', long, global = true, value_name = "N", num_args = 0..=1, default_missing_value = "1")]
+    pub verbose: Option<u8>,
+    /// Write Converge's logs to stderr (at warning level unless -v says
+    /// otherwise).
+    #[arg(long, global = true)]
+    pub logtostderr: bool,
+    /// Give plugins the same log settings (their output is already part of
+    /// Converge's logs, so this has no further effect).
+    #[arg(long, global = true)]
+    pub logflow: bool,
+    /// Pulumi's trace endpoint: accepted, but Converge emits no Pulumi
+    /// traces (a warning says so); use -v and --logtostderr instead.
+    #[arg(long, global = true, value_name = "URL")]
+    pub tracing: Option<String>,
+    /// Pulumi's debugger attachment (`program`, `plugins`, `all`): refused,
+    /// since Converge cannot start programs or plugins under a debugger.
+    #[arg(long, global = true, value_name = "WHAT", num_args = 0..=1, default_missing_value = "program")]
+    pub attach_debugger: Option<String>,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -56,10 +94,8 @@ pub enum Command {
     /// Log out of the current backend.
     Logout,
     /// Show the current user and backend.
+    /// `-v` also shows the backend URL.
     Whoami {
-        /// Also show the backend URL.
-        #[arg(short, long)]
-        verbose: bool,
         /// Print JSON: `user`, `url`, `organizations`.
         #[arg(short, long)]
         json: bool,
@@ -73,13 +109,16 @@ pub enum Command {
     #[command(subcommand)]
     State(StateCommand),
     /// Show what an update would change.
+    #[command(mut_args(hide_refused("preview")))]
     Preview(OperationArgs),
     /// Create or update the stack's resources.
-    #[command(alias = "update")]
+    #[command(alias = "update", mut_args(hide_refused("up")))]
     Up(OperationArgs),
     /// Read every resource's current state into the stack.
+    #[command(mut_args(hide_refused("refresh")))]
     Refresh(OperationArgs),
     /// Delete every resource of the stack.
+    #[command(mut_args(hide_refused("destroy")))]
     Destroy(OperationArgs),
     /// Adopt existing cloud objects into the stack: `TYPE NAME ID`, or
     /// `--file` with Pulumi's bulk import JSON.
@@ -150,7 +189,70 @@ pub struct ServeArgs {
     pub trusted_proxy: Vec<String>,
 }
 
-/// Flags shared by preview, up, refresh and destroy (Pulumi's names).
+/// The shared operation flags a command does not take, as Pulumi's
+/// command of that name does not: hidden from its `--help`, and refused
+/// with a message naming the command when given.
+pub fn refused_flags(command: &str) -> &'static [&'static str] {
+    match command {
+        "preview" => &[
+            "preview-only",
+            "clear-pending-creates",
+            "skip-preview",
+            "yes",
+            "plan",
+            "exclude-protected",
+        ],
+        "up" => &[
+            "preview-only",
+            "clear-pending-creates",
+            "save-plan",
+            "refresh-only",
+            "import-file",
+            "exclude-protected",
+        ],
+        "refresh" => &[
+            "replace",
+            "target-replace",
+            "refresh",
+            "import-file",
+            "save-plan",
+            "plan",
+            "refresh-only",
+            "policy-pack",
+            "policy-pack-config",
+            "exclude-protected",
+        ],
+        "destroy" => &[
+            "replace",
+            "target-replace",
+            "clear-pending-creates",
+            "import-file",
+            "save-plan",
+            "plan",
+            "refresh-only",
+            "policy-pack",
+            "policy-pack-config",
+        ],
+        _ => &[],
+    }
+}
+
+/// Hides from `command`'s `--help` the shared flags it refuses.
+fn hide_refused(command: &'static str) -> impl FnMut(clap::Arg) -> clap::Arg {
+    move |arg| {
+        let refused = arg
+            .get_long()
+            .is_some_and(|long| refused_flags(command).contains(&long));
+        if refused {
+            arg.hide(true)
+        } else {
+            arg
+        }
+    }
+}
+
+/// Flags shared by preview, up, refresh and destroy (Pulumi's names);
+/// each command's `--help` lists only those it takes (`refused_flags`).
 #[derive(Debug, Args, Clone, Default)]
 pub struct OperationArgs {
     #[command(flatten)]
@@ -191,8 +293,7 @@ pub struct OperationArgs {
     /// anything.
     #[arg(long)]
     pub expect_no_changes: bool,
-    /// (refresh, destroy) Only preview: show what would change and change
-    /// nothing.
+    /// Only preview: show what would change and change nothing.
     #[arg(long)]
     pub preview_only: bool,
     /// Show detailed diffs.
@@ -210,20 +311,20 @@ pub struct OperationArgs {
     /// Show secret values in plaintext.
     #[arg(long)]
     pub show_secrets: bool,
-    /// (refresh) Forget interrupted creates left in the state.
+    /// Forget interrupted creates left in the state.
     #[arg(long)]
     pub clear_pending_creates: bool,
-    /// (preview) Save the plan to this file, for `converge up --plan`.
+    /// Save the plan to this file, for `converge up --plan`.
     #[arg(long, value_name = "FILE")]
     pub save_plan: Option<std::path::PathBuf>,
-    /// (up) Apply the plan saved in this file, and nothing else.
+    /// Apply the plan saved in this file, and nothing else.
     #[arg(long, value_name = "FILE")]
     pub plan: Option<std::path::PathBuf>,
-    /// (preview) Preview a refresh only: what reading every resource would
-    /// change in the state.
+    /// Preview a refresh only: what reading every resource would change in
+    /// the state.
     #[arg(long)]
     pub refresh_only: bool,
-    /// (preview) Write a bulk import file (`converge import --file`) for
+    /// Write a bulk import file (`converge import --file`) for
     /// the resources the program would create, IDs left empty.
     #[arg(long, value_name = "FILE")]
     pub import_file: Option<PathBuf>,
@@ -245,25 +346,30 @@ pub struct OperationArgs {
     /// as `exec.kind`.
     #[arg(long, value_name = "KIND", value_parser = ["cli", "auto.local", "auto.inline"])]
     pub exec_kind: Option<String>,
-    /// (refresh, destroy) Run the program to learn its providers first
-    /// (not supported yet: refresh and destroy use the stack's state).
+    /// The program that started the operation (the Automation API's user
+    /// agent), recorded in the update's history as `exec.agent`.
+    #[arg(long, value_name = "AGENT")]
+    pub exec_agent: Option<String>,
+    /// Destroy every resource except the protected ones and what they need
+    /// (their parents, dependencies and providers).
+    #[arg(long)]
+    pub exclude_protected: bool,
+    /// Whether to run the program: preview and up always do; refresh and
+    /// destroy work from the stack's state (`true` is not supported yet).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
     pub run_program: Option<bool>,
-    /// Colour the output: always, never, raw or auto (Converge's output
-    /// has no colour).
-    #[arg(long, value_name = "MODE", value_parser = ["always", "never", "raw", "auto"])]
-    pub color: Option<String>,
     /// Do not show the stack's outputs.
     #[arg(long)]
     pub suppress_outputs: bool,
-    /// Do not show progress while the operation runs.
+    /// Do not show progress while the operation runs: no spinners in a
+    /// terminal, only a line as each step finishes.
     #[arg(long)]
     pub suppress_progress: bool,
-    /// (preview, up) Run the policy pack in this directory (a
+    /// Run the policy pack in this directory (a
     /// `PulumiPolicy.yaml` and its program); repeatable.
     #[arg(long = "policy-pack", value_name = "PACK")]
     pub policy_pack: Vec<String>,
-    /// (preview, up) A policy pack's configuration (Pulumi's JSON shape:
+    /// A policy pack's configuration (Pulumi's JSON shape:
     /// policy name → level, or an object of `enforcementLevel` and
     /// settings); once per `--policy-pack`, in the same order.
     #[arg(long = "policy-pack-config", value_name = "FILE")]
@@ -341,6 +447,17 @@ pub struct ImportArgs {
     /// operations; a second Ctrl-C stops waiting at once.
     #[arg(long, value_name = "DURATION", env = "CONVERGE_CANCEL_TIMEOUT", value_parser = parse_duration)]
     pub cancel_timeout: Option<std::time::Duration>,
+    /// Use this stack configuration file instead of `Pulumi.<stack>.yaml`.
+    #[arg(long, value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
+    /// Do not show the stack's outputs (an import shows none; accepted as
+    /// the Node.js Automation API passes it).
+    #[arg(long)]
+    pub suppress_outputs: bool,
+    /// Do not show progress while the import runs: no spinners in a
+    /// terminal, only a line as each step finishes.
+    #[arg(long)]
+    pub suppress_progress: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -23,6 +23,8 @@ pub struct Context {
     pub cwd: PathBuf,
     pub home: Home,
     pub non_interactive: bool,
+    /// `--debug`: debug-level messages are shown and forwarded too.
+    pub debug: bool,
     /// Ctrl-C and SIGTERM: what the running command does about them.
     pub interrupts: Interrupts,
 }
@@ -43,6 +45,7 @@ impl Context {
             // The Automation API SDKs set PULUMI_AUTOMATION_API: nothing
             // may prompt.
             non_interactive: global.non_interactive || automation_api(),
+            debug: global.diagnostics.debug,
             interrupts,
         })
     }

@@ -14,6 +14,7 @@ mod event_log;
 mod home;
 mod input_file;
 mod interrupts;
+mod logging;
 mod passphrase;
 mod policy_packs;
 mod program;
@@ -210,6 +211,7 @@ fn failure_kind(e: &anyhow::Error) -> String {
 }
 
 async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
+    logging::apply(&cli.global.diagnostics)?;
     let ctx = Context::new(&cli.global, interrupts)?;
     match cli.command {
         Command::Login { url, local, token } => {
@@ -217,7 +219,10 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
         }
         Command::Serve(args) => commands::serve::run(&ctx, args).await,
         Command::Logout => commands::login::logout(&ctx),
-        Command::Whoami { verbose, json } => commands::login::whoami(&ctx, verbose, json).await,
+        Command::Whoami { json } => {
+            let verbose = cli.global.diagnostics.verbose.is_some();
+            commands::login::whoami(&ctx, verbose, json).await
+        }
         Command::Stack(cmd) => commands::stack::run(&ctx, cmd).await,
         Command::Config(args) => commands::config::run(&ctx, args).await,
         Command::State(cmd) => commands::state::run(&ctx, cmd).await,

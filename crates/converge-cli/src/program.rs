@@ -139,6 +139,8 @@ pub struct StackInfo<'a> {
     /// The state service's organization, or `organization` on a
     /// self-managed backend (`pulumi.organization`, `getOrganization()`).
     pub organization: &'a str,
+    /// Forward the program's debug-level log messages (`--debug`).
+    pub debug: bool,
 }
 
 /// The program of `project` for `stack`, run by the host of its runtime;
@@ -153,16 +155,22 @@ pub fn load_program(
     check_runtime(project)?;
     match project.runtime() {
         Some("python") => {
-            let mut p = PythonProgram::new(&project.dir)?
-                .with_options(run_options(stack.organization, &config));
+            let mut p = PythonProgram::new(&project.dir)?.with_options(run_options(
+                stack.organization,
+                &config,
+                stack.debug,
+            ));
             if let Some(python) = ahead.python.take() {
                 p = p.with_ahead(python);
             }
             return Ok(Box::new(p));
         }
         Some("nodejs") => {
-            let p = NodeProgram::new(&project.dir)?
-                .with_options(run_options(stack.organization, &config));
+            let p = NodeProgram::new(&project.dir)?.with_options(run_options(
+                stack.organization,
+                &config,
+                stack.debug,
+            ));
             return Ok(Box::new(p));
         }
         _ => {}
@@ -189,9 +197,10 @@ pub fn load_client_program(
     address: &str,
     organization: &str,
     config: &BTreeMap<String, ConfigValue>,
+    debug: bool,
 ) -> Result<Box<dyn Program>> {
     let program = converge_language::client::ClientProgram::new(address, &project.dir)?
-        .with_options(run_options(organization, config));
+        .with_options(run_options(organization, config, debug));
     Ok(Box::new(program))
 }
 
@@ -224,8 +233,12 @@ pub fn dynamic_providers(project: &Project) -> DynamicProviders {
 }
 
 /// Configuration for a language host: plaintext values, and which keys
-/// are secret.
-fn run_options(organization: &str, config: &BTreeMap<String, ConfigValue>) -> RunOptions {
+/// are secret; `debug` forwards the program's debug-level messages.
+fn run_options(
+    organization: &str,
+    config: &BTreeMap<String, ConfigValue>,
+    debug: bool,
+) -> RunOptions {
     RunOptions {
         organization: organization.to_owned(),
         config: config
@@ -237,6 +250,6 @@ fn run_options(organization: &str, config: &BTreeMap<String, ConfigValue>) -> Ru
             .filter(|(_, v)| v.secret)
             .map(|(k, _)| k.clone())
             .collect(),
-        ..RunOptions::default()
+        verbose: debug,
     }
 }

@@ -33,6 +33,9 @@ pub(crate) struct RenderOptions {
     /// The stack's configuration as the event log's prelude and `--json`
     /// show it (secrets as `[secret]` unless revealed).
     pub config: Arc<BTreeMap<String, String>>,
+    /// `--suppress-progress`: no spinners in a terminal, the plain lines
+    /// only.
+    pub suppress_progress: bool,
 }
 
 /// The task rendering one operation's events.
@@ -59,7 +62,7 @@ impl Renderer {
     pub(crate) fn start(providers: &Providers, options: RenderOptions) -> (EventSink, Renderer) {
         let (events, mut rx) = EventSink::channel();
         providers.log().attach(events.clone());
-        let interactive = std::io::stdout().is_terminal();
+        let interactive = std::io::stdout().is_terminal() && !options.suppress_progress;
         let mut display = if options.json {
             Display::Quiet
         } else if interactive {

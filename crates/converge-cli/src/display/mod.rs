@@ -23,6 +23,8 @@ pub struct DisplayOptions {
     pub preview: bool,
     /// Show what secrets hold instead of `[secret]`.
     pub show_secrets: bool,
+    /// Show debug-level diagnostics too (`--debug`).
+    pub debug: bool,
 }
 
 /// Writes a line to stdout; a closed stdout loses the line instead of
@@ -143,8 +145,8 @@ fn elapsed_suffix(elapsed: Option<Duration>) -> String {
     }
 }
 
-/// The plain lines for one event. Same steps and debug diagnostics print
-/// nothing (the summary counts them).
+/// The plain lines for one event. Same steps and debug diagnostics (unless
+/// `--debug`) print nothing (the summary counts them).
 pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptions) -> Vec<String> {
     match event {
         EngineEvent::StepStarted { op, urn } => {
@@ -188,6 +190,7 @@ pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptio
             message,
         } => {
             let prefix = match severity {
+                Severity::Debug if opts.debug => "debug",
                 Severity::Debug => return Vec::new(),
                 Severity::Info => "info",
                 Severity::Warning => "warning",

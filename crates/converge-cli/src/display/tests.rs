@@ -192,6 +192,7 @@ fn a_preview_with_detailed_diffs_and_a_failure() {
         diff: true,
         preview: true,
         show_secrets: false,
+        debug: false,
     };
     let secret = |s: &str| PropertyValue::secret(PropertyValue::string(s));
     let mut update = finished(
@@ -327,6 +328,7 @@ fn a_change_back_from_drift_shows_the_drifted_value() {
         diff: true,
         preview: true,
         show_secrets: false,
+        debug: false,
     };
     insta::assert_snapshot!(run(&[(update.clone(), None)], opts), @r#"
         ~  random:index/randomPet:RandomPet f update

@@ -35,7 +35,7 @@ enum Where {
 }
 
 /// A directory holding `pulumi`, a symlink to the `converge` under test.
-fn pulumi_on_path(root: &Path) -> PathBuf {
+pub(crate) fn pulumi_on_path(root: &Path) -> PathBuf {
     let bin = root.join("pulumi-bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("converge"), bin.join("pulumi"))

@@ -7,6 +7,7 @@
 mod common;
 
 mod aliases;
+mod automation_flags;
 mod automation_json;
 mod automation_node;
 mod automation_python;
@@ -29,6 +30,7 @@ mod new_project;
 mod nodejs_compat;
 mod nodejs_parameterized;
 mod nodejs_programs;
+mod operation_flags;
 mod plugin_commands;
 mod plugin_startup;
 mod policy_commands;

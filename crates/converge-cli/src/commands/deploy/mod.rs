@@ -36,6 +36,7 @@ use crate::project::Project;
 use crate::providers::Providers;
 use converge_engine::events::pulumi::PulumiEventOptions;
 
+mod protected;
 mod terminal;
 use terminal::Terminal;
 
@@ -170,6 +171,7 @@ async fn run_logged(
     let mut locked = StackState::new(backend.clone(), stack.clone())
         .lock(ctx.lock_info())
         .await?;
+    tracing::debug!(operation = op.command(), stack = %stack.stack, "the stack is locked");
     let providers = Providers::new(&project).with_stack_references(references);
     let facts = StackFacts::load(backend.as_ref(), &stack).await;
     let result = run_locked(
@@ -279,6 +281,9 @@ async fn run_locked(
     let config = program_config(project, &stack_name, &settings, crypter.as_ref())?;
     let shown_config = Arc::new(prelude_config(&config, args.show_secrets));
     let mut deployment = deployment_options(ctx, project, locked.stack(), args, &config)?;
+    if op == Operation::Destroy && args.exclude_protected {
+        exclude_protected(locked.base(), &mut deployment)?;
+    }
     // Policy packs: started and configured (their configuration validated)
     // before the operation touches anything.
     if matches!(op, Operation::Preview | Operation::Up) {
@@ -309,12 +314,14 @@ async fn run_locked(
             address,
             &facts.organization,
             &config,
+            ctx.debug,
         )?),
         (Operation::Preview | Operation::Up, None) => Some(load_program(
             project,
             &crate::program::StackInfo {
                 name: &stack_name,
                 organization: &facts.organization,
+                debug: ctx.debug,
             },
             config,
             ahead.unwrap_or_default(),
@@ -337,6 +344,13 @@ async fn run_locked(
         "exec.kind".to_owned(),
         args.exec_kind.clone().unwrap_or_else(|| "cli".to_owned()),
     );
+    if let Some(agent) = &args.exec_agent {
+        record
+            .environment
+            .insert("exec.agent".to_owned(), agent.clone());
+    }
+    let deployment_targets = deployment.targets.as_ref().map_or(0, Vec::len);
+    let deployment_excludes = deployment.excludes.len();
     let options = DriverOptions {
         kind: op.kind(),
         deployment,
@@ -363,10 +377,12 @@ async fn run_locked(
                 diff: args.diff,
                 preview: false,
                 show_secrets: args.show_secrets,
+                debug: ctx.debug,
             },
             json: args.json,
             event_log,
             config: shown_config,
+            suppress_progress: args.suppress_progress,
         },
         needs_confirmation,
         renderer: None,
@@ -378,7 +394,21 @@ async fn run_locked(
         loader: &loader,
         program: program.as_deref(),
     };
+    tracing::debug!(
+        operation = op.command(),
+        previewing,
+        refresh_first,
+        targets = deployment_targets,
+        excludes = deployment_excludes,
+        "the engine starts"
+    );
     let driven = drive(locked, sources, options, &mut front).await?;
+    tracing::debug!(
+        operation = op.command(),
+        preview = driven.preview.is_some(),
+        operation_ran = driven.operation.is_some(),
+        "the engine finished"
+    );
     let rendered = front.rendered.take().unwrap_or_default();
 
     if let Some(preview) = driven.preview.filter(|_| previewing) {
@@ -443,7 +473,8 @@ async fn run_locked(
 }
 
 /// The four operations share their flags' definitions; each takes only
-/// Pulumi's: a flag another operation has is refused, not ignored.
+/// Pulumi's: a flag another operation has is refused, not ignored
+/// (`args::refused_flags`, which also hides it from the command's help).
 fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
     let packs = crate::policy_packs::PackRequest::new(&args.policy_pack, &args.policy_pack_config)?;
     if !packs.is_empty() && matches!(op, Operation::Refresh | Operation::Destroy) {
@@ -468,66 +499,52 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         _ => {}
     }
     let given = [
-        ("--replace", !args.replace.is_empty()),
-        ("--target-replace", !args.target_replace.is_empty()),
-        ("--refresh", args.refresh),
-        ("--preview-only", args.preview_only),
-        ("--clear-pending-creates", args.clear_pending_creates),
-        ("--import-file", args.import_file.is_some()),
-        ("--skip-preview", args.skip_preview),
-        ("--yes", args.yes),
-        ("--save-plan", args.save_plan.is_some()),
-        ("--plan", args.plan.is_some()),
-        ("--refresh-only", args.refresh_only),
+        ("replace", !args.replace.is_empty()),
+        ("target-replace", !args.target_replace.is_empty()),
+        ("refresh", args.refresh),
+        ("preview-only", args.preview_only),
+        ("clear-pending-creates", args.clear_pending_creates),
+        ("import-file", args.import_file.is_some()),
+        ("skip-preview", args.skip_preview),
+        ("yes", args.yes),
+        ("save-plan", args.save_plan.is_some()),
+        ("plan", args.plan.is_some()),
+        ("refresh-only", args.refresh_only),
+        ("exclude-protected", args.exclude_protected),
     ];
-    const SAVED_PLANS: [&str; 3] = ["--save-plan", "--plan", "--refresh-only"];
-    let refused: &[&str] = match op {
-        Operation::Preview => &[
-            "--preview-only",
-            "--clear-pending-creates",
-            "--skip-preview",
-            "--yes",
-            "--plan",
-        ],
-        Operation::Up => &[
-            "--preview-only",
-            "--clear-pending-creates",
-            "--save-plan",
-            "--refresh-only",
-            "--import-file",
-        ],
-        Operation::Refresh => &[
-            "--replace",
-            "--target-replace",
-            "--refresh",
-            "--import-file",
-        ],
-        Operation::Destroy => &[
-            "--replace",
-            "--target-replace",
-            "--clear-pending-creates",
-            "--import-file",
-        ],
-    };
-    let refused_plan = matches!(op, Operation::Refresh | Operation::Destroy);
-    for flag in SAVED_PLANS {
-        let set = given.iter().any(|(f, s)| *f == flag && *s);
-        if set && refused_plan {
+    let refused = crate::args::refused_flags(op.command());
+    for (flag, set) in given {
+        if set && refused.contains(&flag) {
             bail!(
-                "`converge {}` has no {flag} flag (see `converge {} --help`)",
+                "`converge {}` has no --{flag} flag (see `converge {} --help`)",
                 op.command(),
                 op.command()
             );
         }
     }
-    for (flag, set) in given {
-        if set && refused.contains(&flag) {
-            bail!(
-                "`converge {}` has no {flag} flag (see `converge {} --help`)",
-                op.command(),
-                op.command()
-            );
-        }
+    Ok(())
+}
+
+/// `destroy --exclude-protected`: the protected resources and what they
+/// need are excluded; says so when nothing else is left to destroy.
+fn exclude_protected(base: &Snapshot, deployment: &mut DeploymentOptions) -> Result<()> {
+    let kept = protected::kept(base);
+    for urn in &kept.urns {
+        let pattern = UrnPattern::parse(urn.as_str())
+            .with_context(|| format!("cannot exclude the protected resource {urn}"))?;
+        deployment.excludes.push(pattern);
+    }
+    if kept.to_destroy == 0 && !kept.urns.is_empty() {
+        eprintln!(
+            "note: there are no unprotected resources to destroy; {} resource(s) stay in the \
+             stack (protected, or needed by a protected resource)",
+            kept.urns.len()
+        );
+    } else if !kept.urns.is_empty() {
+        eprintln!(
+            "note: --exclude-protected keeps {} resource(s): the protected ones and what they need",
+            kept.urns.len()
+        );
     }
     Ok(())
 }

@@ -55,7 +55,10 @@ pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
     winds_down(ctx, args.cancel_timeout);
     #[cfg(unix)]
     let _sigpipe = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::pipe());
-    let project = ctx.project()?;
+    let mut project = ctx.project()?;
+    if let Some(file) = &args.config_file {
+        project = project.with_stack_config_file(&ctx.cwd, file);
+    }
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
@@ -162,6 +165,7 @@ async fn run_locked(
         diff: args.diff,
         preview: false,
         show_secrets: args.show_secrets,
+        debug: ctx.debug,
     };
     let interactive =
         !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
@@ -195,6 +199,7 @@ async fn run_locked(
                     json: args.json,
                     event_log: None,
                     config: Default::default(),
+                    suppress_progress: args.suppress_progress,
                 },
             },
         )
@@ -241,6 +246,7 @@ async fn run_locked(
                 json: args.json,
                 event_log: None,
                 config: Default::default(),
+                suppress_progress: args.suppress_progress,
             },
         },
     )
