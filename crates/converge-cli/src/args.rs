@@ -100,9 +100,9 @@ pub enum Command {
         #[arg(short, long)]
         json: bool,
     },
-    /// Manage stacks.
-    #[command(subcommand)]
-    Stack(StackCommand),
+    /// Manage stacks; without a subcommand, show the current stack: when it
+    /// was last updated, its resources and its outputs.
+    Stack(StackArgs),
     /// Manage a stack's configuration.
     Config(ConfigArgs),
     /// Edit the stack's state without touching any cloud object.
@@ -589,6 +589,35 @@ means the passphrase provider, and Converge does the same on every backend
 another KMS endpoint. Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, \
 AWS_SESSION_TOKEN; AWS_REGION and AWS_ENDPOINT_URL_KMS are honoured too.";
 
+/// `converge stack [SUBCOMMAND]`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct StackArgs {
+    #[command(subcommand)]
+    pub command: Option<StackCommand>,
+    #[command(flatten)]
+    pub show: StackShowArgs,
+}
+
+/// `converge stack` without a subcommand: what it shows.
+#[derive(Debug, Args, Clone)]
+pub struct StackShowArgs {
+    #[command(flatten)]
+    pub stack: StackArg,
+    /// Print only the stack's name.
+    #[arg(long)]
+    pub show_name: bool,
+    /// Show each resource's URN.
+    #[arg(short = 'u', long)]
+    pub show_urns: bool,
+    /// Show each resource's ID.
+    #[arg(short = 'i', long)]
+    pub show_ids: bool,
+    /// Show secret outputs in plaintext.
+    #[arg(long)]
+    pub show_secrets: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum StackCommand {
     /// Create a stack and select it.
@@ -690,8 +719,12 @@ pub enum StackCommand {
         #[command(flatten)]
         stack: StackArg,
         /// Print JSON.
-        #[arg(short, long)]
+        #[arg(short, long, conflicts_with = "shell")]
         json: bool,
+        /// Print a shell script: `NAME=VALUE` lines, each value quoted for
+        /// a POSIX shell (`eval "$(converge stack output --shell)"`).
+        #[arg(long)]
+        shell: bool,
         /// Show secret values in plaintext.
         #[arg(long)]
         show_secrets: bool,

@@ -223,7 +223,10 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
             let verbose = cli.global.diagnostics.verbose.is_some();
             commands::login::whoami(&ctx, verbose, json).await
         }
-        Command::Stack(cmd) => commands::stack::run(&ctx, cmd).await,
+        Command::Stack(args) => match args.command {
+            Some(cmd) => commands::stack::run(&ctx, cmd).await,
+            None => commands::stack::summary::run(&ctx, args.show).await,
+        },
         Command::Config(args) => commands::config::run(&ctx, args).await,
         Command::State(cmd) => commands::state::run(&ctx, cmd).await,
         Command::Preview(args) => commands::deploy::run(&ctx, Operation::Preview, args).await,

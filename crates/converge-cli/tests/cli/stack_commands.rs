@@ -292,6 +292,41 @@ fn import_output_and_export_round_trip() {
         "--show-secrets",
     ]));
     assert!(err.contains("passphrase"), "{err}");
+    // `--shell`: lines a POSIX shell evaluates into variables.
+    let script = w.ok(&["stack", "output", "--shell", "--show-secrets"]);
+    let shell = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{script}\nprintf '%s|%s|%s' \"$petName\" \"$replicas\" \"$dbPassword\""
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&shell.stdout),
+        "honest-wombat|3|s3cr3t-Pa55",
+        "{script}"
+    );
+    assert_eq!(
+        w.ok(&["stack", "output", "dbPassword", "--shell"]),
+        "dbPassword='[secret]'\n"
+    );
+
+    // `converge stack`: the current stack, its resources and outputs, as
+    // `pulumi stack` shows them; `--show-name` prints the name alone.
+    assert_eq!(w.ok(&["stack", "--show-name"]), "dev\n");
+    let summary = w.ok(&["stack", "--show-urns"]);
+    assert!(summary.starts_with("Current stack is dev:\n"), "{summary}");
+    assert!(summary.contains("Last updated: "), "{summary}");
+    assert!(summary.contains("Current stack resources ("), "{summary}");
+    assert!(summary.contains("    TYPE"), "{summary}");
+    assert!(
+        summary.contains("        URN: urn:pulumi:dev::"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("petName") && summary.contains("[secret]") && !summary.contains("s3cr3t"),
+        "{summary}"
+    );
 
     // The stack adopted the imported state's salt.
     let settings = std::fs::read_to_string(w.project.join("Pulumi.dev.yaml")).unwrap();

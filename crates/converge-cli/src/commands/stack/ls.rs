@@ -119,7 +119,7 @@ pub(super) async fn run(ctx: &Context, all: bool, json: bool) -> Result<()> {
 
 /// `2 minutes ago` for an RFC 3339 time; the time itself if it does not
 /// parse.
-fn relative(rfc3339: &str, now: time::OffsetDateTime) -> String {
+pub(super) fn relative(rfc3339: &str, now: time::OffsetDateTime) -> String {
     let format = time::format_description::well_known::Rfc3339;
     match time::OffsetDateTime::parse(rfc3339, &format) {
         Ok(t) => {

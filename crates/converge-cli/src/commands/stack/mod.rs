@@ -22,6 +22,7 @@ pub mod output;
 mod plaintext;
 mod rename;
 mod secrets_provider;
+pub mod summary;
 pub mod tags;
 mod transfer;
 
@@ -92,6 +93,7 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
             name,
             stack,
             json,
+            shell,
             show_secrets,
         } => {
             output::run(
@@ -100,6 +102,7 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
                 output::OutputOptions {
                     name,
                     json,
+                    shell,
                     show_secrets,
                 },
             )

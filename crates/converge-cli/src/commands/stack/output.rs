@@ -13,6 +13,8 @@ use crate::stack_settings::StackSettings;
 pub struct OutputOptions {
     pub name: Option<String>,
     pub json: bool,
+    /// `NAME=VALUE` lines a POSIX shell can evaluate.
+    pub shell: bool,
     pub show_secrets: bool,
 }
 
@@ -63,6 +65,10 @@ fn print_outputs(outputs: &PropertyMap, opts: &OutputOptions) -> Result<()> {
             bail!("current stack does not have output property {name:?}");
         };
         let shown = display_json(v, reveal);
+        if opts.shell {
+            println!("{name}={}", shell_quote(&plain(&shown)));
+            return Ok(());
+        }
         if opts.json {
             println!("{}", serde_json::to_string_pretty(&shown)?);
         } else {
@@ -78,6 +84,12 @@ fn print_outputs(outputs: &PropertyMap, opts: &OutputOptions) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&map)?);
         return Ok(());
     }
+    if opts.shell {
+        for (k, v) in outputs {
+            println!("{k}={}", shell_quote(&plain(&display_json(v, reveal))));
+        }
+        return Ok(());
+    }
     println!("Current stack outputs ({}):", outputs.len());
     if outputs.is_empty() {
         println!("    No output values currently in this stack");
@@ -89,6 +101,19 @@ fn print_outputs(outputs: &PropertyMap, opts: &OutputOptions) -> Result<()> {
         println!("    {k:<width$}  {}", plain(&display_json(v, reveal)));
     }
     Ok(())
+}
+
+/// `text` as one word of a POSIX shell: as it is when it has nothing the
+/// shell would read, else single-quoted (a `'` written `'\''`).
+fn shell_quote(text: &str) -> String {
+    let bare = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if bare {
+        return text.to_owned();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 fn plain(v: &serde_json::Value) -> String {
@@ -178,6 +203,14 @@ fn number_json(n: f64) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_the_shell_would_read_them() {
+        assert_eq!(shell_quote("bucket-1.example/x"), "bucket-1.example/x");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
+    }
 
     #[test]
     fn secrets_are_blinded_unless_revealed() {
