@@ -149,6 +149,29 @@ pub enum Command {
     /// Print Converge's version and the Pulumi CLI version it implements
     /// (under the name `pulumi`: that version alone, as Pulumi prints it).
     Version,
+    /// Install the project's dependencies with its runtime's own tools:
+    /// Python into its virtualenv (made if missing), Node.js with its
+    /// package manager; YAML needs none.
+    Install(InstallArgs),
+}
+
+/// `converge install`.
+#[derive(Debug, Args, Clone)]
+pub struct InstallArgs {
+    /// Skip the language dependencies.
+    #[arg(long)]
+    pub no_dependencies: bool,
+    /// Skip plugins (Converge downloads none either way).
+    #[arg(long)]
+    pub no_plugins: bool,
+    /// Pulumi's: install plugins again. Converge installs none, and
+    /// installs the dependencies on every run.
+    #[arg(long)]
+    pub reinstall: bool,
+    /// Use pyenv, nvm and the like to pick the language's version: not
+    /// something Converge runs (refused).
+    #[arg(long)]
+    pub use_language_version_tools: bool,
 }
 
 /// `converge serve`.

@@ -238,6 +238,7 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
         Command::Plugin(cmd) => commands::plugin::run(&ctx, cmd),
         Command::About(args) => commands::about::run(&ctx, args).await,
         Command::New(args) => commands::new::run(&ctx, args).await,
+        Command::Install(args) => commands::install::run(&ctx, &args),
         Command::Policy(cmd) => commands::policy::run(&ctx, cmd).await,
         Command::Version => {
             commands::version::run();

@@ -7,6 +7,7 @@ pub mod confirm;
 pub mod deploy;
 pub mod execute;
 pub mod import;
+pub mod install;
 pub mod login;
 pub mod new;
 pub mod open_stack;

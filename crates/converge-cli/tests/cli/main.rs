@@ -24,6 +24,7 @@ mod dynamic_providers;
 mod guide_examples;
 mod hostile_input;
 mod import;
+mod install_command;
 mod kms_secrets;
 mod monitor_features;
 mod new_project;
