@@ -57,6 +57,28 @@ impl World {
         common::stdout_of(self.cmd(&[]), args)
     }
 
+    /// Starts an `up` whose slow command takes 3 seconds, and returns once
+    /// that command has started: the update holds the stack.
+    fn slow_up(&self) -> std::process::Child {
+        self.run(&["config", "set", "wait", "3"]);
+        let started = self.scratch.project.join("started");
+        let up = self
+            .cmd(&["up", "--yes", "--skip-preview"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while !started.exists() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the update never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        up
+    }
+
     /// The object store this world's stacks are in.
     fn bucket(&self) -> ObjectBackend {
         match &self.backend {
@@ -175,23 +197,7 @@ fn login_deploy_and_destroy_on_s3() {
 /// Two `converge up` on one stack from two processes: exactly one runs;
 /// the other fails at once, naming the holder.
 fn a_second_up_fails_fast_naming_the_holder(w: World) {
-    w.run(&["config", "set", "wait", "3"]);
-    let started = w.scratch.project.join("started");
-    let first = w
-        .cmd(&["up", "--yes", "--skip-preview"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The first update holds the stack once its slow command has started.
-    let start = Instant::now();
-    while !started.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the first up never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let first = w.slow_up();
     let second = w.cmd(&["up", "--yes", "--skip-preview"]).output().unwrap();
     assert!(!second.status.success());
     let err = String::from_utf8_lossy(&second.stderr);
@@ -236,22 +242,7 @@ fn a_second_up_fails_fast_on_the_service() {
 /// lock is released, and nothing is left pending or untracked (its lock
 /// is never broken under it).
 fn cancel_interrupts_a_running_update_of_this_host(w: World) {
-    w.run(&["config", "set", "wait", "3"]);
-    let started = w.scratch.project.join("started");
-    let up = w
-        .cmd(&["up", "--yes", "--skip-preview"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while !started.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the update never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let up = w.slow_up();
     let cancel = w.run(&["cancel", "--yes"]);
     assert!(
         cancel.contains(&format!("Interrupted the update of pid {}", up.id())),
