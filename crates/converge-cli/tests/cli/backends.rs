@@ -278,6 +278,51 @@ fn cancel_interrupts_a_running_update_of_this_host(w: World) {
     assert!(w.run(&["up", "--yes"]).contains("5 unchanged"));
 }
 
+/// A preview takes no lock, as Pulumi's does not: while an update holds
+/// the stack, a preview runs on what that update has recorded so far and
+/// says so; the update is not disturbed.
+fn a_preview_runs_while_an_update_holds_the_stack(w: World) {
+    let up = w.slow_up();
+    let preview = w.cmd(&["preview"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&preview.stderr);
+    assert!(preview.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("is running, or stopped before it finished"),
+        "{stderr}"
+    );
+    assert!(
+        String::from_utf8_lossy(&preview.stdout).contains("Previewing update (dev)"),
+        "{}",
+        String::from_utf8_lossy(&preview.stdout)
+    );
+    let up = up.wait_with_output().unwrap();
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let after = w.cmd(&["preview", "--expect-no-changes"]).output().unwrap();
+    assert!(
+        after.status.success(),
+        "{}",
+        String::from_utf8_lossy(&after.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&after.stderr).contains("is running"));
+}
+
+#[test]
+fn a_preview_runs_while_an_update_holds_the_stack_on_the_file_backend() {
+    a_preview_runs_while_an_update_holds_the_stack(World::new(common::Backend::File));
+}
+
+#[test]
+fn a_preview_runs_while_an_update_holds_the_stack_on_the_service() {
+    let data = tempfile::tempdir().unwrap();
+    let service =
+        common::service::Service::start(data.path(), &data.path().join("db"), "127.0.0.1:0");
+    a_preview_runs_while_an_update_holds_the_stack(World::new(common::Backend::Service(service)));
+}
+
 #[test]
 fn cancel_interrupts_a_running_update_on_the_file_backend() {
     cancel_interrupts_a_running_update_of_this_host(World::new(common::Backend::File));

@@ -16,6 +16,10 @@ pub enum StackStateError {
     /// The backend failed or refused (held lock, lost lease, disk, network).
     #[error(transparent)]
     Backend(#[from] BackendError),
+    /// A view of the stack (taken without its lock, for a preview) was
+    /// asked to write.
+    #[error("stack {stack} was read without its lock (for a preview): nothing is written to it")]
+    NotLocked { stack: String },
     /// The stored checkpoint cannot be read (or the snapshot written).
     #[error("the state of stack {stack} cannot be read: {source}")]
     Checkpoint {

@@ -53,6 +53,9 @@ pub struct LockedStack {
     /// The manifest the next compaction writes: the base's own after
     /// [`LockedStack::replace_base`], else a new one.
     stamp: ManifestStamp,
+    /// A view ([`LockedStack::view`]) with an update's journal replayed:
+    /// that update is running, or stopped before it finished.
+    journaled: bool,
 }
 
 /// What the history records of a finished operation: Pulumi's
@@ -103,6 +106,7 @@ impl LockedStack {
                     recovery,
                     changes: Vec::new(),
                     stamp: ManifestStamp::New,
+                    journaled: false,
                 };
                 if let Err(e) = locked.read_base(Secrets::Opaque).await {
                     locked.release().await?;
@@ -116,6 +120,80 @@ impl LockedStack {
                 guard.release().await?;
                 Err(e)
             }
+        }
+    }
+
+    /// The stack as it is now, without its lock: the stored checkpoint
+    /// with an update's live journal replayed onto it (nothing compacted,
+    /// nothing written; the owner of the lock, if any, goes on). What a
+    /// preview runs on, as Pulumi's previews take no lock. Writing through
+    /// it fails with [`StackStateError::NotLocked`].
+    pub(super) async fn view(
+        backend: Arc<dyn Backend>,
+        stack: StackRef,
+    ) -> Result<LockedStack, StackStateError> {
+        let stored = backend.load_checkpoint(&stack).await?.map(Bytes::from);
+        let journal = backend.load_journal(&stack).await?;
+        let journaled = journal.is_some();
+        let text = match journal {
+            None => stored,
+            Some(journal) => match recovery::replay_stored(
+                &stack,
+                stored.as_deref(),
+                &journal,
+                converge_state::secrets::SecretsMode::Opaque,
+            )? {
+                Some((cp, _)) => Some(Bytes::from(
+                    converge_state::checkpoint::write_checkpoint(
+                        &cp,
+                        converge_state::secrets::SecretsMode::Opaque,
+                    )
+                    .map_err(|source| StackStateError::Checkpoint {
+                        stack: stack.to_string(),
+                        source: Box::new(source),
+                    })?,
+                )),
+                None => stored,
+            },
+        };
+        let mut view = LockedStack {
+            backend,
+            stack,
+            guard: None,
+            stored: StoredText::loaded(text),
+            deployed: false,
+            checkpoint: StackCheckpoint {
+                stack: String::new(),
+                config: None,
+                latest: None,
+            },
+            base: Arc::new(Snapshot::empty(now_rfc3339())),
+            secrets: Secrets::Opaque,
+            recovery: Recovery::Clean,
+            changes: Vec::new(),
+            stamp: ManifestStamp::New,
+            journaled,
+        };
+        // The text is kept: it is not the stored one when a journal was
+        // replayed, so it could not be read back.
+        view.read_base(Secrets::Opaque).await?;
+        Ok(view)
+    }
+
+    /// True for a view ([`LockedStack::view`]) that found an update's
+    /// journal: its base holds that update's steps so far, and its pending
+    /// operations are under way (or were, if it stopped).
+    pub fn journaled(&self) -> bool {
+        self.journaled
+    }
+
+    /// Fails unless this process holds the stack's lock.
+    fn must_hold(&self) -> Result<(), StackStateError> {
+        match self.guard {
+            Some(_) => Ok(()),
+            None => Err(StackStateError::NotLocked {
+                stack: self.stack.to_string(),
+            }),
         }
     }
 
@@ -313,6 +391,7 @@ impl LockedStack {
     /// checkpoint, and persists the base changes made so far as its first
     /// entries. The operation runs on [`LockedStack::base`].
     pub async fn start(&mut self) -> Result<Arc<UpdateJournal>, StackStateError> {
+        self.must_hold()?;
         // Taking the lock found no journal: one now is another writer's.
         let digest = self
             .stored
@@ -515,6 +594,7 @@ impl LockedStack {
     /// Secrets stay as they are stored. On any error nothing changes: the
     /// stack keeps its name and state.
     pub async fn rename(mut self, to: &StackRef) -> Result<(), StackStateError> {
+        self.must_hold()?;
         let result = self.rename_locked(to).await;
         let released = self.release().await;
         result.and(released)

@@ -169,6 +169,12 @@ impl StackState {
         })
     }
 
+    /// The stack as it is now, without taking its lock: what a preview
+    /// runs on (see [`LockedStack::view`]); it writes nothing.
+    pub async fn view(&self) -> Result<LockedStack, StackStateError> {
+        LockedStack::view(self.backend.clone(), self.stack.clone()).await
+    }
+
     /// Takes the stack's lock as `info` and recovers what an interrupted
     /// update left (its journal, replayed and compacted). Fails with a
     /// [`StackStateError::Backend`] naming the holder when the stack is

@@ -168,10 +168,20 @@ async fn run_logged(
     // the update says it runs them when it starts.
     let service_packs = crate::service_policy::prepare(backend.as_ref(), &stack).await?;
     check_not_cancelled(&ctx.interrupts)?;
-    let mut locked = StackState::new(backend.clone(), stack.clone())
-        .lock(ctx.lock_info())
-        .await?;
-    tracing::debug!(operation = op.command(), stack = %stack.stack, "the stack is locked");
+    // A preview takes no lock, as Pulumi's does not: it runs on the state
+    // as it is (an update's live journal replayed) and writes nothing, so
+    // a preview in CI goes on while a deployment holds the stack.
+    let state = StackState::new(backend.clone(), stack.clone());
+    let mut locked = match op {
+        Operation::Preview => state.view().await?,
+        _ => state.lock(ctx.lock_info()).await?,
+    };
+    match op {
+        Operation::Preview => {
+            tracing::debug!(operation = op.command(), stack = %stack.stack, "the stack is read, unlocked");
+        }
+        _ => tracing::debug!(operation = op.command(), stack = %stack.stack, "the stack is locked"),
+    }
     let providers = Providers::new(&project).with_stack_references(references);
     let facts = StackFacts::load(backend.as_ref(), &stack).await;
     let result = run_locked(
@@ -274,7 +284,18 @@ async fn run_locked(
             eprintln!("note: {cleared} interrupted operation(s) will be cleared from the state");
         }
     }
-    report_pending(locked.base());
+    if locked.journaled() {
+        eprintln!(
+            "note: an update of stack {stack_name} is running, or stopped before it finished: \
+             this preview shows the state it has recorded so far{}",
+            match locked.base().pending_operations.len() {
+                0 => String::new(),
+                n => format!(", with {n} operation(s) under way or interrupted"),
+            }
+        );
+    } else {
+        report_pending(locked.base());
+    }
 
     // The stack's configuration, decrypted once: the program's, and the
     // default providers' (`<package>:<key>`).
