@@ -472,10 +472,15 @@ impl Deployment {
         std::mem::take(&mut *self.steps.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    pub fn started(&self, op: StepOp, urn: &Urn) {
+    /// Reports a step as started, with the states it goes from and to
+    /// and its diff (the metadata of Pulumi's `resourcePreEvent`).
+    pub fn started(&self, op: StepOp, urn: &Urn, start: crate::events::StepStart<'_>) {
         self.events.send(EngineEvent::StepStarted {
             op,
             urn: urn.clone(),
+            old: start.old.map(|s| Arc::new(s.clone())),
+            new: start.new.map(|s| Arc::new(s.clone())),
+            diff: start.diff.cloned().unwrap_or_default(),
         });
     }
 

@@ -108,7 +108,7 @@ fn a_python_dynamic_provider_creates_updates_replaces_and_deletes() {
 
     w.run(&["config", "set", "name", "b.txt"]);
     let up = w.run(&["up", "--yes"]);
-    assert!(up.contains("+- 1 replaced"), "{up}");
+    assert!(up.contains("+-1 replaced"), "{up}");
     assert!(
         !files.join("a.txt").exists(),
         "the replaced file is still there"

@@ -120,7 +120,7 @@ fn a_nodejs_dynamic_provider_creates_updates_replaces_and_deletes() {
 
     w.run(&["config", "set", "name", "b.txt"]);
     let up = w.run(&["up", "--yes"]);
-    assert!(up.contains("+- 1 replaced"), "{up}");
+    assert!(up.contains("+-1 replaced"), "{up}");
     assert!(!files.join("a.txt").exists());
     assert_eq!(
         std::fs::read_to_string(files.join("b.txt")).unwrap(),

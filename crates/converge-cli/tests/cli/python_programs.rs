@@ -65,7 +65,7 @@ fn a_python_program_deploys_updates_and_destroys() {
     assert!(again.contains("6 unchanged"), "{again}");
     w.run(&["config", "set", "length", "3"]);
     let replaced = w.run(&["up", "--yes"]);
-    assert!(replaced.contains("+- 1 replaced"), "{replaced}");
+    assert!(replaced.contains("+-1 replaced"), "{replaced}");
     let refreshed = w.run(&["refresh", "--yes"]);
     assert!(!refreshed.contains("error"), "{refreshed}");
     let destroyed = w.run(&["destroy", "--yes"]);
@@ -115,7 +115,7 @@ fn the_random_and_command_sdks_use_the_built_in_providers() {
     w.run(&["config", "set", "rotation", "2"]);
     let up = w.run(&["up", "--yes"]);
     assert!(
-        up.contains("+- 1 replaced") && up.contains("5 unchanged"),
+        up.contains("+-1 replaced") && up.contains("5 unchanged"),
         "{up}"
     );
     assert_ne!(
@@ -129,7 +129,7 @@ fn the_random_and_command_sdks_use_the_built_in_providers() {
     w.run(&["config", "set", "length", "3"]);
     let up = w.run(&["up", "--yes"]);
     assert!(
-        up.contains("~ 1 updated") && up.contains("+- 1 replaced"),
+        up.contains("~ 1 updated") && up.contains("+-1 replaced"),
         "{up}"
     );
     let greeting = w.run(&["stack", "output", "greeting"]);

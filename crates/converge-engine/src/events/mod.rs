@@ -73,6 +73,13 @@ pub enum EngineEvent {
     StepStarted {
         op: StepOp,
         urn: Urn,
+        /// The state the step starts from (none for a create).
+        old: Option<Arc<ResourceState>>,
+        /// The state it aims at: the planned inputs, outputs as far as
+        /// known (none for a delete or a refresh).
+        new: Option<Arc<ResourceState>>,
+        /// Property path → change, for updates and replacements.
+        diff: BTreeMap<String, PropertyDiff>,
     },
     StepFinished {
         op: StepOp,
@@ -150,6 +157,15 @@ pub struct PackReport {
     pub version: String,
     pub violations: Vec<PolicyViolation>,
     pub remediations: Vec<PolicyRemediation>,
+}
+
+/// What a step starts with, as [`EngineEvent::StepStarted`] reports it
+/// (borrowed: the event takes copies).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StepStart<'a> {
+    pub old: Option<&'a ResourceState>,
+    pub new: Option<&'a ResourceState>,
+    pub diff: Option<&'a BTreeMap<String, PropertyDiff>>,
 }
 
 /// Where events go. Sending never blocks the engine: a dropped receiver
