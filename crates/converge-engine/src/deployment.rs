@@ -473,8 +473,13 @@ impl Deployment {
     }
 
     /// Reports a step as started, with the states it goes from and to
-    /// and its diff (the metadata of Pulumi's `resourcePreEvent`).
+    /// and its diff (the metadata of Pulumi's `resourcePreEvent`) when the
+    /// sink wants them.
     pub fn started(&self, op: StepOp, urn: &Urn, start: crate::events::StepStart<'_>) {
+        let start = match self.events.wants_step_states() {
+            true => start,
+            false => crate::events::StepStart::default(),
+        };
         self.events.send(EngineEvent::StepStarted {
             op,
             urn: urn.clone(),
