@@ -472,10 +472,20 @@ impl Deployment {
         std::mem::take(&mut *self.steps.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    pub fn started(&self, op: StepOp, urn: &Urn) {
+    /// Reports a step as started, with the states it goes from and to
+    /// and its diff (the metadata of Pulumi's `resourcePreEvent`) when the
+    /// sink wants them.
+    pub fn started(&self, op: StepOp, urn: &Urn, start: crate::events::StepStart<'_>) {
+        let start = match self.events.wants_step_states() {
+            true => start,
+            false => crate::events::StepStart::default(),
+        };
         self.events.send(EngineEvent::StepStarted {
             op,
             urn: urn.clone(),
+            old: start.old.map(|s| Arc::new(s.clone())),
+            new: start.new.map(|s| Arc::new(s.clone())),
+            diff: start.diff.cloned().unwrap_or_default(),
         });
     }
 

@@ -61,6 +61,12 @@ impl Renderer {
     /// plans, with `display.preview`); the sink to give the engine.
     pub(crate) fn start(providers: &Providers, options: RenderOptions) -> (EventSink, Renderer) {
         let (events, mut rx) = EventSink::channel();
+        // Pulumi's events (`--event-log`, `--json`'s digest) show each
+        // step's states from its start.
+        let events = match options.event_log.is_some() || options.json {
+            true => events.with_step_states(),
+            false => events,
+        };
         providers.log().attach(events.clone());
         let interactive = std::io::stdout().is_terminal() && !options.suppress_progress;
         let mut display = if options.json {

@@ -103,7 +103,7 @@ impl LiveDisplay {
     fn handle(&mut self, event: &EngineEvent, opts: DisplayOptions) {
         let elapsed = self.timings.elapsed(event);
         match event {
-            EngineEvent::StepStarted { op, urn }
+            EngineEvent::StepStarted { op, urn, .. }
                 if !opts.preview && *op != converge_engine::StepOp::Same =>
             {
                 let bar = self.bars.add(ProgressBar::new_spinner());

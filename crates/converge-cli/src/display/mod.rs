@@ -149,7 +149,7 @@ fn elapsed_suffix(elapsed: Option<Duration>) -> String {
 /// `--debug`) print nothing (the summary counts them).
 pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptions) -> Vec<String> {
     match event {
-        EngineEvent::StepStarted { op, urn } => {
+        EngineEvent::StepStarted { op, urn, .. } => {
             if *op == StepOp::Same || opts.preview {
                 return Vec::new();
             }
@@ -259,15 +259,13 @@ pub fn policies(reports: &[converge_engine::events::PackReport]) -> Vec<String> 
     lines
 }
 
-/// The closing summary: counts by kind.
+/// The closing summary: the change summary's counts by kind (a
+/// replacement counts once, as `replaced`; see `Plan::counts`).
 pub fn summary(counts: &BTreeMap<StepOp, usize>, opts: DisplayOptions) -> Vec<String> {
     let mut lines = vec![String::new(), "Resources:".to_owned()];
     let mut changed = false;
     for (op, n) in counts {
-        if matches!(
-            op,
-            StepOp::Same | StepOp::CreateReplacement | StepOp::DeleteReplaced
-        ) {
+        if *op == StepOp::Same || *n == 0 {
             continue;
         }
         changed = true;
@@ -276,17 +274,8 @@ pub fn summary(counts: &BTreeMap<StepOp, usize>, opts: DisplayOptions) -> Vec<St
         } else {
             done(*op).to_owned()
         };
-        lines.push(format!("    {} {n} {verb}", symbol(*op).trim()));
-    }
-    let replaced = counts.get(&StepOp::CreateReplacement).copied().unwrap_or(0);
-    if replaced > 0 && !counts.contains_key(&StepOp::Replace) {
-        changed = true;
-        let verb = if opts.preview {
-            "to replace"
-        } else {
-            "replaced"
-        };
-        lines.push(format!("    +- {replaced} {verb}"));
+        // The symbol in two columns: `+ 1 created`, `+-1 replaced`.
+        lines.push(format!("    {:<2}{n} {verb}", symbol(*op).trim()));
     }
     let same = counts.get(&StepOp::Same).copied().unwrap_or(0);
     if same > 0 {

@@ -51,8 +51,7 @@ fn an_update_in_plain_lines() {
         (StepOp::Same, 3),
         (StepOp::Create, 1),
         (StepOp::Update, 1),
-        (StepOp::CreateReplacement, 1),
-        (StepOp::DeleteReplaced, 1),
+        (StepOp::Replace, 1),
     ]
     .into_iter()
     .collect();
@@ -61,6 +60,9 @@ fn an_update_in_plain_lines() {
             EngineEvent::StepStarted {
                 op: StepOp::Create,
                 urn: urn("new"),
+                old: None,
+                new: None,
+                diff: BTreeMap::new(),
             },
             None,
         ),
@@ -68,6 +70,9 @@ fn an_update_in_plain_lines() {
             EngineEvent::StepStarted {
                 op: StepOp::Same,
                 urn: urn("same"),
+                old: None,
+                new: None,
+                diff: BTreeMap::new(),
             },
             None,
         ),
@@ -80,6 +85,9 @@ fn an_update_in_plain_lines() {
             EngineEvent::StepStarted {
                 op: StepOp::Update,
                 urn: urn("changed"),
+                old: None,
+                new: None,
+                diff: BTreeMap::new(),
             },
             None,
         ),
@@ -96,6 +104,9 @@ fn an_update_in_plain_lines() {
             EngineEvent::StepStarted {
                 op: StepOp::CreateReplacement,
                 urn: urn("swapped"),
+                old: None,
+                new: None,
+                diff: BTreeMap::new(),
             },
             None,
         ),
@@ -128,6 +139,9 @@ fn an_update_in_plain_lines() {
             EngineEvent::StepStarted {
                 op: StepOp::DeleteReplaced,
                 urn: urn("swapped"),
+                old: None,
+                new: None,
+                diff: BTreeMap::new(),
             },
             None,
         ),
@@ -154,7 +168,7 @@ fn an_update_in_plain_lines() {
         Resources:
             + 1 created
             ~ 1 updated
-            +- 1 replaced
+            +-1 replaced
             3 unchanged
         ");
 }
@@ -235,6 +249,9 @@ fn a_preview_with_detailed_diffs_and_a_failure() {
             EngineEvent::StepStarted {
                 op: StepOp::Update,
                 urn: urn("a"),
+                old: None,
+                new: None,
+                diff: BTreeMap::new(),
             },
             None,
         ),

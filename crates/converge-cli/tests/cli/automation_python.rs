@@ -135,6 +135,12 @@ fn an_inline_program_runs_through_the_sdks_language_runtime() {
 }
 
 #[test]
+fn change_summaries_count_as_pulumi_and_pre_events_carry_the_step() {
+    let Some(venv) = venv() else { return };
+    drive(&venv, "counts", Where::File);
+}
+
+#[test]
 fn both_event_log_transports_carry_the_same_events_in_order() {
     let Some(venv) = venv() else { return };
     drive(&venv, "transports", Where::File);

@@ -145,14 +145,14 @@ fn the_quickstart_deploys_offline_and_a_second_run_changes_nothing() {
     std::fs::copy(quickstart(), w.project.join("Pulumi.yaml")).unwrap();
     w.ok(&["stack", "init", "dev"]);
     let out = w.ok(&["up", "--yes", "-s", "dev"]);
-    assert!(out.contains("+ 9 created"), "{out}");
+    assert!(out.contains("+ 6 created"), "{out}");
     assert!(out.contains("password: [secret]"), "{out}");
     let motd = std::fs::read_to_string(w.project.join("out/motd-dev.txt")).unwrap();
     assert!(motd.starts_with("hello, "), "{motd}");
     let out = w.ok(&["up", "--yes", "-s", "dev", "--refresh"]);
     assert!(out.contains("Refreshing (dev)"), "{out}");
     assert!(
-        out.contains("9 unchanged") && !out.contains("created"),
+        out.contains("6 unchanged") && !out.contains("created"),
         "{out}"
     );
     // Config changes flow through: the file is updated in place.
@@ -167,7 +167,7 @@ fn the_quickstart_deploys_offline_and_a_second_run_changes_nothing() {
     assert_eq!(password.trim().len(), 20);
     assert!(!String::from_utf8_lossy(&w.state()).contains(password.trim()));
     let out = w.ok(&["destroy", "--yes"]);
-    assert!(out.contains("- 9 deleted"), "{out}");
+    assert!(out.contains("- 6 deleted"), "{out}");
     assert!(!w.project.join("out/motd-dev.txt").exists());
 }
 

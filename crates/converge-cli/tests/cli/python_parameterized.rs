@@ -51,7 +51,7 @@ fn two_parameterizations_of_one_plugin_deploy_side_by_side() {
 
     let up = run(&["up", "--yes"]);
     // The stack, four things, two default providers and the explicit one.
-    assert!(up.contains("+ 8 created"), "{up}");
+    assert!(up.contains("+ 6 created"), "{up}");
     let outputs: serde_json::Value =
         serde_json::from_str(&run(&["stack", "output", "--json"])).unwrap();
     assert_eq!(
@@ -125,7 +125,7 @@ fn two_parameterizations_of_one_plugin_deploy_side_by_side() {
     assert_eq!(cloud()["objects"].as_object().unwrap().len(), 4);
 
     let destroyed = run(&["destroy", "--yes"]);
-    assert!(destroyed.contains("- 8 deleted"), "{destroyed}");
+    assert!(destroyed.contains("- 6 deleted"), "{destroyed}");
     assert!(cloud()["objects"].as_object().unwrap().is_empty());
 }
 

@@ -39,9 +39,9 @@ fn a_python_program_deploys_updates_and_destroys() {
     let w = World::new(&venv, PROGRAM);
     w.run(&["config", "set", "--secret", "token", "s3cr3t-token"]);
     let preview = w.run(&["preview"]);
-    assert!(preview.contains("+ 6 to create"), "{preview}");
+    assert!(preview.contains("+ 5 to create"), "{preview}");
     let up = w.run(&["up", "--yes"]);
-    assert!(up.contains("+ 6 created"), "{up}");
+    assert!(up.contains("+ 5 created"), "{up}");
     assert!(
         up.contains("password: [secret]") && up.contains("token   : [secret]"),
         "{up}"
@@ -62,14 +62,14 @@ fn a_python_program_deploys_updates_and_destroys() {
     assert!(state.contains("app:index:Group$random:index/randomString:RandomString::group-member"));
 
     let again = w.run(&["up", "--yes"]);
-    assert!(again.contains("6 unchanged"), "{again}");
+    assert!(again.contains("5 unchanged"), "{again}");
     w.run(&["config", "set", "length", "3"]);
     let replaced = w.run(&["up", "--yes"]);
-    assert!(replaced.contains("+- 1 replaced"), "{replaced}");
+    assert!(replaced.contains("+-1 replaced"), "{replaced}");
     let refreshed = w.run(&["refresh", "--yes"]);
     assert!(!refreshed.contains("error"), "{refreshed}");
     let destroyed = w.run(&["destroy", "--yes"]);
-    assert!(destroyed.contains("- 6 deleted"), "{destroyed}");
+    assert!(destroyed.contains("- 5 deleted"), "{destroyed}");
 }
 
 #[test]
@@ -101,7 +101,7 @@ fn the_random_and_command_sdks_use_the_built_in_providers() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/python-random/__main__.py");
     let w = World::new(&venv, &std::fs::read_to_string(example).unwrap());
     let up = w.run(&["up", "--yes"]);
-    assert!(up.contains("+ 6 created"), "{up}");
+    assert!(up.contains("+ 4 created"), "{up}");
     assert!(up.contains("greeting: hello "), "{up}");
     let pet = w.run(&["stack", "output", "pet"]);
     let password = w.run(&["stack", "output", "password", "--show-secrets"]);
@@ -115,7 +115,7 @@ fn the_random_and_command_sdks_use_the_built_in_providers() {
     w.run(&["config", "set", "rotation", "2"]);
     let up = w.run(&["up", "--yes"]);
     assert!(
-        up.contains("+- 1 replaced") && up.contains("5 unchanged"),
+        up.contains("+-1 replaced") && up.contains("3 unchanged"),
         "{up}"
     );
     assert_ne!(
@@ -129,7 +129,7 @@ fn the_random_and_command_sdks_use_the_built_in_providers() {
     w.run(&["config", "set", "length", "3"]);
     let up = w.run(&["up", "--yes"]);
     assert!(
-        up.contains("~ 1 updated") && up.contains("+- 1 replaced"),
+        up.contains("~ 1 updated") && up.contains("+-1 replaced"),
         "{up}"
     );
     let greeting = w.run(&["stack", "output", "greeting"]);
@@ -141,7 +141,7 @@ fn the_random_and_command_sdks_use_the_built_in_providers() {
     let refresh = w.run(&["refresh", "--yes"]);
     assert!(refresh.contains("unchanged"), "{refresh}");
     let destroy = w.run(&["destroy", "--yes"]);
-    assert!(destroy.contains("- 6 deleted"), "{destroy}");
+    assert!(destroy.contains("- 4 deleted"), "{destroy}");
 }
 
 /// An explicit provider resource, and a preview whose planned inputs hold
@@ -225,11 +225,11 @@ pulumi.export("description", comp.describe("Hi").apply(lambda r: r["description"
         "urn:pulumi:dev::pyproj::convergetest:index:Component$convergetest:index:Thing::comp-child";
 
     let preview = run(&["preview"]);
-    assert!(preview.contains("+ 4 to create"), "{preview}");
+    assert!(preview.contains("+ 3 to create"), "{preview}");
     assert!(!convergetest.file.exists() || cloud()["objects"].as_object().unwrap().is_empty());
 
     let up = run(&["up", "--yes"]);
-    assert!(up.contains("+ 4 created"), "{up}");
+    assert!(up.contains("+ 3 created"), "{up}");
     let state: serde_json::Value = serde_json::from_str(&w.state()).unwrap();
     let resources = state["checkpoint"]["latest"]["resources"]
         .as_array()
@@ -266,7 +266,7 @@ pulumi.export("description", comp.describe("Hi").apply(lambda r: r["description"
     assert_eq!(outputs["childLength"], 7);
 
     let destroyed = run(&["destroy", "--yes"]);
-    assert!(destroyed.contains("- 4 deleted"), "{destroyed}");
+    assert!(destroyed.contains("- 3 deleted"), "{destroyed}");
     assert!(cloud()["objects"].as_object().unwrap().is_empty());
 }
 

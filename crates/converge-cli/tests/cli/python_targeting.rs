@@ -29,17 +29,17 @@ fn targets_excludes_and_replacements_take_urn_patterns() {
     w.run(&["up", "--yes"]);
 
     let up = w.run(&["up", "--yes", "--target-replace", "**::db"]);
-    assert!(up.contains("+- 1 replaced"), "{up}");
+    assert!(up.contains("+-1 replaced"), "{up}");
 
     w.run(&["config", "set", "length", "3"]);
     let preview = |args: &[&str]| w.run(&[&["preview"], args].concat());
     let p = preview(&["--target", "**web-*"]);
-    assert!(p.contains("+- 2 to replace"), "{p}");
+    assert!(p.contains("+-2 to replace"), "{p}");
     let p = preview(&[
         "--target",
         "urn:pulumi:dev::pyproj::random:index/randomPet:RandomPet::*",
     ]);
-    assert!(p.contains("+- 4 to replace"), "{p}");
+    assert!(p.contains("+-4 to replace"), "{p}");
     // `*` stays within a URN part.
     let p = w.fails(&["preview", "--target", "urn:pulumi:dev::pyproj::*"]);
     assert!(
@@ -59,12 +59,12 @@ fn targets_excludes_and_replacements_take_urn_patterns() {
         "{p}"
     );
     let p = preview(&["--target", "**web-a", "--target-dependents"]);
-    assert!(p.contains("+- 2 to replace"), "{p}");
+    assert!(p.contains("+-2 to replace"), "{p}");
     let p = preview(&["--exclude", "**web-a", "--exclude-dependents"]);
-    assert!(p.contains("+- 2 to replace"), "{p}");
+    assert!(p.contains("+-2 to replace"), "{p}");
 
     let up = w.run(&["up", "--yes", "--target", "**web**"]);
-    assert!(up.contains("+- 2 replaced"), "{up}");
+    assert!(up.contains("+-2 replaced"), "{up}");
     let refresh = w.run(&["refresh", "--yes", "--target", "**::db"]);
     assert!(!refresh.contains("error"), "{refresh}");
     let destroy = w.run(&[

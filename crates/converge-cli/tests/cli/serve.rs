@@ -91,10 +91,10 @@ fn the_cli_deploys_through_converge_serve() {
     assert!(out.contains("dev"), "{out}");
 
     let out = w.ok(&["up", "--yes"]);
-    assert!(out.contains("+ 9 created"), "{out}");
+    assert!(out.contains("+ 6 created"), "{out}");
     let out = w.ok(&["up", "--yes"]);
     assert!(
-        out.contains("9 unchanged") && !out.contains("created"),
+        out.contains("6 unchanged") && !out.contains("created"),
         "{out}"
     );
 
@@ -122,7 +122,7 @@ fn the_cli_deploys_through_converge_serve() {
     assert!(!out.trim().is_empty());
 
     let out = w.ok(&["destroy", "--yes"]);
-    assert!(out.contains("- 9 deleted"), "{out}");
+    assert!(out.contains("- 6 deleted"), "{out}");
     assert!(!w.scratch.project.join("out/motd-dev.txt").exists());
     w.ok(&["stack", "rm", "dev", "--yes"]);
     let out = w.ok(&["stack", "ls"]);
@@ -146,7 +146,7 @@ fn a_restarted_service_keeps_its_token_and_state() {
     w.ok(&["login", &service2.url, "--token", &service2.token]);
     let out = w.ok(&["up", "--yes"]);
     assert!(
-        out.contains("9 unchanged") && !out.contains("created"),
+        out.contains("6 unchanged") && !out.contains("created"),
         "{out}"
     );
     w.ok(&["destroy", "--yes"]);
@@ -171,7 +171,7 @@ fn sigterm_and_ctrl_c_stop_the_service_cleanly() {
     let mut service = Service::start(&w.scratch.home, &data, "127.0.0.1:0");
     w.ok(&["login", &service.url, "--token", &service.token]);
     let out = w.ok(&["up", "--yes"]);
-    assert!(out.contains("9 unchanged"), "{out}");
+    assert!(out.contains("6 unchanged"), "{out}");
     let status = service.stop_with(Signal::INT, guard);
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
 }
@@ -227,9 +227,9 @@ fn the_service_killed_mid_update_restarts_and_the_update_completes() {
         out.status.success(),
         "the update completes: {stdout}{stderr}"
     );
-    // The objects, the stack and the default provider.
+    // The objects and the stack (the default provider is not counted).
     assert!(
-        stdout.contains(&format!("+ {} created", count + 2)),
+        stdout.contains(&format!("+ {} created", count + 1)),
         "{stdout}"
     );
     assert_eq!(made(), count);
@@ -347,7 +347,7 @@ fn unqualified_stack_names_live_in_the_tokens_organization() {
     );
     w.ok(&["stack", "init", "dev"]);
     let out = w.ok(&["up", "--yes"]);
-    assert!(out.contains("+ 9 created"), "{out}");
+    assert!(out.contains("+ 6 created"), "{out}");
     let out = w.ok(&["stack", "output", "petName", "-s", "acme/quickstart/dev"]);
     assert!(!out.trim().is_empty());
     let err = w.fails(&["stack", "output", "petName", "-s", "other/quickstart/dev"]);

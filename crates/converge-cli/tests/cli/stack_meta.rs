@@ -122,8 +122,8 @@ fn scenario(backend: common::Backend) {
     assert_eq!(updates[1]["kind"], "update");
     assert_eq!(updates[1]["message"], "first");
     assert_eq!(updates[1]["result"], "succeeded");
-    assert_eq!(updates[1]["resourceChanges"]["create"], 4);
-    assert_eq!(updates[0]["resourceChanges"]["same"], 4);
+    assert_eq!(updates[1]["resourceChanges"]["create"], 3);
+    assert_eq!(updates[0]["resourceChanges"]["same"], 3);
     assert_eq!(
         updates[0]["config"]["meta:token"],
         serde_json::json!({ "secret": true })
@@ -141,8 +141,8 @@ fn scenario(backend: common::Backend) {
         "UpdateKind: update",
         "Status: succeeded",
         "Message: first",
-        "+4-0~0 0 Updated",
-        "+0-0~0 4 Updated",
+        "+3-0~0 0 Updated",
+        "+0-0~0 3 Updated",
     ] {
         assert!(human.contains(line), "{line:?} in\n{human}");
     }
@@ -154,10 +154,10 @@ fn scenario(backend: common::Backend) {
     let full = w.run(&["stack", "history", "--full-dates"]);
     let updated = full
         .lines()
-        .find(|l| l.starts_with("+4-0~0 0 Updated "))
+        .find(|l| l.starts_with("+3-0~0 0 Updated "))
         .unwrap_or_else(|| panic!("{full}"));
     let date = updated
-        .trim_start_matches("+4-0~0 0 Updated ")
+        .trim_start_matches("+3-0~0 0 Updated ")
         .split(" took ")
         .next()
         .unwrap();
@@ -245,7 +245,7 @@ fn scenario(backend: common::Backend) {
         "urn:pulumi:prod::meta::pulumi:pulumi:Stack::meta-prod"
     );
     let up = w.run(&["up", "--yes", "--expect-no-changes"]);
-    assert!(up.contains("4 unchanged"), "{up}");
+    assert!(up.contains("3 unchanged"), "{up}");
     let history = w.json(&["stack", "history", "--json"]);
     let kinds: Vec<&str> = history
         .as_array()

@@ -56,7 +56,7 @@ impl World {
         };
         w.run(&["stack", "init", "dev"]);
         let up = w.run(&["up", "--yes"]);
-        assert!(up.contains("+ 8 created"), "{up}");
+        assert!(up.contains("+ 6 created"), "{up}");
         w
     }
 
@@ -182,7 +182,7 @@ fn delete_forgets_resources_and_refuses_what_would_break_the_state() {
     assert!(out.contains("Deleted"), "{out}");
     assert!(w.resources().is_empty());
     let preview = w.run(&["preview"]);
-    assert!(preview.contains("+ 8 to create"), "{preview}");
+    assert!(preview.contains("+ 6 to create"), "{preview}");
 }
 
 #[test]
@@ -279,7 +279,7 @@ fn rename_rewrites_references_and_matches_the_renamed_program() {
         .replace("${pet", "${dog");
     std::fs::write(w.scratch.project.join("Pulumi.yaml"), renamed).unwrap();
     let preview = w.run(&["preview"]);
-    assert!(preview.contains("8 unchanged"), "{preview}");
+    assert!(preview.contains("6 unchanged"), "{preview}");
     assert!(
         !preview.contains("to create") && !preview.contains("to delete"),
         "{preview}"
@@ -326,7 +326,7 @@ fn taint_makes_the_next_update_replace_and_untaint_clears_it() {
     assert_ne!(pet["id"], pet_id);
     assert!(pet.get("taint").is_none(), "{pet}");
     let again = w.run(&["preview"]);
-    assert!(again.contains("8 unchanged"), "{again}");
+    assert!(again.contains("6 unchanged"), "{again}");
 }
 
 impl World {

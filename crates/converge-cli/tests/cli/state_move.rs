@@ -48,7 +48,7 @@ impl World {
         w.run(&["stack", "init", "prod"]);
         w.run(&["stack", "init", "dev"]);
         let up = w.run(&["up", "--yes"]);
-        assert!(up.contains("+ 7 created"), "{up}");
+        assert!(up.contains("+ 5 created"), "{up}");
         w
     }
 

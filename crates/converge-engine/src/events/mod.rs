@@ -73,6 +73,13 @@ pub enum EngineEvent {
     StepStarted {
         op: StepOp,
         urn: Urn,
+        /// The state the step starts from (none for a create).
+        old: Option<Arc<ResourceState>>,
+        /// The state it aims at: the planned inputs, outputs as far as
+        /// known (none for a delete or a refresh).
+        new: Option<Arc<ResourceState>>,
+        /// Property path → change, for updates and replacements.
+        diff: BTreeMap<String, PropertyDiff>,
     },
     StepFinished {
         op: StepOp,
@@ -152,23 +159,52 @@ pub struct PackReport {
     pub remediations: Vec<PolicyRemediation>,
 }
 
+/// What a step starts with, as [`EngineEvent::StepStarted`] reports it
+/// (borrowed: the event takes copies).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StepStart<'a> {
+    pub old: Option<&'a ResourceState>,
+    pub new: Option<&'a ResourceState>,
+    pub diff: Option<&'a BTreeMap<String, PropertyDiff>>,
+}
+
 /// Where events go. Sending never blocks the engine: a dropped receiver
 /// just loses events.
 #[derive(Debug, Clone, Default)]
 pub struct EventSink {
     tx: Option<mpsc::UnboundedSender<EngineEvent>>,
+    /// `StepStarted` events carry the step's states and diff.
+    step_states: bool,
 }
 
 impl EventSink {
     /// A sink and the receiver to read its events from.
     pub fn channel() -> (EventSink, mpsc::UnboundedReceiver<EngineEvent>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (EventSink { tx: Some(tx) }, rx)
+        let sink = EventSink {
+            tx: Some(tx),
+            step_states: false,
+        };
+        (sink, rx)
     }
 
     /// A sink that drops everything.
     pub fn discard() -> EventSink {
-        EventSink { tx: None }
+        EventSink::default()
+    }
+
+    /// This sink, its `StepStarted` events carrying the step's old and
+    /// new states and diff, for a reader that writes Pulumi's
+    /// `resourcePreEvent` metadata. Without, they carry none, which
+    /// spares the engine a copy of each state at each step's start.
+    pub fn with_step_states(mut self) -> EventSink {
+        self.step_states = true;
+        self
+    }
+
+    /// Whether `StepStarted` events should carry the step's states.
+    pub fn wants_step_states(&self) -> bool {
+        self.tx.is_some() && self.step_states
     }
 
     pub fn send(&self, event: EngineEvent) {

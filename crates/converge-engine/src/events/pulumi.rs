@@ -10,7 +10,8 @@
 //! refresh before an update, a preview before it), opens each step with
 //! a `resourcePreEvent` (a step the engine reports only when finished —
 //! a Same step, a planned step of a preview — gets one just before its
-//! outputs) and ends the stream with the `cancelEvent` Pulumi writes last,
+//! outputs; both events' metadata carry the step's old and new states,
+//! its diff and its provider reference) and ends the stream with the `cancelEvent` Pulumi writes last,
 //! on which the SDKs stop reading.
 //!
 //! Property values are written as the checkpoint writes them, each secret
@@ -75,9 +76,15 @@ impl PulumiEvents {
     pub fn translate(&mut self, event: &EngineEvent) -> Vec<Value> {
         self.operation_start.get_or_insert_with(Instant::now);
         match event {
-            EngineEvent::StepStarted { op, urn } => {
+            EngineEvent::StepStarted {
+                op,
+                urn,
+                old,
+                new,
+                diff,
+            } => {
                 self.open.insert((*op, urn.clone()));
-                let metadata = self.metadata(*op, urn, None, None, &BTreeMap::new());
+                let metadata = self.metadata(*op, urn, old.as_deref(), new.as_deref(), diff);
                 vec![self.wrap(
                     "resourcePreEvent",
                     json!({ "metadata": metadata, "planning": self.planning }),
@@ -415,6 +422,9 @@ mod tests {
         let started = e.translate(&EngineEvent::StepStarted {
             op: StepOp::Create,
             urn: urn("s"),
+            old: None,
+            new: None,
+            diff: BTreeMap::new(),
         });
         assert_eq!(started.len(), 1);
         assert_eq!(started[0]["resourcePreEvent"]["metadata"]["op"], "create");
@@ -493,11 +503,52 @@ mod tests {
     }
 
     #[test]
+    fn an_update_opens_with_its_states_diff_and_provider() {
+        let mut e = PulumiEvents::new(PulumiEventOptions::default());
+        let provider = "urn:pulumi:dev::p::pulumi:providers:random::default::prov-1";
+        let mut old = (*state("s")).clone();
+        old.provider = Some(converge_model::ProviderReference::parse(provider).unwrap());
+        old.inputs.insert("length".into(), PropertyValue::from(8.0));
+        let mut new = old.clone();
+        new.inputs
+            .insert("length".into(), PropertyValue::from(12.0));
+        let diff = BTreeMap::from([(
+            "length".to_owned(),
+            PropertyDiff {
+                kind: DiffKind::UpdateReplace,
+                input_diff: true,
+            },
+        )]);
+        let out = e.translate(&EngineEvent::StepStarted {
+            op: StepOp::Replace,
+            urn: urn("s"),
+            old: Some(Arc::new(old)),
+            new: Some(Arc::new(new)),
+            diff,
+        });
+        let m = &out[0]["resourcePreEvent"]["metadata"];
+        assert_eq!(m["op"], "replace");
+        assert_eq!(m["provider"], provider, "{m}");
+        assert_eq!(m["diffs"], json!(["length"]), "{m}");
+        assert_eq!(m["keys"], json!(["length"]), "{m}");
+        assert_eq!(m["detailedDiff"]["length"]["diffKind"], "update-replace");
+        assert_eq!(m["old"]["inputs"]["length"], 8.0, "{m}");
+        assert_eq!(m["new"]["inputs"]["length"], 12.0, "{m}");
+        assert_eq!(
+            m["old"]["outputs"]["result"]["ciphertext"], "[secret]",
+            "secrets stay blinded: {m}"
+        );
+    }
+
+    #[test]
     fn a_refresh_that_finds_the_object_gone_ends_as_its_deletion() {
         let mut e = PulumiEvents::new(PulumiEventOptions::default());
         e.translate(&EngineEvent::StepStarted {
             op: StepOp::Refresh,
             urn: urn("s"),
+            old: Some(state("s")),
+            new: None,
+            diff: BTreeMap::new(),
         });
         let out = e.translate(&EngineEvent::StepFinished {
             op: StepOp::Delete,

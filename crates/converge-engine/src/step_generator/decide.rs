@@ -418,7 +418,12 @@ async fn replace(d: &Deployment, r: Replacement) -> Result<Arc<ResourceState>, E
         );
     }
     d.progress().replaced.insert(new.urn.clone());
-    d.started(StepOp::Replace, &new.urn);
+    let start = crate::events::StepStart {
+        old: Some(&old),
+        new: Some(&new),
+        diff: Some(&diff),
+    };
+    d.started(StepOp::Replace, &new.urn, start);
     // A replacement is a new object: check again without old inputs
     // so no generated default of the old one is reused.
     new.inputs = check(d, &new, Default::default()).await?;

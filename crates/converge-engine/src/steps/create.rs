@@ -46,7 +46,12 @@ pub(crate) fn run(
         let (op, remove_old, delete_old) = (step.op, step.remove_old, step.delete_old);
         let state = &mut step.state;
         let urn = state.urn.clone();
-        d.started(op, &urn);
+        let start = crate::events::StepStart {
+            old: step.old.as_deref(),
+            new: Some(&*state),
+            diff: Some(&step.diff),
+        };
+        d.started(op, &urn, start);
         // Before hooks run before anything is journaled: their failure
         // leaves nothing done.
         hooks::run(d, state, hook_call(d, HookKind::BeforeCreate, state), false)

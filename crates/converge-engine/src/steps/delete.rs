@@ -40,7 +40,11 @@ pub(crate) async fn run(
 ) -> Result<(), EngineError> {
     let old = &d.base.resources[old_index];
     let urn = old.urn.clone();
-    d.started(op, &urn);
+    let start = crate::events::StepStart {
+        old: Some(old),
+        ..Default::default()
+    };
+    d.started(op, &urn, start);
     // The hooks the state records, by name: the program may no longer
     // declare the resource. A component has no object but its hooks run.
     let hooked = action == ObjectAction::Delete || !old.custom;

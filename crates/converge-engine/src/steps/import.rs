@@ -73,7 +73,12 @@ pub(crate) async fn run(
         };
         return Err(failed(d, op, &urn, err));
     }
-    d.started(op, &urn);
+    let start = crate::events::StepStart {
+        old,
+        new: Some(&state),
+        diff: None,
+    };
+    d.started(op, &urn, start);
     let op_id = d.next_operation();
     let mut pending = state.clone();
     pending.id = Some(import_id.clone());
@@ -322,7 +327,12 @@ async fn update_imported(
 ) -> Result<Arc<ResourceState>, EngineError> {
     let urn = new.urn.clone();
     let op = StepOp::Update;
-    d.started(op, &urn);
+    let start = crate::events::StepStart {
+        old: Some(imported),
+        new: Some(&new),
+        diff: Some(&diff),
+    };
+    d.started(op, &urn, start);
     let op_id = d.next_operation();
     new.outputs = imported.outputs.clone();
     new.created = imported.created.clone();

@@ -250,6 +250,8 @@ fn report_shared(
         } else {
             None
         },
+        read_changed: op == StepOp::Read
+            && matches!((old, new_ref), (Some(o), Some(n)) if o.outputs != n.outputs),
     });
     let urn = subject.urn.clone();
     // A Same step's new state is its old one carried over: its event does

@@ -20,7 +20,12 @@ pub(crate) async fn run(
 ) -> Result<Arc<ResourceState>, EngineError> {
     let urn = state.urn.clone();
     let op = StepOp::Read;
-    d.started(op, &urn);
+    let start = crate::events::StepStart {
+        old: old_index.map(|i| &d.base.resources[i]),
+        new: Some(&state),
+        diff: None,
+    };
+    d.started(op, &urn, start);
     let op_id = d.next_operation();
     d.begin(op_id, Some((OperationType::Reading, state.clone())))
         .await

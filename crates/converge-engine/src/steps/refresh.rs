@@ -27,8 +27,13 @@ use crate::step_generator::decide::detailed;
 /// Starts the refresh step of base resource `old_index`: shown as started,
 /// its Begin durable. Returns the operation's ID for [`end`].
 pub(crate) async fn begin(d: &Deployment, old_index: usize) -> Result<u64, EngineError> {
-    let urn = &d.base.resources[old_index].urn;
-    d.started(StepOp::Refresh, urn);
+    let old = &d.base.resources[old_index];
+    let urn = &old.urn;
+    let start = crate::events::StepStart {
+        old: Some(old),
+        ..Default::default()
+    };
+    d.started(StepOp::Refresh, urn, start);
     let op_id = d.next_operation();
     d.begin(op_id, None)
         .await

@@ -23,7 +23,12 @@ pub(crate) async fn run(
     let old = d.old_state(old_index);
     let old = &*old;
     let urn = new.urn.clone();
-    d.started(StepOp::Update, &urn);
+    let start = crate::events::StepStart {
+        old: Some(old),
+        new: Some(&new),
+        diff: Some(&diff),
+    };
+    d.started(StepOp::Update, &urn, start);
     hooks::run(
         d,
         &new,

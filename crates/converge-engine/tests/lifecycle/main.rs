@@ -9,6 +9,7 @@ mod basics;
 mod cancel;
 mod claims;
 mod continue_on_error;
+mod counts;
 mod deep_values;
 mod deletes;
 mod driver;

@@ -35,21 +35,21 @@ async function local() {
 
     const events = [];
     const preview = await stack.preview({ onEvent: (e) => events.push(e) });
-    assert.deepStrictEqual(preview.changeSummary, { create: 3 });
+    assert.deepStrictEqual(preview.changeSummary, { create: 2 });
     assert.ok(events[0].preludeEvent, JSON.stringify(events[0]));
     assert.ok(events[events.length - 1].cancelEvent);
 
     const upEvents = [];
     const up = await stack.up({ onEvent: (e) => upEvents.push(e) });
     assert.strictEqual(up.summary.result, "succeeded");
-    assert.deepStrictEqual(up.summary.resourceChanges, { create: 3 });
+    assert.deepStrictEqual(up.summary.resourceChanges, { create: 2 });
     assert.strictEqual(up.outputs.word.value.length, 10);
     assert.strictEqual(up.outputs.token.secret, true);
     assert.strictEqual(up.outputs.token.value, "node-secret");
     assert.ok(upEvents.some((e) => e.resOutputsEvent && e.resOutputsEvent.metadata.urn.endsWith("::word")));
 
     const noop = await stack.preview();
-    assert.deepStrictEqual(noop.changeSummary, { same: 3 });
+    assert.deepStrictEqual(noop.changeSummary, { same: 2 });
     const history = await stack.history();
     assert.deepStrictEqual(history.map((h) => h.kind), ["update"]);
     await stack.refresh();
@@ -60,7 +60,7 @@ async function local() {
     const stacks = await stack.workspace.listStacks();
     assert.ok(stacks.some((s) => s.name === "dev" && s.current && s.resourceCount === 3), JSON.stringify(stacks));
     const destroyed = await stack.destroy();
-    assert.deepStrictEqual(destroyed.summary.resourceChanges, { delete: 3 });
+    assert.deepStrictEqual(destroyed.summary.resourceChanges, { delete: 2 });
     await stack.workspace.removeStack("dev");
 }
 
@@ -78,16 +78,16 @@ async function inline() {
         { envVars, workDir: project },
     );
     const up = await stack.up();
-    assert.deepStrictEqual(up.summary.resourceChanges, { create: 3 });
+    assert.deepStrictEqual(up.summary.resourceChanges, { create: 2 });
     assert.strictEqual(up.summary.environment["exec.kind"], "auto.inline");
     assert.strictEqual(up.outputs.word.value.length, 7);
     assert.strictEqual(up.outputs.hidden.value, "inline-node");
     assert.strictEqual(up.outputs.hidden.secret, true);
     const noop = await stack.preview();
-    assert.deepStrictEqual(noop.changeSummary, { same: 3 });
+    assert.deepStrictEqual(noop.changeSummary, { same: 2 });
     await stack.refresh();
     const destroyed = await stack.destroy();
-    assert.deepStrictEqual(destroyed.summary.resourceChanges, { delete: 3 });
+    assert.deepStrictEqual(destroyed.summary.resourceChanges, { delete: 2 });
     await stack.workspace.removeStack("inl");
 }
 

@@ -2,7 +2,7 @@
 Automation API of the `pulumi` package, unmodified: a local program and an
 inline one, the way a platform team's code would.
 
-Usage: driver.py local|inline|transports|failure|policy|concurrent PROJECT_DIR
+Usage: driver.py local|inline|counts|transports|failure|policy|concurrent PROJECT_DIR
 
 `policy` runs the pack in CONVERGE_TEST_POLICY_PACK (the strings pack of
 `policy/strings_pack.py`) with `policy_packs=` and `policy_pack_configs=`.
@@ -91,7 +91,8 @@ def local():
 
     events = []
     preview = st.preview(on_event=events.append)
-    assert preview.change_summary == {"create": 3}, preview.change_summary
+    # The stack and the word: the default provider is not counted.
+    assert preview.change_summary == {"create": 2}, preview.change_summary
     seen = kinds(events)
     assert seen[0][0] == "prelude" and seen[-1][0] == "cancel", seen
     assert any(k == ("pre", "create", k[2]) for k in seen), seen
@@ -100,7 +101,7 @@ def local():
     events = []
     up = st.up(on_event=events.append)
     assert up.summary.result == "succeeded", up.summary
-    assert up.summary.resource_changes == {"create": 3}, up.summary.resource_changes
+    assert up.summary.resource_changes == {"create": 2}, up.summary.resource_changes
     assert up.summary.environment.get("exec.kind") == "auto.local", up.summary.environment
     assert len(up.outputs["word"].value) == 12 and not up.outputs["word"].secret
     assert up.outputs["token"].value == "s3cr3t" and up.outputs["token"].secret
@@ -112,7 +113,7 @@ def local():
         for e in outputs_events
     ), outputs_events
     summary = [e.summary_event for e in events if e.summary_event]
-    assert summary and summary[0].resource_changes == {"create": 3}, summary
+    assert summary and summary[0].resource_changes == {"create": 2}, summary
     assert "token" in up.stdout or "Outputs" in up.stdout, up.stdout
     assert "s3cr3t" not in up.stdout
 
@@ -121,7 +122,7 @@ def local():
     assert outputs["token"].secret and outputs["token"].value == "s3cr3t"
 
     noop = st.preview()
-    assert noop.change_summary == {"same": 3}, noop.change_summary
+    assert noop.change_summary == {"same": 2}, noop.change_summary
 
     history = st.history()
     assert [h.kind for h in history] == ["update"], history
@@ -163,7 +164,7 @@ def local():
     st.cancel()
 
     destroyed = st.destroy()
-    assert destroyed.summary.resource_changes == {"delete": 4}, destroyed.summary.resource_changes
+    assert destroyed.summary.resource_changes == {"delete": 3}, destroyed.summary.resource_changes
     st.workspace.remove_stack("dev")
     assert not [s for s in st.workspace.list_stacks() if s.name == "dev"]
     try:
@@ -188,20 +189,76 @@ def inline():
     st.set_config("greeting", auto.ConfigValue("hi"))
     events = []
     up = st.up(on_event=events.append)
-    assert up.summary.resource_changes == {"create": 3}, up.summary.resource_changes
+    assert up.summary.resource_changes == {"create": 2}, up.summary.resource_changes
     assert up.summary.environment.get("exec.kind") == "auto.inline", up.summary.environment
     assert up.outputs["greeting"].value == "hi"
     assert up.outputs["hidden"].secret and up.outputs["hidden"].value == "inline-secret"
     assert len(up.outputs["word"].value) == 8
     assert any(e.res_outputs_event for e in events)
     noop = st.preview()
-    assert noop.change_summary == {"same": 3}, noop.change_summary
+    assert noop.change_summary == {"same": 2}, noop.change_summary
     refreshed = st.refresh()
     assert refreshed.summary.result == "succeeded"
     assert refreshed.summary.environment.get("exec.kind") == "auto.inline"
     destroyed = st.destroy()
-    assert destroyed.summary.resource_changes == {"delete": 3}, destroyed.summary.resource_changes
+    assert destroyed.summary.resource_changes == {"delete": 2}, destroyed.summary.resource_changes
     st.workspace.remove_stack("inl")
+
+
+def sized():
+    word = random.RandomString("word", length=pulumi.Config().require_int("length"), special=False)
+    pulumi.export("word", word.result)
+
+
+def counts():
+    """Change summaries count what Pulumi counts (no default provider, a
+    replacement once), and a step's pre-event carries its metadata."""
+    st = auto.create_or_select_stack(
+        "cnt", project_name="countproj", program=sized, opts=opts(work_dir=PROJECT)
+    )
+    st.set_config("length", auto.ConfigValue("8"))
+    planned = st.preview()
+    assert planned.change_summary == {"create": 2}, planned.change_summary
+    up = st.up()
+    assert up.summary.resource_changes == {"create": 2}, up.summary.resource_changes
+    history = st.history()
+    assert history[0].resource_changes == {"create": 2}, history[0]
+
+    # `length` forces a replacement of the word.
+    st.set_config("length", auto.ConfigValue("12"))
+    planned = st.preview()
+    assert planned.change_summary == {"replace": 1, "same": 1}, planned.change_summary
+    events = []
+    up = st.up(on_event=events.append)
+    assert up.summary.resource_changes == {"replace": 1, "same": 1}, up.summary.resource_changes
+    assert len(up.outputs["word"].value) == 12
+    summary = [e.summary_event for e in events if e.summary_event]
+    assert summary[0].resource_changes == {"replace": 1, "same": 1}, summary
+    assert "+-1 replaced" in up.stdout and "1 unchanged" in up.stdout, up.stdout
+    history = st.history()
+    assert history[0].resource_changes == {"replace": 1, "same": 1}, history[0]
+
+    pre = [
+        e.resource_pre_event.metadata
+        for e in events
+        if e.resource_pre_event
+        and e.resource_pre_event.metadata.op.value in ("replace", "create-replacement")
+    ]
+    assert {m.op.value for m in pre} == {"replace", "create-replacement"}, pre
+    for m in pre:
+        assert m.urn.endswith("::word"), m
+        assert m.diffs == ["length"], m
+        assert m.keys == ["length"], m
+        assert m.detailed_diff["length"].diff_kind.value == "update-replace", m
+        # `<provider URN>::<ID>`, the default provider's.
+        provider_urn, provider_id = m.provider.rsplit("::", 1)
+        assert provider_urn.startswith("urn:pulumi:cnt::"), m
+        assert "::pulumi:providers:random::default" in provider_urn and provider_id, m
+        assert m.old.provider == m.provider, m
+        assert m.old.inputs["length"] == 8 and m.new.inputs["length"] == 12, m
+        assert m.old.outputs["result"] != "", m
+    st.destroy()
+    st.workspace.remove_stack("cnt")
 
 
 def transports():
@@ -403,5 +460,6 @@ def concurrent():
     "failure": failure,
     "policy": policy,
     "concurrent": concurrent,
+    "counts": counts,
 }[MODE]()
 print("automation: ok")

@@ -498,7 +498,7 @@ async fn the_web_console_shows_stacks_a_live_update_resources_and_the_graph_with
     assert!(
         history.contains("update")
             && history.contains("succeeded")
-            && history.contains("+8 created"),
+            && history.contains("+6 created"),
         "{history}"
     );
     // Every column filled: Pulumi's integer-second times read as dates

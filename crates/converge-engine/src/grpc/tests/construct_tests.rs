@@ -177,8 +177,8 @@ async fn a_preview_constructs_with_dry_run() {
     assert_eq!(result.error, None);
     assert!(seen.lock().unwrap()[0].context.dry_run);
     let creates = result.plan.counts().get(&StepOp::Create).copied();
-    // Stack, default provider, component, child.
-    assert_eq!(creates, Some(4), "{:?}", result.plan.counts());
+    // Stack, component, child (the default provider is not counted).
+    assert_eq!(creates, Some(3), "{:?}", result.plan.counts());
 }
 
 #[tokio::test]

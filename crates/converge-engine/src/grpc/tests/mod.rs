@@ -479,3 +479,92 @@ mod invoke_features;
 mod transforms;
 
 mod packages;
+
+/// The `StepStarted` of each step of a program that registers Thing `t`
+/// with input `a`, run on `base` into a sink with or without states.
+async fn starts(
+    cloud: &Arc<converge_testkit::MockCloud>,
+    base: Snapshot,
+    a: &'static str,
+    step_states: bool,
+) -> (OperationResult, Vec<EngineEvent>) {
+    let program = grpc_program(move |mut c| async move {
+        let stack = stack(&mut c).await?;
+        let mut thing = request("pkg:index:Thing", "t", true, &stack);
+        thing.object = Some(wire(props([("a", PropertyValue::string(a))])));
+        register(&mut c, thing).await?;
+        Ok(())
+    });
+    let provider = MockProvider::new("pkg").with_cloud(cloud.clone());
+    let provider = provider.on_diff(|req| {
+        Ok(match req.old_inputs == req.new_inputs {
+            true => converge_plugin::DiffResponse::none(),
+            false => converge_plugin::DiffResponse {
+                changes: converge_plugin::DiffChanges::Some,
+                changed_keys: vec!["a".into()],
+                ..Default::default()
+            },
+        })
+    });
+    let (events, mut rx) = EventSink::channel();
+    let events = match step_states {
+        true => events.with_step_states(),
+        false => events,
+    };
+    let result = crate::update(context(base, provider, events), &program).await;
+    assert_eq!(result.error, None);
+    let mut started = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if matches!(&e, EngineEvent::StepStarted { urn, .. } if urn.name() == "t") {
+            started.push(e);
+        }
+    }
+    (result, started)
+}
+
+#[tokio::test]
+async fn a_step_starts_with_its_states_and_diff_when_the_sink_wants_them() {
+    let cloud = converge_testkit::MockCloud::new();
+    let (created, started) = starts(&cloud, empty(), "x", true).await;
+    let [EngineEvent::StepStarted {
+        op: StepOp::Create,
+        old: None,
+        new: Some(new),
+        ..
+    }] = &started[..]
+    else {
+        panic!("{started:?}")
+    };
+    assert_eq!(new.inputs["a"], PropertyValue::string("x"));
+    assert!(new.provider.is_some(), "{new:?}");
+
+    let base = (*created.snapshot).clone();
+    let (_, started) = starts(&cloud, base.clone(), "y", true).await;
+    let [EngineEvent::StepStarted {
+        op: StepOp::Update,
+        old: Some(old),
+        new: Some(new),
+        diff,
+        ..
+    }] = &started[..]
+    else {
+        panic!("{started:?}")
+    };
+    assert_eq!(old.inputs["a"], PropertyValue::string("x"));
+    assert_eq!(new.inputs["a"], PropertyValue::string("y"));
+    assert_eq!(diff.keys().collect::<Vec<_>>(), ["a"]);
+
+    // A sink that does not want them gets the step alone.
+    let (_, started) = starts(&cloud, base, "y", false).await;
+    let [EngineEvent::StepStarted {
+        op: StepOp::Update,
+        old: None,
+        new: None,
+        diff,
+        ..
+    }] = &started[..]
+    else {
+        panic!("{started:?}")
+    };
+    assert!(diff.is_empty());
+}
