@@ -54,7 +54,8 @@ pub enum BackendError {
     /// Someone else holds the stack's lock.
     #[error(
         "stack {stack}: the stack is currently locked by {holder} ({path}); wait for that \
-         operation to finish, or stop it with `converge cancel`",
+         operation to finish, or stop it with `converge cancel` (which also breaks a stale \
+         lock, whose process is gone)",
         holder = holder.describe()
     )]
     Locked {
