@@ -33,7 +33,14 @@ as_pg "$pg_bin/initdb" -D "$pg_dir/data" -U converge --auth=trust -E UTF8 >"$pg_
 pg_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w \
   -o "-c listen_addresses=127.0.0.1 -p $pg_port -k $pg_dir -c fsync=off" start >/dev/null
-on_exit 'as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast stop >/dev/null 2>&1 || true'
+# Stop only the cluster this script started: a later run in the same
+# checkout replaces the directory and starts a cluster of its own there.
+pg_postmaster="$(head -n 1 "$pg_dir/data/postmaster.pid")"
+stop_own_postgres() {
+  [ "$(head -n 1 "$pg_dir/data/postmaster.pid" 2>/dev/null)" = "$pg_postmaster" ] || return 0
+  as_pg "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast stop >/dev/null 2>&1 || true
+}
+on_exit stop_own_postgres
 as_pg "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U converge converge_test
 export CONVERGE_TEST_DATABASE_URL="postgres://converge@127.0.0.1:$pg_port/converge_test"
 # The balancer test runs a PostgreSQL of its own (it restarts it).
