@@ -45,6 +45,29 @@ pub fn confirm(question: &str, declined: &str) -> Result<()> {
     Ok(())
 }
 
+/// Asks `question` with Pulumi's three answers, `[yes/no/details]`:
+/// `details` (or `d`) prints `details` and asks again; anything but `yes`
+/// or `y` fails with `declined`.
+pub fn confirm_or_details(question: &str, declined: &str, details: &[String]) -> Result<()> {
+    loop {
+        let answer = ask(&format!("{question} [yes/no/details] "))?;
+        match answer.trim() {
+            "yes" | "y" => return Ok(()),
+            "details" | "d" => {
+                let mut out = std::io::stdout().lock();
+                if details.is_empty() {
+                    writeln!(out, "(no changes to show)")?;
+                }
+                for line in details {
+                    writeln!(out, "{line}")?;
+                }
+                writeln!(out)?;
+            }
+            _ => bail!("{declined}"),
+        }
+    }
+}
+
 /// All of stdin (a value or a document piped in, `what` in errors), up
 /// to the most Converge reads as one JSON document.
 pub fn read_stdin(what: &str) -> Result<Vec<u8>> {

@@ -13,3 +13,18 @@ pub(crate) async fn confirm(question: &str) -> Result<()> {
     })
     .await?
 }
+
+/// [`confirm`], with Pulumi's third answer: `details` (or `d`) prints
+/// `details` (the preview's steps with their property diffs) and asks
+/// again.
+pub(crate) async fn confirm_with_details(question: &str, details: Vec<String>) -> Result<()> {
+    let question = question.to_owned();
+    tokio::task::spawn_blocking(move || {
+        crate::prompt::confirm_or_details(
+            &question,
+            "confirmation declined, not proceeding",
+            &details,
+        )
+    })
+    .await?
+}

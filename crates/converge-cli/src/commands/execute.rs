@@ -36,6 +36,9 @@ pub(crate) struct RenderOptions {
     /// `--suppress-progress`: no spinners in a terminal, the plain lines
     /// only.
     pub suppress_progress: bool,
+    /// Keep each step's detailed diff, for the confirmation prompt's
+    /// `details` answer.
+    pub details: bool,
 }
 
 /// The task rendering one operation's events.
@@ -54,6 +57,9 @@ pub(crate) struct Rendered {
     errors_shown: bool,
     /// With `--json`: the operation in Pulumi's digest shape.
     pub digest: Option<serde_json::Value>,
+    /// With [`RenderOptions::details`]: each step's lines as `--diff`
+    /// shows them.
+    pub details: Vec<String>,
 }
 
 impl Renderer {
@@ -92,8 +98,10 @@ impl Renderer {
                 Digest::new((*options.config).clone()),
             )
         });
+        let keep_details = options.details;
         let task = tokio::spawn(async move {
             let mut errors_shown = false;
+            let mut details = Vec::new();
             while let Some(first) = rx.recv().await {
                 // What became ready with the event goes first: above all
                 // the program's answer, which a program that registers one
@@ -119,7 +127,18 @@ impl Renderer {
                             summary: display.summary(&event, display_options),
                             errors_shown,
                             digest: digest.map(|(_, d)| d.to_json()),
+                            details,
                         };
+                    }
+                    if keep_details
+                        && matches!(event, EngineEvent::StepFinished { .. })
+                        && !crate::display::is_internal(&event)
+                    {
+                        let diff = DisplayOptions {
+                            diff: true,
+                            ..display_options
+                        };
+                        details.extend(crate::display::render(&event, None, diff));
                     }
                     errors_shown |= shows
                         && matches!(
@@ -135,6 +154,7 @@ impl Renderer {
             }
             Rendered {
                 errors_shown,
+                details,
                 ..Rendered::default()
             }
         });

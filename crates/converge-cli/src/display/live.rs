@@ -74,6 +74,9 @@ impl Display {
     }
 
     pub fn handle(&mut self, event: &EngineEvent, opts: DisplayOptions) {
+        if super::is_internal(event) {
+            return;
+        }
         match self {
             Display::Quiet => {}
             Display::Plain(timings) => {

@@ -133,6 +133,20 @@ fn done(op: StepOp) -> &'static str {
     }
 }
 
+/// A step event of a default provider (`pulumi:providers:<pkg>` named
+/// `default…`), which the engine adds rather than the program: Pulumi's
+/// display leaves them out, and so does this one, unless the step failed.
+pub fn is_internal(event: &EngineEvent) -> bool {
+    let urn = match event {
+        EngineEvent::StepStarted { urn, .. } => urn,
+        EngineEvent::StepFinished {
+            urn, error: None, ..
+        } => urn,
+        _ => return false,
+    };
+    urn.type_token().starts_with("pulumi:providers:") && urn.name().starts_with("default")
+}
+
 /// `type name` of a URN, as the display names resources.
 pub fn label(urn: &Urn) -> String {
     format!("{} {}", urn.type_token(), urn.name())

@@ -185,3 +185,66 @@ fn a_bad_yaml_program_points_at_the_line_and_changes_nothing() {
     assert!(err.contains("missing"), "{err}");
     assert_eq!(before, w.state());
 }
+
+/// `converge up` at a terminal (a pseudo-terminal from util-linux's
+/// `script`, the answers typed ahead): `details` shows each planned step
+/// with its properties, leaves default providers out as the step lines do,
+/// and asks again; `no` then changes nothing.
+#[test]
+fn the_prompt_shows_details_and_asks_again() {
+    let w = World::new();
+    std::fs::write(
+        w.project.join("Pulumi.yaml"),
+        "name: demo\nruntime: yaml\nresources:\n  pet:\n    type: random:RandomPet\n    properties:\n      length: 3\n",
+    )
+    .unwrap();
+    let before = w.state();
+    let at_terminal = |answers: &str| {
+        let converge = assert_cmd::cargo::cargo_bin("converge");
+        let mut script = std::process::Command::new("script");
+        script
+            .args(["-qec", &format!("{} up", converge.display()), "/dev/null"])
+            .current_dir(&w.project)
+            .env("CONVERGE_HOME", &w.scratch.home)
+            .env(
+                "PULUMI_BACKEND_URL",
+                format!("file://{}", w.backend.display()),
+            )
+            .env("PULUMI_CONFIG_PASSPHRASE", "pw")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = script.spawn().expect("util-linux `script` runs");
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answers.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status,
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (status, out) = at_terminal("details\nno\n");
+    assert!(!status.success(), "{out}");
+    let question = "Do you want to perform this update? [yes/no/details]";
+    assert_eq!(out.matches(question).count(), 2, "{out}");
+    let details = &out[out.find(question).unwrap() + question.len()..];
+    assert!(
+        details.contains("random:index/randomPet:RandomPet pet create"),
+        "{out}"
+    );
+    assert!(details.contains("+ length   : 3"), "{out}");
+    assert!(!out.contains("pulumi:providers:random default"), "{out}");
+    assert!(out.contains("confirmation declined"), "{out}");
+    assert_eq!(before, w.state());
+
+    let (status, out) = at_terminal("yes\n");
+    assert!(status.success(), "{out}");
+    assert!(
+        out.contains("random:index/randomPet:RandomPet pet created"),
+        "{out}"
+    );
+}

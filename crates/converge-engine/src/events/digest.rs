@@ -43,7 +43,9 @@ impl Digest {
             .get("resOutputsEvent")
             .or_else(|| event.get("resOpFailedEvent"))
         {
-            if let Some(metadata) = body.get("metadata") {
+            // Default providers' steps are internal: Pulumi's digest
+            // leaves them out, as its display does.
+            if let Some(metadata) = body.get("metadata").filter(|m| !is_default_provider(m)) {
                 self.steps.push(step(metadata));
             }
         } else if let Some(d) = event.get("diagnosticEvent") {
@@ -143,4 +145,17 @@ fn step(metadata: &Value) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// A step's metadata names a default provider (`pulumi:providers:<pkg>`
+/// named `default…`).
+fn is_default_provider(metadata: &Value) -> bool {
+    let text = |key: &str| {
+        metadata
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let name = text("urn").rsplit("::").next().unwrap_or_default();
+    text("type").starts_with("pulumi:providers:") && name.starts_with("default")
 }

@@ -404,6 +404,7 @@ async fn run_locked(
             event_log,
             config: shown_config,
             suppress_progress: args.suppress_progress,
+            details: needs_confirmation,
         },
         needs_confirmation,
         renderer: None,

@@ -9,7 +9,7 @@ use converge_state::Snapshot;
 
 use super::{print_lines, print_output_changes, report_interrupted, Operation};
 use crate::args::OperationArgs;
-use crate::commands::confirm::confirm;
+use crate::commands::confirm::confirm_with_details;
 use crate::commands::execute::{RenderOptions, Rendered, Renderer};
 use crate::context::Context;
 use crate::display::{say, DisplayOptions};
@@ -60,6 +60,8 @@ impl FrontEnd for Terminal<'_> {
                     preview: phase.previews(),
                     ..self.render.display
                 },
+                // The prompt's `details` are the preview's steps.
+                details: self.render.details && phase == Phase::Preview,
                 ..self.render.clone()
             },
         );
@@ -91,7 +93,12 @@ impl FrontEnd for Terminal<'_> {
 
     async fn confirm(&mut self, _preview: Option<&OperationResult>) -> Result<()> {
         if self.needs_confirmation {
-            confirm(self.op.question()).await?;
+            let details = self
+                .rendered
+                .as_mut()
+                .map(|r| std::mem::take(&mut r.details))
+                .unwrap_or_default();
+            confirm_with_details(self.op.question(), details).await?;
         }
         check_not_cancelled(&self.ctx.interrupts)?;
         Ok(())

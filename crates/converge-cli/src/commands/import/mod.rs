@@ -200,6 +200,7 @@ async fn run_locked(
                     event_log: None,
                     config: Default::default(),
                     suppress_progress: args.suppress_progress,
+                    details: false,
                 },
             },
         )
@@ -247,6 +248,7 @@ async fn run_locked(
                 event_log: None,
                 config: Default::default(),
                 suppress_progress: args.suppress_progress,
+                details: false,
             },
         },
     )
