@@ -9,7 +9,7 @@ use converge_state::Snapshot;
 use crate::deletions;
 use crate::deployment::{Deployment, DeploymentOptions};
 use crate::error::EngineError;
-use crate::events::EventSink;
+use crate::events::{EventSink, StepOp};
 use crate::journaler::{DiscardSink, JournalSink, Journaler, JournalerOptions};
 use crate::monitor::{EmptyProgram, Monitor, Program};
 use crate::plan::Plan;
@@ -270,8 +270,17 @@ async fn refresh_all(d: &Arc<Deployment>) -> Result<(), EngineError> {
         .map(|c| Arc::clone(&c.plan));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, r) in d.base.resources.iter().enumerate() {
+        if !d.selection.is_targeted(&r.urn) {
+            continue;
+        }
         let refreshable = r.custom && !r.is_provider() && !r.pending_replacement && r.id.is_some();
-        if !refreshable || !d.selection.is_targeted(&r.urn) {
+        if !refreshable {
+            // As in Pulumi, the refresh has a step for each resource: the
+            // stack, components, providers and objects awaiting their
+            // replacement have nothing to read and stay as they are.
+            if !r.delete {
+                steps::report(d, StepOp::Same, Some(r), Some(r), Default::default());
+            }
             continue;
         }
         let d = Arc::clone(d);

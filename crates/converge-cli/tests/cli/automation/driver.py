@@ -131,6 +131,9 @@ def local():
 
     refreshed = st.refresh()
     assert refreshed.summary.kind == "refresh" and refreshed.summary.result == "succeeded"
+    # As Pulumi counts a refresh without drift: every resource but the
+    # default provider, the stack included.
+    assert refreshed.summary.resource_changes == {"same": 2}, refreshed.summary.resource_changes
 
     exported = st.export_stack()
     urns = [r["urn"] for r in exported.deployment["resources"]]
