@@ -248,3 +248,38 @@ fn the_prompt_shows_details_and_asks_again() {
         "{out}"
     );
 }
+
+/// What a command printed with a secret input (here the secret config
+/// value in its command line) is secret, as pulumi-command makes every
+/// output depend on every input: never in plaintext on the display, in
+/// the stack's outputs or in any file of the backend.
+#[test]
+fn a_commands_output_of_a_secret_stays_secret() {
+    let w = World::new();
+    std::fs::write(
+        w.project.join("Pulumi.yaml"),
+        "name: demo\nruntime: yaml\nconfig:\n  dbpass:\n    type: string\n    secret: true\n\
+         resources:\n  c:\n    type: command:local:Command\n    properties:\n      create: echo pass=${dbpass}\n\
+         outputs:\n  out: ${c.stdout}\n",
+    )
+    .unwrap();
+    let secret = "PlainButSecret123";
+    w.ok(&["config", "set", "--secret", "dbpass", secret]);
+    let up = w.ok(&["up", "--yes"]);
+    assert!(!up.contains(secret), "{up}");
+    let outputs = w.ok(&["stack", "output", "--json"]);
+    assert!(!outputs.contains(secret), "{outputs}");
+    assert!(outputs.contains("[secret]"), "{outputs}");
+    let shown = w.ok(&["stack", "output", "out", "--show-secrets"]);
+    assert_eq!(shown.trim(), format!("pass={secret}"));
+    for entry in common::files_under(&w.backend) {
+        let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap()).into_owned();
+        assert!(
+            !text.contains(secret),
+            "{} holds the secret",
+            entry.display()
+        );
+    }
+    let diff = w.ok(&["preview", "--diff"]);
+    assert!(!diff.contains(secret), "{diff}");
+}

@@ -236,3 +236,24 @@ pub fn path_with(dir: &std::path::Path) -> std::ffi::OsString {
     }
     path
 }
+
+/// Every file under `root`, at any depth.
+pub fn files_under(root: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries {
+            let e = e.unwrap();
+            let kind = e.file_type().unwrap();
+            if kind.is_dir() {
+                dirs.push(e.path());
+            } else if kind.is_file() {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}

@@ -319,7 +319,7 @@ impl TfWorld {
             return;
         }
         for root in [&self.scratch.backend, &self.scratch.home] {
-            for file in files_under(root) {
+            for file in crate::common::files_under(root) {
                 let bytes = std::fs::read(&file).unwrap_or_default();
                 let text = String::from_utf8_lossy(&bytes);
                 for s in &self.secrets {
@@ -336,26 +336,6 @@ impl TfWorld {
 
 fn yaml_project(name: &str, program: &str) -> String {
     format!("name: {name}\nruntime: yaml\n{program}")
-}
-
-fn files_under(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries {
-            let e = e.unwrap();
-            let kind = e.file_type().unwrap();
-            if kind.is_dir() {
-                dirs.push(e.path());
-            } else if kind.is_file() {
-                out.push(e.path());
-            }
-        }
-    }
-    out
 }
 
 /// The `schema_version` and private data (base64) in recorded outputs'

@@ -226,6 +226,22 @@ fn previous(state: &PropertyMap) -> (String, String) {
     (get("stdout"), get("stderr"))
 }
 
+/// pulumi-command makes every output depend on every input: one secret
+/// input (the command, its environment, its stdin…) makes every output
+/// secret, so what the command printed with it never reaches the state,
+/// the display or the stack's outputs in plaintext.
+fn secret_if_any_input_is(inputs: &PropertyMap, outputs: &mut PropertyMap) {
+    if !inputs.values().any(PropertyValue::contains_secrets) {
+        return;
+    }
+    for value in outputs.values_mut() {
+        if !value.is_secret() {
+            let plain = std::mem::replace(value, PropertyValue::Null);
+            *value = PropertyValue::secret(plain);
+        }
+    }
+}
+
 /// pulumi-command's provider (local commands; version
 /// [`super::COMMAND_VERSION`]).
 #[derive(Debug, Clone, Copy, Default)]
@@ -299,6 +315,7 @@ impl Provider for CommandProvider {
                 properties.insert("stderr".into(), "".into());
             }
         }
+        secret_if_any_input_is(&req.properties, &mut properties);
         Ok(CreateResponse { id, properties })
     }
 
@@ -341,11 +358,16 @@ impl Provider for CommandProvider {
                     .await?
                     .into_outputs(&mut properties);
             }
+            // Nothing ran: the last run's output stays as it was recorded
+            // (a secret one a secret).
             None => {
-                properties.insert("stdout".into(), stdout.into());
-                properties.insert("stderr".into(), stderr.into());
+                for key in ["stdout", "stderr"] {
+                    let last = req.old_outputs.get(key).cloned();
+                    properties.insert(key.into(), last.unwrap_or_else(|| "".into()));
+                }
             }
         }
+        secret_if_any_input_is(&req.new_inputs, &mut properties);
         Ok(UpdateResponse { properties })
     }
 
@@ -388,9 +410,105 @@ impl Provider for CommandProvider {
         run::run(command, &args, None, None)
             .await?
             .into_outputs(&mut outputs);
+        secret_if_any_input_is(&args, &mut outputs);
         Ok(InvokeResponse {
             outputs,
             failures: Vec::new(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urn() -> converge_model::Urn {
+        converge_model::Urn::parse("urn:pulumi:dev::proj::command:local:Command::c").unwrap()
+    }
+
+    /// `echo $PW` with `PW` secret in the environment.
+    fn echoing_a_secret() -> PropertyMap {
+        let mut environment = PropertyMap::new();
+        environment.insert("PW".into(), PropertyValue::secret("hunter2".into()));
+        let mut inputs = PropertyMap::new();
+        inputs.insert("create".into(), "echo pw=$PW".into());
+        inputs.insert("environment".into(), PropertyValue::Object(environment));
+        inputs
+    }
+
+    #[tokio::test]
+    async fn a_secret_input_makes_every_output_secret() {
+        let p = CommandProvider::new();
+        let created = p
+            .create(CreateRequest {
+                urn: urn(),
+                properties: echoing_a_secret(),
+                timeout: None,
+                preview: false,
+                planned: None,
+            })
+            .await
+            .unwrap();
+        let stdout = &created.properties["stdout"];
+        assert_eq!(
+            stdout,
+            &PropertyValue::secret("pw=hunter2".into()),
+            "{created:?}"
+        );
+        assert!(created.properties.values().all(PropertyValue::is_secret));
+
+        // An update that runs nothing keeps the last output, secret.
+        let updated = p
+            .update(UpdateRequest {
+                urn: urn(),
+                id: created.id.clone(),
+                old_inputs: echoing_a_secret(),
+                old_outputs: created.properties.clone(),
+                new_inputs: echoing_a_secret(),
+                timeout: None,
+                ignore_changes: Vec::new(),
+                preview: false,
+                planned: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(updated.properties["stdout"], *stdout);
+    }
+
+    #[tokio::test]
+    async fn plain_inputs_give_plain_outputs() {
+        let mut inputs = PropertyMap::new();
+        inputs.insert("create".into(), "echo hello".into());
+        let created = CommandProvider::new()
+            .create(CreateRequest {
+                urn: urn(),
+                properties: inputs,
+                timeout: None,
+                preview: false,
+                planned: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(created.properties["stdout"], PropertyValue::from("hello"));
+    }
+
+    #[tokio::test]
+    async fn run_with_a_secret_argument_returns_secret_output() {
+        let mut args = PropertyMap::new();
+        args.insert(
+            "command".into(),
+            PropertyValue::secret("echo s3cr3t".into()),
+        );
+        let ran = CommandProvider::new()
+            .invoke(InvokeRequest {
+                token: RUN.to_owned(),
+                args,
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            ran.outputs["stdout"],
+            PropertyValue::secret("s3cr3t".into())
+        );
     }
 }
