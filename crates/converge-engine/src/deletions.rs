@@ -276,7 +276,6 @@ async fn delete_one(d: &Arc<Deployment>, c: Candidate, ok: bool) -> Result<bool,
         return Ok(false);
     }
     if d.opts.cancel.is_cancelled() {
-        d.note_interrupted();
         return Ok(false);
     }
     if d.merged_away(c.index) {

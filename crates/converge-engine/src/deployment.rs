@@ -190,9 +190,6 @@ pub(crate) struct Deployment {
     /// [`DeploymentOptions::steps_in_flight`].
     pub window: Semaphore,
     next_op: AtomicU64,
-    /// Set once the user's interruption kept something from running:
-    /// a step refused, or work no longer waited for.
-    interrupted: AtomicBool,
     /// Set once work was no longer waited for.
     abandoned: AtomicBool,
     progress: Mutex<Progress>,
@@ -279,7 +276,6 @@ impl Deployment {
             pool,
             window,
             next_op: AtomicU64::new(1),
-            interrupted: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
             progress: Mutex::new(progress),
             policies: crate::policy::PolicyLog::default(),
@@ -363,27 +359,22 @@ impl Deployment {
     /// Fails when the user cancelled the operation: nothing new starts.
     pub fn check_not_cancelled(&self, urn: &Urn) -> Result<(), EngineError> {
         if self.opts.cancel.is_cancelled() {
-            self.note_interrupted();
             return Err(EngineError::NotStarted(urn.clone()));
         }
         Ok(())
     }
 
-    /// Records that the user's interruption kept something from running.
-    pub fn note_interrupted(&self) {
-        self.interrupted.store(true, Ordering::SeqCst);
-    }
-
-    /// The operation's error for the user's interruption: once the user
-    /// cancelled, if it kept anything from running or the operation
-    /// `failed` otherwise.
-    pub fn interruption(&self, failed: bool) -> Option<EngineError> {
-        let cancelled = self.opts.cancel.is_cancelled();
-        (cancelled && (failed || self.interrupted.load(Ordering::SeqCst))).then(|| {
-            EngineError::Interrupted {
+    /// The operation's error once the user cancelled it, as in Pulumi:
+    /// a cancelled operation ends as cancelled even when the steps under
+    /// way were all it had left, so the exit status and the history say
+    /// what the user did.
+    pub fn interruption(&self) -> Option<EngineError> {
+        self.opts
+            .cancel
+            .is_cancelled()
+            .then(|| EngineError::Interrupted {
                 stopped: self.abandoned.load(Ordering::SeqCst),
-            }
-        })
+            })
     }
 
     /// A turn to call a provider for a step of `urn` (at most
@@ -416,7 +407,6 @@ impl Deployment {
             biased;
             result = work => result,
             () = self.opts.cancel.stopped() => {
-                self.note_interrupted();
                 self.abandoned.store(true, Ordering::SeqCst);
                 Err(EngineError::Stopped)
             }

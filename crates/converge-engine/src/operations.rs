@@ -146,11 +146,10 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
             error = Some(EngineError::Failures(failures));
         }
     }
-    // An operation the user cancelled that did not do all it set out to
-    // (something was refused or abandoned, or steps failed, as providers
-    // told to cancel do) ends as cancelled, rather than with the refusals
-    // and failures the cancellation caused.
-    if let Some(interrupted) = d.interruption(error.is_some()) {
+    // An operation the user cancelled ends as cancelled, rather than with
+    // the refusals and failures the cancellation caused (or as a success
+    // when the steps under way were all it had left).
+    if let Some(interrupted) = d.interruption() {
         error = Some(interrupted);
     }
     cancelling.abort();

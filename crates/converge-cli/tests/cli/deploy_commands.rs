@@ -283,3 +283,45 @@ fn a_commands_output_of_a_secret_stays_secret() {
     let diff = w.ok(&["preview", "--diff"]);
     assert!(!diff.contains(secret), "{diff}");
 }
+
+/// Ctrl-C while the update's last step is under way: the step finishes
+/// and is recorded, and the update still ends as cancelled, as Pulumi's
+/// does: exit status 130 and a history entry that does not say succeeded.
+#[test]
+fn ctrl_c_during_the_last_step_ends_the_update_as_cancelled() {
+    let w = World::new();
+    std::fs::write(
+        w.project.join("Pulumi.yaml"),
+        "name: demo\nruntime: yaml\nresources:\n  c:\n    type: command:local:Command\n    properties:\n      create: touch started && sleep 3\n",
+    )
+    .unwrap();
+    let mut child = w
+        .scratch
+        .command("pw")
+        .args(["up", "--yes", "--skip-preview"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The command runs once its marker exists.
+    let marker = w.project.join("started");
+    while !marker.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the update ended ({status}) before its command ran");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("cancelled"), "{stderr}");
+    // What the step did is recorded; the history says the update did not
+    // succeed.
+    let state = w.ok(&["stack", "export"]);
+    assert!(state.contains("command:local:Command::c"), "{state}");
+    let history = w.ok(&["stack", "history", "--json"]);
+    let history: serde_json::Value = serde_json::from_str(&history).unwrap();
+    assert_eq!(history[0]["result"], "failed", "{history}");
+}
