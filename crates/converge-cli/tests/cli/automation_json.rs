@@ -114,12 +114,30 @@ fn checked(text: &str) -> String {
     digest["duration"] = "[duration]".into();
     // IDs are random (the word's is its result; the provider's a UUID).
     // Numbered in the order they first appear.
+    // A default provider has no step of its own: its ID is seen in the
+    // provider references (`<provider URN>::<ID>`).
     let mut ids: Vec<String> = Vec::new();
+    let mut seen = |id: &str| {
+        if id != "04da6b54-80e4-46f7-96ec-b56ff0331ba9" && !ids.iter().any(|i| i == id) {
+            ids.push(id.to_owned());
+        }
+    };
     for step in digest["steps"].as_array().unwrap() {
+        let reference_id = |v: &serde_json::Value| {
+            v.as_str()
+                .and_then(|r| r.rsplit_once("::"))
+                .map(|(_, id)| id.to_owned())
+        };
+        if let Some(id) = reference_id(&step["provider"]) {
+            seen(&id);
+        }
         for state in ["oldState", "newState"] {
-            if let Some(id) = step.get(state).and_then(|s| s["id"].as_str()) {
-                if id != "04da6b54-80e4-46f7-96ec-b56ff0331ba9" && !ids.iter().any(|i| i == id) {
-                    ids.push(id.to_owned());
+            if let Some(s) = step.get(state) {
+                if let Some(id) = s["id"].as_str() {
+                    seen(id);
+                }
+                if let Some(id) = reference_id(&s["provider"]) {
+                    seen(&id);
                 }
             }
         }
@@ -152,5 +170,36 @@ fn preview_json_is_pulumis_preview_digest() {
     insta::assert_snapshot!(
         "preview_json_replace",
         checked(&run(&["preview", "--json"]))
+    );
+}
+
+/// A preview that fails (a provider's Check refuses an input) prints its
+/// digest with the error among its `diagnostics`, as tools that parse
+/// `--json` read it, and exits non-zero.
+#[test]
+fn a_failed_previews_digest_carries_the_error() {
+    let scratch = common::Scratch::new(
+        "name: digest\nruntime: yaml\nresources:\n  r:\n    type: random:RandomInteger\n    properties:\n      min: 10\n      max: 1\n",
+    );
+    common::stdout_of(scratch.command("pw"), &["stack", "init", "dev"]);
+    let out = scratch
+        .command("pw")
+        .args(["preview", "--json"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let digest = checked(&String::from_utf8(out.stdout).unwrap());
+    let digest: serde_json::Value = serde_json::from_str(&digest).unwrap();
+    let errors: Vec<&serde_json::Value> = digest["diagnostics"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no diagnostics: {digest}"))
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{digest}");
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("min (10) must be at most max (1)"),
+        "{message}"
     );
 }

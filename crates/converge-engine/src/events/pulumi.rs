@@ -48,6 +48,8 @@ pub struct PulumiEvents {
     /// The policy packs of the current operation, name → version, for
     /// its summary's `PolicyPacks`.
     policy_packs: BTreeMap<String, String>,
+    /// An error diagnostic of the current operation went out.
+    error_reported: bool,
 }
 
 impl PulumiEvents {
@@ -59,6 +61,7 @@ impl PulumiEvents {
             operation_start: None,
             planning: false,
             policy_packs: BTreeMap::new(),
+            error_reported: false,
         }
     }
 
@@ -134,7 +137,15 @@ impl PulumiEvents {
                 urn,
                 message,
             } => vec![self.diagnostic(*severity, urn.as_ref(), message)],
-            EngineEvent::Summary { counts, .. } => {
+            EngineEvent::Summary { counts, error } => {
+                // A failed operation's error is a diagnostic of its stream
+                // (so of `--json`'s digest), as Pulumi's engine reports
+                // it, unless a failed step or the program said it already.
+                let mut out = Vec::new();
+                if let Some(e) = error.as_deref().filter(|_| !self.error_reported) {
+                    out.push(self.diagnostic(Severity::Error, None, e));
+                }
+                self.error_reported = false;
                 let seconds = self
                     .operation_start
                     .take()
@@ -147,7 +158,7 @@ impl PulumiEvents {
                     .map(|(op, n)| (op.as_str(), *n))
                     .collect();
                 let packs = std::mem::take(&mut self.policy_packs);
-                vec![self.wrap(
+                out.push(self.wrap(
                     "summaryEvent",
                     json!({
                         "maybeCorrupt": false,
@@ -155,7 +166,8 @@ impl PulumiEvents {
                         "resourceChanges": changes,
                         "PolicyPacks": packs,
                     }),
-                )]
+                ));
+                out
             }
             EngineEvent::PolicyViolation(v) => {
                 let mut body = Map::new();
@@ -221,6 +233,7 @@ impl PulumiEvents {
     }
 
     fn diagnostic(&mut self, severity: Severity, urn: Option<&Urn>, message: &str) -> Value {
+        self.error_reported |= severity == Severity::Error;
         let severity = match severity {
             Severity::Debug => "debug",
             Severity::Info => "info",
@@ -500,6 +513,31 @@ mod tests {
             failed["detailedDiff"]["tags.env"],
             json!({"diffKind": "update-replace", "inputDiff": true})
         );
+    }
+
+    #[test]
+    fn a_failed_operations_error_is_a_diagnostic_once() {
+        let mut e = PulumiEvents::new(PulumiEventOptions::default());
+        // An error no step reported (a Check failure, say) becomes one.
+        let out = e.translate(&EngineEvent::Summary {
+            counts: BTreeMap::new(),
+            error: Some("invalid inputs".into()),
+        });
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0]["diagnosticEvent"]["severity"], "error");
+        assert_eq!(out[0]["diagnosticEvent"]["message"], "invalid inputs\n");
+        assert!(out[1].get("summaryEvent").is_some());
+        // One a failed step reported is not said again.
+        e.translate(&EngineEvent::Diagnostic {
+            severity: Severity::Error,
+            urn: None,
+            message: "boom".into(),
+        });
+        let out = e.translate(&EngineEvent::Summary {
+            counts: BTreeMap::new(),
+            error: Some("boom".into()),
+        });
+        assert_eq!(out.len(), 1);
     }
 
     #[test]
