@@ -27,6 +27,7 @@ mod secrets;
 mod service_policy;
 mod stack_settings;
 mod table;
+mod unknown_keys;
 
 use clap::Parser;
 
