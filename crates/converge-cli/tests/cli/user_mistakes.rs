@@ -1,7 +1,8 @@
 //! What a Pulumi user's slips meet, through `converge`: a misspelled key
 //! in `Pulumi.<stack>.yaml` or `Pulumi.yaml` (a warning naming the file,
 //! the key and the key meant; the key kept when Converge rewrites the
-//! file).
+//! file), and a stack whose state cannot be read in `stack ls` (listed,
+//! with a warning naming it and why).
 
 use crate::common;
 
@@ -110,4 +111,30 @@ fn misspelled_project_keys_name_the_key_meant() {
         "{err}"
     );
     assert_eq!(err.matches("warning:").count(), 1, "{err}");
+}
+
+#[test]
+fn stack_ls_names_a_stack_whose_state_cannot_be_read() {
+    let s = world(PROGRAM);
+    common::stdout_of(s.command("pw"), &["stack", "init", "prod"]);
+    common::stdout_of(s.command("pw"), &["stack", "select", "dev"]);
+    common::stdout_of(s.command("pw"), &["up", "--yes"]);
+    let checkpoint = s.backend.join(".pulumi/stacks/slips/dev.json");
+    let text = std::fs::read_to_string(&checkpoint).unwrap();
+    std::fs::write(&checkpoint, text.replace("\"checkpoint\"", "\"checkpont\"")).unwrap();
+
+    let out = run(&s, &["stack", "ls"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("dev*") && listed.contains("prod"),
+        "{listed}"
+    );
+    let err = stderr(&out);
+    assert!(err.starts_with("warning: "), "{err}");
+    assert!(
+        err.contains("slips/dev") && err.contains("`checkpoint`"),
+        "{err}"
+    );
+    assert!(!err.contains("prod"), "{err}");
 }
