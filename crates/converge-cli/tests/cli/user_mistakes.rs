@@ -1,8 +1,9 @@
 //! What a Pulumi user's slips meet, through `converge`: a misspelled key
 //! in `Pulumi.<stack>.yaml` or `Pulumi.yaml` (a warning naming the file,
 //! the key and the key meant; the key kept when Converge rewrites the
-//! file), and a stack whose state cannot be read in `stack ls` (listed,
-//! with a warning naming it and why).
+//! file), a Pulumi command Converge lacks (what it is and where to look,
+//! exit code 2), and a stack whose state cannot be read in `stack ls`
+//! (listed, with a warning naming it and why).
 
 use crate::common;
 
@@ -111,6 +112,43 @@ fn misspelled_project_keys_name_the_key_meant() {
         "{err}"
     );
     assert_eq!(err.matches("warning:").count(), 1, "{err}");
+}
+
+#[test]
+fn pulumi_commands_converge_lacks_say_so() {
+    let s = world(PROGRAM);
+    for command in [
+        "logs",
+        "console",
+        "watch",
+        "org",
+        "env",
+        "convert",
+        "gen-completion",
+    ] {
+        let out = run(&s, &[command, "--flag"]);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with(&format!(
+                "error: Converge has no `{command}` command (in Pulumi it "
+            )),
+            "{err}"
+        );
+        assert!(err.contains("migrating-from-pulumi.md"), "{err}");
+        assert!(!err.contains("similar subcommands"), "{err}");
+    }
+    // Anything else is clap's, as before.
+    let out = run(&s, &["lgos"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unrecognized subcommand 'lgos'"));
+    let out = run(&s, &["config", "env"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        !stderr(&out).contains("Converge has no"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
