@@ -22,13 +22,15 @@ mod project;
 mod project_config;
 mod prompt;
 mod providers;
+mod pulumi_commands;
 mod remote;
 mod secrets;
 mod service_policy;
 mod stack_settings;
 mod table;
+mod unknown_keys;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use crate::args::{Cli, Command};
 use crate::commands::deploy::Operation;
@@ -51,7 +53,10 @@ fn main() {
     sigpipe::reset();
     #[cfg(feature = "mimalloc")]
     allocator::configure();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
     let worker = std::thread::Builder::new()
         .name("converge".into())
         .stack_size(WORK_STACK_BYTES)
@@ -64,6 +69,31 @@ fn main() {
             exit(1);
         }
     }
+}
+
+/// Reports a command line clap refused, and exits with clap's code (2 for
+/// a usage error). A command of Pulumi's that Converge lacks (`converge
+/// logs`) is named as such, with where to look instead.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::InvalidSubcommand {
+        if let Some(ContextValue::String(name)) = e.get(ContextKind::InvalidSubcommand) {
+            let command = Cli::command();
+            let commands: Vec<&str> = command
+                .get_subcommands()
+                .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+                .chain(["help"])
+                .collect();
+            let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+            if let Some(message) = pulumi_commands::absent(name)
+                .filter(|_| pulumi_commands::is_command(&args, name, &commands))
+            {
+                eprintln!("error: {message}");
+                exit(2);
+            }
+        }
+    }
+    e.exit()
 }
 
 /// The exit code of a command that failed, as Pulumi's (`os.Exit(-1)`).

@@ -21,12 +21,39 @@ const KEPT_KEYS: [&str; 8] = [
     "config",
 ];
 
-/// The project file's top level as loaded: only the [`KEPT_KEYS`]. A YAML
+/// The top-level keys of Pulumi's project schema, and of a YAML program's
+/// body: any other key is warned about (`unknown_keys`), not refused, as
+/// Pulumi accepts it.
+const KNOWN_KEYS: [&str; 20] = [
+    "name",
+    "runtime",
+    "description",
+    "main",
+    "stackConfigDir",
+    "config",
+    "backend",
+    "options",
+    "template",
+    "plugins",
+    "author",
+    "website",
+    "license",
+    "packages",
+    "requiredPulumiVersion",
+    "resources",
+    "variables",
+    "outputs",
+    "configuration",
+    "pulumi",
+];
+
+/// The project file's top level as loaded: only the [`KEPT_KEYS`], and the
+/// names of the keys not in [`KNOWN_KEYS`]. A YAML
 /// program's body (`resources:` and the rest, most of a large program's
 /// text) is the program's, parsed by it; here it is read past, not built
 /// into values.
 enum KeptDoc {
-    Mapping(Mapping),
+    Mapping(Mapping, Vec<String>),
     Null,
     Other,
 }
@@ -51,15 +78,25 @@ impl<'de> serde::de::Visitor<'de> for KeptDocVisitor {
         mut map: A,
     ) -> std::result::Result<KeptDoc, A::Error> {
         let mut kept = Mapping::new();
+        let mut unknown = Vec::new();
         while let Some(key) = map.next_key::<Value>()? {
             if key.as_str().is_some_and(|k| KEPT_KEYS.contains(&k)) {
                 let value = map.next_value::<Value>()?;
                 kept.insert(key, value);
             } else {
+                match key.as_str() {
+                    Some(k) if KNOWN_KEYS.contains(&k) => {}
+                    Some(k) => unknown.push(k.to_owned()),
+                    None => unknown.push(
+                        serde_norway::to_string(&key)
+                            .map(|t| t.trim_end().to_owned())
+                            .unwrap_or_default(),
+                    ),
+                }
                 map.next_value::<serde::de::IgnoredAny>()?;
             }
         }
-        Ok(KeptDoc::Mapping(kept))
+        Ok(KeptDoc::Mapping(kept, unknown))
     }
 
     fn visit_unit<E>(self) -> std::result::Result<KeptDoc, E> {
@@ -150,8 +187,8 @@ impl Project {
     pub fn load(file: &Path) -> Result<Project> {
         // Bounded: size, nesting and aliases (an alias bomb is refused here).
         let value: KeptDoc = converge_yaml::load(file)?;
-        let doc = match value {
-            KeptDoc::Mapping(m) => m,
+        let (doc, unknown) = match value {
+            KeptDoc::Mapping(m, unknown) => (m, unknown),
             KeptDoc::Null => bail!(
                 "{} is empty: it needs at least `name` and `runtime`",
                 file.display()
@@ -164,12 +201,25 @@ impl Project {
         let name = match doc.get("name") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             Some(_) => bail!("{}: `name` must be a non-empty string", file.display()),
-            None => bail!("{}: the project has no `name`", file.display()),
+            None => bail!(
+                "{}: the project has no `name`{}",
+                file.display(),
+                missing_hint("name", &unknown)
+            ),
         };
         converge_backend::validate_project_name(&name)
             .with_context(|| format!("{}: invalid project name", file.display()))?;
         if doc.get("runtime").is_none() {
-            bail!("{}: the project has no `runtime`", file.display());
+            bail!(
+                "{}: the project has no `runtime`{}",
+                file.display(),
+                missing_hint("runtime", &unknown)
+            );
+        }
+        // A YAML program's parser refuses unknown keys itself, naming the
+        // closest; other runtimes ignore them.
+        if runtime_name(&doc) != Some("yaml") {
+            crate::unknown_keys::warn(file, &unknown, &KNOWN_KEYS);
         }
         let opts = ParseOptions {
             project: &name,
@@ -274,6 +324,16 @@ fn runtime_name(doc: &Mapping) -> Option<&str> {
         Value::Mapping(m) => m.get("name")?.as_str(),
         _ => None,
     }
+}
+
+/// `"; did you mean `runtime`? found `runtme`"` when an unknown key is
+/// close to the missing `key`, else nothing.
+fn missing_hint(key: &str, unknown: &[String]) -> String {
+    unknown
+        .iter()
+        .find(|u| crate::unknown_keys::closest(u, [key]).is_some())
+        .map(|u| format!("; did you mean `{key}`? found `{u}`"))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! `Pulumi.<stack>.yaml`: a stack's configuration and secrets settings, read
-//! and written in Pulumi's format. Keys Converge does not know are kept.
+//! and written in Pulumi's format. Keys Converge does not know are warned
+//! about (`unknown_keys`) and kept.
 
 use std::path::{Path, PathBuf};
 
@@ -47,6 +48,12 @@ impl StackSettings {
                 );
             }
         }
+        let unknown: Vec<String> = doc
+            .keys()
+            .filter(|k| !k.as_str().is_some_and(|k| KEY_ORDER.contains(&k)))
+            .map(key_text)
+            .collect();
+        crate::unknown_keys::warn(path, &unknown, &KEY_ORDER);
         Ok(StackSettings {
             path: path.to_path_buf(),
             doc,
@@ -124,6 +131,16 @@ impl StackSettings {
                 Value::Mapping(entries.into_iter().collect()),
             );
         }
+    }
+}
+
+/// A key as the user wrote it: a string as it is, another scalar as YAML.
+fn key_text(key: &Value) -> String {
+    match key {
+        Value::String(s) => s.clone(),
+        other => serde_norway::to_string(other)
+            .map(|t| t.trim_end().to_owned())
+            .unwrap_or_default(),
     }
 }
 

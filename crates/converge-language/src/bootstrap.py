@@ -12,9 +12,14 @@
 # run, while it opens the stack; at end of input without a line (the run
 # never came) it exits quietly.
 #
+# Converge runs it as `python -c STUB`, the source in an environment
+# variable, compiled under the name `<converge python runner>`: no temporary
+# file, and tracebacks through it say what it is.
+#
 # Exit codes: 0 success; 32 the failure was already reported to the engine
-# (Engine.Log at error severity); anything else is for the engine to explain
-# from stderr.
+# (Engine.Log at error severity); 33 the interpreter has no `pulumi` module,
+# nothing printed (Converge says so, once); anything else is for the engine
+# to explain from stderr.
 
 import argparse
 import asyncio
@@ -27,6 +32,14 @@ import traceback
 
 # The program failed and said so through the engine's log.
 EXIT_REPORTED = 32
+
+# The interpreter has no `pulumi` module.
+EXIT_NO_SDK = 33
+
+# `python -c` puts the working directory first on the module path; the
+# program's own directory is put there below, as `python main.py` would.
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
 
 # What the SDK raises when the monitor answers UNAVAILABLE: the deployment
 # failed and the engine reports that failure itself.
@@ -70,11 +83,16 @@ def import_sdk():
     try:
         import pulumi  # noqa: F401
         import pulumi.runtime  # noqa: F401
-    except ImportError:
+    except ImportError as e:
+        if isinstance(e, ModuleNotFoundError) and e.name == "pulumi":
+            # Converge says so, once, as the run's error.
+            sys.exit(EXIT_NO_SDK)
+        # The SDK is there, but a module it needs is missing or broken:
+        # the traceback names it.
         traceback.print_exc()
         print(
-            "\nThe Pulumi SDK is not installed for " + sys.executable + ".\n"
-            "Install it with `pip install pulumi` (in the project's virtualenv, if it has one).",
+            "\nThe Pulumi SDK installed for " + sys.executable + " cannot be imported.\n"
+            "Reinstall it with `pip install pulumi` (in the project's virtualenv, if it has one).",
             file=sys.stderr,
         )
         sys.exit(1)

@@ -154,7 +154,7 @@ impl NodeProgram {
 #[async_trait]
 impl Program for NodeProgram {
     async fn run(&self, monitor: Monitor) -> Result<(), String> {
-        process::run(monitor, &self.options, "nodejs", |s| {
+        process::run(monitor, &self.options, "nodejs", None, |s| {
             self.command(s).map(process::Launch::Spawn)
         })
         .await

@@ -225,12 +225,21 @@ pub(crate) fn own_group(cmd: &mut Command) {
     let _ = cmd;
 }
 
+/// What a host's runner says by exiting with a code of its own before the
+/// program runs, having printed nothing: the error the user reads, once,
+/// in place of "exited with code N".
+pub(crate) struct RunnerExit {
+    pub code: i32,
+    pub error: String,
+}
+
 /// Runs the program `launch` starts against a fresh monitor server for
 /// `monitor`; `Err` is the program's failure, in words for the user.
 pub(crate) async fn run(
     monitor: Monitor,
     options: &RunOptions,
     language: &str,
+    runner_exit: Option<RunnerExit>,
     launch: impl FnOnce(&Session) -> Result<Launch, String>,
 ) -> Result<(), String> {
     let server_options = MonitorServerOptions {
@@ -335,6 +344,11 @@ pub(crate) async fn run(
     }
     let stderr_tail = tail.lock().unwrap_or_else(|p| p.into_inner()).text();
     let status = status.map_err(|e| format!("waiting for the {language} program: {e}"))?;
+    if let Some(r) = runner_exit {
+        if status.code() == Some(r.code) && stderr_tail.is_empty() && errors.is_empty() {
+            return Err(r.error);
+        }
+    }
     outcome(language, status, &errors, &stderr_tail)
 }
 

@@ -9,7 +9,6 @@
 //! a directory with `__main__.py`), else the project directory.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -20,11 +19,27 @@ use tokio::process::{Child, Command};
 
 use converge_plugin::child::GroupLeader;
 
-use crate::process::{self, LanguageError, Launch, ProjectSettings, RunOptions};
+use crate::process::{self, LanguageError, Launch, ProjectSettings, RunOptions, RunnerExit};
 
 /// Converge's runner: parses the engine's arguments, configures the SDK
 /// and runs the program in the root stack resource.
 pub const BOOTSTRAP: &str = include_str!("bootstrap.py");
+
+/// The runner's exit code when the interpreter has no `pulumi` module
+/// (`bootstrap.py`'s `EXIT_NO_SDK`).
+const EXIT_NO_SDK: i32 = 33;
+
+/// The environment variable that hands the interpreter the runner's source.
+const RUNNER_VARIABLE: &str = "CONVERGE_PYTHON_RUNNER";
+
+/// `python -c` with this: the runner is compiled under a name that says
+/// what it is (tracebacks of the runner's own frames show
+/// `<converge python runner>`), from the environment — no temporary file,
+/// no kilobytes of source in `ps` — and the variable is removed, so the
+/// program's own processes do not inherit it. `-c` puts the working
+/// directory first on `sys.path`; the runner takes it off again.
+const RUNNER_STUB: &str = "import os; exec(compile(os.environ.pop('CONVERGE_PYTHON_RUNNER'), \
+                           '<converge python runner>', 'exec'))";
 
 /// A Python program.
 #[derive(Debug, Clone)]
@@ -93,10 +108,8 @@ impl PythonProgram {
     /// the program's first run. `None` when it cannot start: the run then
     /// starts the interpreter itself and reports why it cannot.
     pub fn start_ahead(&self) -> Option<PythonAhead> {
-        let bootstrap = write_bootstrap().ok()?;
         let child = self
             .base_command()
-            .arg(bootstrap.path())
             .arg("--wait")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -105,11 +118,7 @@ impl PythonProgram {
             .spawn()
             .ok()?;
         let leader = GroupLeader::new(child.id());
-        Some(PythonAhead {
-            child,
-            leader,
-            bootstrap,
-        })
+        Some(PythonAhead { child, leader })
     }
 
     /// Runs the program's first run in the runner `ahead` started.
@@ -118,12 +127,16 @@ impl PythonProgram {
         self
     }
 
-    /// The interpreter in the program's working directory, with the
-    /// virtualenv's environment: everything but the runner's arguments.
+    /// The interpreter running the runner in the program's working
+    /// directory, with the virtualenv's environment: everything but the
+    /// runner's arguments.
     fn base_command(&self) -> Command {
         let python = self.interpreter();
         let mut cmd = Command::new(&python);
-        cmd.current_dir(self.project.working_dir())
+        cmd.arg("-c")
+            .arg(RUNNER_STUB)
+            .env(RUNNER_VARIABLE, BOOTSTRAP)
+            .current_dir(self.project.working_dir())
             .env("PYTHONUNBUFFERED", "1");
         process::own_group(&mut cmd);
         if let Some(venv) = self.virtualenv().filter(|_| self.interpreter.is_none()) {
@@ -200,8 +213,6 @@ impl PythonProgram {
 pub struct PythonAhead {
     child: Child,
     leader: GroupLeader,
-    /// The runner's file, kept until the run is over.
-    bootstrap: tempfile::NamedTempFile,
 }
 
 /// The interpreter of a virtualenv.
@@ -213,30 +224,21 @@ fn venv_python(venv: &Path) -> PathBuf {
     }
 }
 
-/// The runner, written where the interpreter can read it; removed when
-/// dropped.
-fn write_bootstrap() -> Result<tempfile::NamedTempFile, String> {
-    let mut file = tempfile::Builder::new()
-        .prefix("converge-python-")
-        .suffix(".py")
-        .tempfile()
-        .map_err(|e| format!("cannot write the Python runner: {e}"))?;
-    file.write_all(BOOTSTRAP.as_bytes())
-        .and_then(|()| file.flush())
-        .map_err(|e| format!("cannot write the Python runner: {e}"))?;
-    Ok(file)
-}
-
 #[async_trait]
 impl Program for PythonProgram {
     async fn run(&self, monitor: Monitor) -> Result<(), String> {
+        // A missing SDK is said once, as the error, not also as the lines
+        // of a traceback through the runner.
+        let no_sdk = RunnerExit {
+            code: EXIT_NO_SDK,
+            error: format!(
+                "the Pulumi SDK is not installed for {}: install it with `pip install pulumi` \
+                 (into the project's virtualenv, if it has one)",
+                self.interpreter().display()
+            ),
+        };
         let ahead = self.ahead.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(PythonAhead {
-            child,
-            leader,
-            bootstrap,
-        }) = ahead
-        {
+        if let Some(PythonAhead { child, leader }) = ahead {
             let launch = |s: &process::Session| {
                 let args = self.args(s)?;
                 let text: Option<Vec<String>> =
@@ -251,17 +253,14 @@ impl Program for PythonProgram {
                 // A path JSON cannot carry: the interpreter started ahead
                 // is dropped (killed), and one starts with the arguments.
                 let mut cmd = self.base_command();
-                cmd.arg(bootstrap.path()).args(args);
+                cmd.args(args);
                 Ok(Launch::Spawn(cmd))
             };
-            let result = process::run(monitor, &self.options, "python", launch).await;
-            drop(bootstrap);
-            return result;
+            return process::run(monitor, &self.options, "python", Some(no_sdk), launch).await;
         }
-        let bootstrap = write_bootstrap()?;
-        process::run(monitor, &self.options, "python", |s| {
+        process::run(monitor, &self.options, "python", Some(no_sdk), |s| {
             let mut cmd = self.base_command();
-            cmd.arg(bootstrap.path()).args(self.args(s)?);
+            cmd.args(self.args(s)?);
             Ok(Launch::Spawn(cmd))
         })
         .await

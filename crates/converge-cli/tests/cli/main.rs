@@ -59,6 +59,7 @@ mod state_commands;
 mod state_migrations;
 mod state_move;
 mod terraform;
+mod user_mistakes;
 mod wire_features;
 mod yaml_config;
 mod yaml_functions;

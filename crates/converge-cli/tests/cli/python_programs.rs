@@ -92,6 +92,64 @@ pet.id.apply(boom)
     );
 }
 
+/// A virtualenv without the `pulumi` SDK: the error says so once (no
+/// traceback through Converge's runner as `info:` lines before it), and
+/// no traceback names a temporary runner file.
+#[test]
+fn a_virtualenv_without_the_sdk_is_one_error() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(&venv, "import pulumi\n");
+    let bare = w.scratch.dir.path().join("bare-venv");
+    let made = std::process::Command::new(venv.join("bin/python"))
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&bare)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::write(
+        w.scratch.project.join("Pulumi.yaml"),
+        format!(
+            "name: pyproj\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            bare.display()
+        ),
+    )
+    .unwrap();
+    let all = w.fails(&["preview"]);
+    assert_eq!(
+        all.matches("the Pulumi SDK is not installed for").count(),
+        1,
+        "{all}"
+    );
+    assert!(
+        all.contains(&format!("{}/bin/python", bare.display())),
+        "{all}"
+    );
+    assert!(all.contains("pip install pulumi"), "{all}");
+    assert!(
+        !all.contains("Traceback") && !all.contains("info:"),
+        "{all}"
+    );
+
+    // A program's own failure to import still shows its traceback, and the
+    // runner is no temporary file.
+    std::fs::write(
+        w.scratch.project.join("Pulumi.yaml"),
+        format!(
+            "name: pyproj\nruntime:\n  name: python\n  options:\n    virtualenv: {}\n",
+            venv.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        w.scratch.project.join("__main__.py"),
+        "import pulumi\nimport no_such_module\n",
+    )
+    .unwrap();
+    let all = w.fails(&["preview"]);
+    assert!(all.contains("No module named 'no_such_module'"), "{all}");
+    assert!(!all.contains("converge-python-"), "{all}");
+}
+
 /// The published pulumi_random and pulumi_command SDKs drive the built-in
 /// providers: create, update, keepers replacement, refresh, destroy.
 #[test]

@@ -288,3 +288,32 @@ fn resource_properties_type_name_and_default_provider() {
         "{e}"
     );
 }
+
+#[test]
+fn an_updates_object_outputs_print_as_the_preview_shows_them() {
+    let w = World::new(
+        "name: prog\nruntime: yaml\noutputs:\n  obj:\n    a: 1\n    nested: {b: [1, 2], c: x}\n  \
+         empty: {}\n  hidden:\n    fn::secret: {k: v}\n  word: hello\n",
+    );
+    let up = w.run(&["up", "--yes"]);
+    let outputs = &up[up.rfind("Outputs:\n").expect(&up)..up.rfind("\nResources:").unwrap()];
+    assert_eq!(
+        outputs,
+        "Outputs:
+    empty : {}
+    hidden: [secret]
+    obj   : {
+        a     : 1
+        nested: {
+            b: [
+                [0]: 1
+                [1]: 2
+            ]
+            c: \"x\"
+        }
+    }
+    word  : hello
+",
+        "{up}"
+    );
+}

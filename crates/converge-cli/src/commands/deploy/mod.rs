@@ -755,7 +755,18 @@ fn print_outputs(snapshot: &Snapshot, reveal: bool) {
     }
     say("\nOutputs:");
     let width = outputs.keys().map(String::len).max().unwrap_or(0);
+    let style = crate::display::values::ValueStyle {
+        show_secrets: reveal,
+    };
     for (k, v) in &outputs {
+        // Objects and arrays as the preview shows them, one member a line.
+        if let Some(lines) = crate::display::values::output_block(&format!("{k:<width$}"), v, style)
+        {
+            for line in lines {
+                say(line);
+            }
+            continue;
+        }
         let shown = match display_json(v, reveal) {
             serde_json::Value::String(s) => s,
             other => other.to_string(),

@@ -1,7 +1,8 @@
 //! `converge stack ls`: the stacks of the project (or, with `--all` or
 //! outside a project, of the backend), when each was last updated —
 //! relative, as Pulumi shows it, or "in progress" while an update runs —
-//! and how many resources each has.
+//! and how many resources each has; a stack whose state cannot be read is
+//! listed, with a warning on stderr naming it and the error.
 
 use std::sync::Arc;
 
@@ -40,7 +41,20 @@ pub(super) async fn run(ctx: &Context, all: bool, json: bool) -> Result<()> {
     let options = ListStacksOptions { project: filter };
     for summary in backend.list_stacks(&options).await? {
         let sr = &summary.stack_ref;
-        let state = current_state(ctx, &backend, sr).await.ok();
+        // A stack whose state cannot be read is still listed (its time and
+        // count `n/a`), and the user is told why.
+        let state = match current_state(ctx, &backend, sr).await {
+            Ok(state) => Some(state),
+            Err(e) => {
+                let text = crate::error_text(&e);
+                if text.contains(&format!("{}/{}", sr.project, sr.stack)) {
+                    eprintln!("warning: {text}");
+                } else {
+                    eprintln!("warning: stack {}/{}: {text}", sr.project, sr.stack);
+                }
+                None
+            }
+        };
         let in_progress = state
             .as_ref()
             .is_some_and(|s| matches!(s.journal, JournalStatus::Live { .. }));

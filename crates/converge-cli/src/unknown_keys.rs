@@ -1,0 +1,80 @@
+//! Top-level keys of the files a user writes (`Pulumi.yaml`,
+//! `Pulumi.<stack>.yaml`) that Converge does not know: a misspelled key
+//! would otherwise be ignored without a word. Each is warned about once
+//! per file and process, with the closest known key, and kept in the file.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The files already warned about in this process: a command may load one
+/// file several times.
+static WARNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// The known key closest to `key`, if one is close enough to be a typo of
+/// it: at most a third of the longer name's characters edited (a swap of
+/// neighbours counts as one edit), case ignored.
+pub fn closest<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = key.to_lowercase();
+    let mut best: Option<(usize, &str)> = None;
+    for k in known {
+        let d = strsim::osa_distance(&lower, &k.to_lowercase());
+        let limit = (key.chars().count().max(k.chars().count()) / 3).max(1);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, k));
+        }
+    }
+    best.map(|(_, k)| k)
+}
+
+/// The warning for one unknown key of `file`.
+pub fn warning(file: &Path, key: &str, known: &[&str]) -> String {
+    let hint = match closest(key, known.iter().copied()) {
+        Some(k) => format!("; did you mean `{k}`?"),
+        None => format!(" (the known keys are {})", known.join(", ")),
+    };
+    format!(
+        "warning: {}: unknown key `{key}` is ignored{hint}",
+        file.display()
+    )
+}
+
+/// Warns on stderr about each of `unknown`, once per file.
+pub fn warn(file: &Path, unknown: &[String], known: &[&str]) {
+    if unknown.is_empty() {
+        return;
+    }
+    let first = WARNED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(file.to_path_buf());
+    if first {
+        for key in unknown {
+            eprintln!("{}", warning(file, key, known));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_find_their_key_and_strangers_list_the_keys() {
+        let known = ["secretsprovider", "encryptionsalt", "config"];
+        assert_eq!(closest("confg", known), Some("config"));
+        assert_eq!(closest("encryptionsalf", known), Some("encryptionsalt"));
+        assert_eq!(closest("Config", known), Some("config"));
+        assert_eq!(closest("future", known), None);
+        let file = Path::new("Pulumi.dev.yaml");
+        assert_eq!(
+            warning(file, "confg", &known),
+            "warning: Pulumi.dev.yaml: unknown key `confg` is ignored; did you mean `config`?"
+        );
+        assert_eq!(
+            warning(file, "future", &known),
+            "warning: Pulumi.dev.yaml: unknown key `future` is ignored (the known keys are \
+             secretsprovider, encryptionsalt, config)"
+        );
+    }
+}

@@ -1,0 +1,178 @@
+//! What a Pulumi user's slips meet, through `converge`: a misspelled key
+//! in `Pulumi.<stack>.yaml` or `Pulumi.yaml` (a warning naming the file,
+//! the key and the key meant; the key kept when Converge rewrites the
+//! file), a Pulumi command Converge lacks (what it is and where to look,
+//! exit code 2), and a stack whose state cannot be read in `stack ls`
+//! (listed, with a warning naming it and why).
+
+use crate::common;
+
+use std::process::Output;
+
+use common::Scratch;
+
+const PROGRAM: &str = "name: slips
+runtime: yaml
+resources:
+  r:
+    type: random:RandomString
+    properties:
+      length: 4
+";
+
+fn world(pulumi_yaml: &str) -> Scratch {
+    let s = Scratch::new(pulumi_yaml);
+    common::stdout_of(s.command("pw"), &["stack", "init", "dev"]);
+    s
+}
+
+fn run(s: &Scratch, args: &[&str]) -> Output {
+    s.command("pw").args(args).output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn misspelled_stack_settings_keys_are_warned_about_and_kept() {
+    let s = world(PROGRAM);
+    let file = s.project.join("Pulumi.dev.yaml");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("encryptionsalf: v1:abc\nconfg:\n  slips:x: 1\nfuture: 1\n");
+    std::fs::write(&file, &text).unwrap();
+
+    let out = run(&s, &["preview"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let name = file.display();
+    for line in [
+        format!(
+            "warning: {name}: unknown key `encryptionsalf` is ignored; did you mean \
+             `encryptionsalt`?"
+        ),
+        format!("warning: {name}: unknown key `confg` is ignored; did you mean `config`?"),
+        format!(
+            "warning: {name}: unknown key `future` is ignored (the known keys are \
+             secretsprovider, encryptedkey, encryptionsalt, environment, config)"
+        ),
+    ] {
+        // Once each, though the command reads the file more than once.
+        assert_eq!(err.matches(&line).count(), 1, "{line:?} in\n{err}");
+    }
+
+    // A rewrite keeps what the user wrote.
+    let out = run(&s, &["config", "set", "y", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown key `confg`"),
+        "{}",
+        stderr(&out)
+    );
+    let after = std::fs::read_to_string(&file).unwrap();
+    for kept in [
+        "encryptionsalf: v1:abc",
+        "confg:\n  slips:x: 1",
+        "future: 1",
+        "slips:y: '2'",
+    ] {
+        assert!(after.contains(kept), "no {kept:?} in\n{after}");
+    }
+}
+
+#[test]
+fn misspelled_project_keys_name_the_key_meant() {
+    let s = world(PROGRAM);
+    std::fs::write(
+        s.project.join("Pulumi.yaml"),
+        PROGRAM.replace("runtime:", "runtme:"),
+    )
+    .unwrap();
+    let out = run(&s, &["preview"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("the project has no `runtime`; did you mean `runtime`? found `runtme`"),
+        "{err}"
+    );
+
+    // Another runtime ignores unknown keys (Pulumi accepts them): a
+    // warning, and the command goes on. (A YAML program refuses them
+    // itself.) Keys of Pulumi's schema draw no warning.
+    std::fs::write(
+        s.project.join("Pulumi.yaml"),
+        "name: slips\nruntime: nodejs\ndescripton: typo\nauthor: me\nlicense: MIT\n",
+    )
+    .unwrap();
+    let out = run(&s, &["stack", "ls"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("unknown key `descripton` is ignored; did you mean `description`?"),
+        "{err}"
+    );
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+}
+
+#[test]
+fn pulumi_commands_converge_lacks_say_so() {
+    let s = world(PROGRAM);
+    for command in [
+        "logs",
+        "console",
+        "watch",
+        "org",
+        "env",
+        "convert",
+        "gen-completion",
+    ] {
+        let out = run(&s, &[command, "--flag"]);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let err = stderr(&out);
+        assert!(
+            err.starts_with(&format!(
+                "error: Converge has no `{command}` command (in Pulumi it "
+            )),
+            "{err}"
+        );
+        assert!(err.contains("migrating-from-pulumi.md"), "{err}");
+        assert!(!err.contains("similar subcommands"), "{err}");
+    }
+    // Anything else is clap's, as before.
+    let out = run(&s, &["lgos"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unrecognized subcommand 'lgos'"));
+    let out = run(&s, &["config", "env"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        !stderr(&out).contains("Converge has no"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn stack_ls_names_a_stack_whose_state_cannot_be_read() {
+    let s = world(PROGRAM);
+    common::stdout_of(s.command("pw"), &["stack", "init", "prod"]);
+    common::stdout_of(s.command("pw"), &["stack", "select", "dev"]);
+    common::stdout_of(s.command("pw"), &["up", "--yes"]);
+    let checkpoint = s.backend.join(".pulumi/stacks/slips/dev.json");
+    let text = std::fs::read_to_string(&checkpoint).unwrap();
+    std::fs::write(&checkpoint, text.replace("\"checkpoint\"", "\"checkpont\"")).unwrap();
+
+    let out = run(&s, &["stack", "ls"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("dev*") && listed.contains("prod"),
+        "{listed}"
+    );
+    let err = stderr(&out);
+    assert!(err.starts_with("warning: "), "{err}");
+    assert!(
+        err.contains("slips/dev") && err.contains("`checkpoint`"),
+        "{err}"
+    );
+    assert!(!err.contains("prod"), "{err}");
+}
