@@ -244,6 +244,8 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "policy-pack",
             "policy-pack-config",
             "exclude-protected",
+            "config",
+            "config-path",
         ],
         "destroy" => &[
             "replace",
@@ -255,6 +257,8 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "refresh-only",
             "policy-pack",
             "policy-pack-config",
+            "config",
+            "config-path",
         ],
         _ => &[],
     }
@@ -400,6 +404,15 @@ pub struct OperationArgs {
     /// Use this stack configuration file instead of `Pulumi.<stack>.yaml`.
     #[arg(long, value_name = "FILE")]
     pub config_file: Option<PathBuf>,
+    /// Set this configuration value (`KEY=VALUE`, repeatable) in the
+    /// stack's configuration file before the operation, as `config set`
+    /// does; the operation then runs with it.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
+    /// The keys of --config are property paths (`a.b[0]`), as with
+    /// `config set --path`.
+    #[arg(long)]
+    pub config_path: bool,
 }
 
 /// `converge import` (Pulumi's flags).

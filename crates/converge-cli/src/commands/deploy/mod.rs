@@ -144,11 +144,20 @@ async fn run_logged(
     if let Some(file) = &args.config_file {
         project = project.with_stack_config_file(&ctx.cwd, file);
     }
+    // `--config KEY=VALUE`: every pair checked before anything changes.
+    let new_config = crate::commands::config::OperationConfig::parse(
+        &project.name,
+        &args.config,
+        args.config_path,
+    )?;
     let ahead = ahead.map(|ahead| ahead.with_project(&project));
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
     crate::passphrase::derive_ahead(&project.stack_config_file(&stack.stack));
     ctx.require_stack(backend.as_ref(), &stack).await?;
+    // Written before the operation, as Pulumi writes it: the program and
+    // the update's history see it, and it stays if the operation fails.
+    new_config.save(&project.stack_config_file(&stack.stack))?;
     // Fail on an unsupported program before touching anything (an inline
     // program's runtime is the SDK's own).
     if runs_program {
@@ -533,6 +542,8 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         ("plan", args.plan.is_some()),
         ("refresh-only", args.refresh_only),
         ("exclude-protected", args.exclude_protected),
+        ("config", !args.config.is_empty()),
+        ("config-path", args.config_path),
     ];
     let refused = crate::args::refused_flags(op.command());
     for (flag, set) in given {

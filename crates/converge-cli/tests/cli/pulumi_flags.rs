@@ -1,0 +1,72 @@
+//! Pulumi's flags a trial found missing, end to end through `converge`:
+//! `preview`/`up --config KEY=VALUE` (and `--config-path`), `destroy
+//! --remove`, `stack init --no-select` and `--copy-config-from`, `stack
+//! ls --project`/`--tag`, `stack export --version`, and the display
+//! flags of the operations.
+
+use crate::common;
+
+use common::{failure_of, stdout_of, Scratch};
+
+const CONFIG_PROGRAM: &str = "name: cfg
+runtime: yaml
+config:
+  greeting: {type: string}
+outputs:
+  said: ${greeting}
+";
+
+fn stack_file(scratch: &Scratch, stack: &str) -> String {
+    std::fs::read_to_string(scratch.project.join(format!("Pulumi.{stack}.yaml"))).unwrap()
+}
+
+#[test]
+fn config_flags_are_saved_to_the_stack_file_and_used_by_the_operation() {
+    let scratch = Scratch::new(CONFIG_PROGRAM);
+    stdout_of(scratch.command("pw"), &["stack", "init", "dev"]);
+    stdout_of(scratch.command("pw"), &["up", "--yes", "-c", "greeting=hi"]);
+    assert!(stack_file(&scratch, "dev").contains("cfg:greeting: hi"));
+    let out = stdout_of(scratch.command("pw"), &["stack", "output", "said"]);
+    assert_eq!(out.trim(), "hi");
+
+    // A preview saves them too; --config-path makes the keys paths, their
+    // values typed as `config set --path` types them.
+    let out = stdout_of(
+        scratch.command("pw"),
+        &[
+            "preview",
+            "--config=greeting=there",
+            "--config-path",
+            "-c",
+            "limits.max=3",
+            "-c",
+            "limits.on=true",
+        ],
+    );
+    assert!(out.contains("\"hi\" => \"there\""), "{out}");
+    let file: serde_json::Value = serde_norway::from_str(&stack_file(&scratch, "dev")).unwrap();
+    assert_eq!(file["config"]["cfg:greeting"], "there");
+    assert_eq!(file["config"]["cfg:limits"]["max"], 3);
+    assert_eq!(file["config"]["cfg:limits"]["on"], true);
+
+    // A malformed pair is refused before anything changes.
+    let before = stack_file(&scratch, "dev");
+    let out = failure_of(
+        scratch.command("pw"),
+        &["up", "--yes", "-c", "greeting=again", "-c", "nokey"],
+    );
+    assert!(
+        out.contains("--config \"nokey\": expected KEY=VALUE"),
+        "{out}"
+    );
+    assert_eq!(before, stack_file(&scratch, "dev"));
+    let out = stdout_of(scratch.command("pw"), &["stack", "output", "said"]);
+    assert_eq!(out.trim(), "hi");
+
+    // Refresh and destroy take no --config, as in Pulumi.
+    let out = failure_of(scratch.command("pw"), &["refresh", "--yes", "-c", "a=b"]);
+    assert!(
+        out.contains("`converge refresh` has no --config flag"),
+        "{out}"
+    );
+}
