@@ -224,6 +224,7 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "yes",
             "plan",
             "exclude-protected",
+            "remove",
         ],
         "up" => &[
             "preview-only",
@@ -232,6 +233,7 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "refresh-only",
             "import-file",
             "exclude-protected",
+            "remove",
         ],
         "refresh" => &[
             "replace",
@@ -246,6 +248,7 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "exclude-protected",
             "config",
             "config-path",
+            "remove",
         ],
         "destroy" => &[
             "replace",
@@ -381,6 +384,10 @@ pub struct OperationArgs {
     /// (their parents, dependencies and providers).
     #[arg(long)]
     pub exclude_protected: bool,
+    /// After a successful destroy, remove the stack and its configuration
+    /// file, as `stack rm` does.
+    #[arg(long)]
+    pub remove: bool,
     /// Whether to run the program: preview and up always do; refresh and
     /// destroy work from the stack's state (`true` is not supported yet).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]

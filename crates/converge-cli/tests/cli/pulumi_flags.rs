@@ -70,3 +70,75 @@ fn config_flags_are_saved_to_the_stack_file_and_used_by_the_operation() {
         "{out}"
     );
 }
+
+const TWO_PETS: &str = "name: rm
+runtime: yaml
+resources:
+  pet:
+    type: random:RandomPet
+  kept:
+    type: random:RandomPet
+    options:
+      protect: true
+";
+
+#[test]
+fn destroy_remove_removes_the_stack_and_its_config_only_after_a_full_destroy() {
+    let scratch = Scratch::new(TWO_PETS);
+    let state = scratch.backend.join(".pulumi/stacks/rm/dev.json");
+    let config = scratch.project.join("Pulumi.dev.yaml");
+    stdout_of(scratch.command("pw"), &["stack", "init", "dev"]);
+    stdout_of(scratch.command("pw"), &["config", "set", "x", "y"]);
+    stdout_of(scratch.command("pw"), &["up", "--yes"]);
+
+    // A destroy that fails (a protected resource) removes nothing.
+    let out = failure_of(scratch.command("pw"), &["destroy", "--yes", "--remove"]);
+    assert!(out.contains("is protected"), "{out}");
+    assert!(state.exists() && config.exists());
+
+    // One that leaves resources behind keeps the stack, and says so.
+    let out = output_of(
+        &scratch,
+        &["destroy", "--yes", "--remove", "--exclude-protected"],
+    );
+    assert!(out.contains("still has"), "{out}");
+    assert!(out.contains("so it was not removed"), "{out}");
+    assert!(state.exists() && config.exists());
+
+    // A preview removes nothing.
+    stdout_of(
+        scratch.command("pw"),
+        &["state", "unprotect", "--all", "--yes"],
+    );
+    stdout_of(
+        scratch.command("pw"),
+        &["destroy", "--yes", "--remove", "--preview-only"],
+    );
+    assert!(state.exists() && config.exists());
+
+    let out = stdout_of(scratch.command("pw"), &["destroy", "--yes", "--remove"]);
+    assert!(
+        out.contains("history and configuration associated with the stack have been removed"),
+        "{out}"
+    );
+    assert!(!state.exists());
+    assert!(!config.exists());
+    let out = stdout_of(scratch.command("pw"), &["stack", "ls", "--json"]);
+    assert_eq!(out.trim(), "[]");
+
+    // Only destroy takes it.
+    let out = failure_of(scratch.command("pw"), &["up", "--yes", "--remove"]);
+    assert!(out.contains("`converge up` has no --remove flag"), "{out}");
+}
+
+/// Runs `converge args…`, which must succeed; its stdout and stderr.
+fn output_of(scratch: &Scratch, args: &[&str]) -> String {
+    let out = scratch.command("pw").args(args).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "converge {args:?}:\n{text}");
+    text
+}

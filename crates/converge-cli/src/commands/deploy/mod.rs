@@ -141,6 +141,9 @@ async fn run_logged(
     let runs_program = matches!(op, Operation::Preview | Operation::Up) && args.client.is_none();
     let ahead = runs_program.then(|| ProgramAhead::start(&ctx.cwd));
     let mut project = ctx.project()?;
+    // The project as its directory has it (`destroy --remove` removes
+    // `Pulumi.<stack>.yaml`, never a --config-file).
+    let local = project.clone();
     if let Some(file) = &args.config_file {
         project = project.with_stack_config_file(&ctx.cwd, file);
     }
@@ -208,7 +211,37 @@ async fn run_logged(
     .await;
     service_packs.finish(backend.as_ref(), &stack);
     providers.shutdown().await;
-    open_stack::release(locked, result).await
+    open_stack::release(locked, result).await?;
+    if op == Operation::Destroy && args.remove && !args.preview_only {
+        remove_destroyed(ctx, &backend, &stack, &local, args.json).await?;
+    }
+    Ok(())
+}
+
+/// `destroy --remove`, after the destroy succeeded: the stack and its
+/// configuration file go, as with `stack rm`; a stack that still has
+/// resources (targets, exclusions, protected ones) stays, with a note.
+async fn remove_destroyed(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+    project: &Project,
+    json: bool,
+) -> Result<()> {
+    let opts = crate::commands::stack::RmOptions::default();
+    match crate::commands::stack::remove_stack(ctx, backend, stack, Some(project), opts).await? {
+        crate::commands::stack::Removal::Removed if !json => say(
+            "The resources in the stack have been deleted, and the history and configuration \
+             associated with the stack have been removed.",
+        ),
+        crate::commands::stack::Removal::Removed => {}
+        crate::commands::stack::Removal::HasResources(n) => eprintln!(
+            "note: stack {} still has {n} resource(s), so it was not removed \
+             (`converge stack rm --force` removes it and forgets them)",
+            stack.stack
+        ),
+    }
+    Ok(())
 }
 
 /// What programs and policy packs are told of the stack besides its name.
@@ -544,6 +577,7 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         ("exclude-protected", args.exclude_protected),
         ("config", !args.config.is_empty()),
         ("config-path", args.config_path),
+        ("remove", args.remove),
     ];
     let refused = crate::args::refused_flags(op.command());
     for (flag, set) in given {

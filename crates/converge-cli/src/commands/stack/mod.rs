@@ -212,11 +212,11 @@ async fn select(
         .select_stack(&project.name, &project.dir, Some(&stack.stack))
 }
 
-#[derive(Debug, Clone, Copy)]
-struct RmOptions {
-    force: bool,
-    preserve_config: bool,
-    yes: bool,
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RmOptions {
+    pub force: bool,
+    pub preserve_config: bool,
+    pub yes: bool,
 }
 
 /// The stack `stack rm` removes, and the project directory whose
@@ -270,32 +270,60 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
         }
     }
     let backend: Arc<dyn Backend> = Arc::from(backend);
-    crate::service_policy::declare_state_edit(backend.as_ref(), &stack);
+    match remove_stack(ctx, &backend, &stack, local.as_ref(), opts).await? {
+        Removal::Removed => {
+            println!("Stack '{}' has been removed!", stack.stack);
+            Ok(())
+        }
+        Removal::HasResources(count) => bail!(
+            "stack {} still has {count} resource(s): destroy them first, \
+             or pass --force to remove the stack and forget them",
+            stack.stack
+        ),
+    }
+}
+
+/// What [`remove_stack`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Removal {
+    Removed,
+    /// Not removed: the stack still has this many resources (and no
+    /// `force`).
+    HasResources(usize),
+}
+
+/// Removes `stack` under its lock — unless it still has resources and
+/// `opts.force` is false — then its configuration file (unless
+/// preserved) and selection in `local`, its project directory. `stack rm`
+/// and `destroy --remove`.
+pub(crate) async fn remove_stack(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+    local: Option<&Project>,
+    opts: RmOptions,
+) -> Result<Removal> {
+    crate::service_policy::declare_state_edit(backend.as_ref(), stack);
     let locked = StackState::new(backend.clone(), stack.clone())
         .lock(ctx.lock_info())
         .await?;
     let result = async {
         let count = locked.base().resources.len();
         if count > 0 && !opts.force {
-            bail!(
-                "stack {} still has {count} resource(s): destroy them first, \
-                 or pass --force to remove the stack and forget them",
-                stack.stack
-            );
+            return Ok(Removal::HasResources(count));
         }
         backend
-            .remove_stack(&stack, &RemoveOptions::default())
+            .remove_stack(stack, &RemoveOptions::default())
             .await?;
-        Ok(())
+        Ok::<_, anyhow::Error>(Removal::Removed)
     }
     .await;
     locked.release().await?;
-    result?;
-    if let Some(project) = &local {
-        forget_locally(ctx, project, &stack, opts.preserve_config)?;
+    let removal = result?;
+    if let (Removal::Removed, Some(project)) = (removal, local) {
+        forget_locally(ctx, project, stack, opts.preserve_config)?;
     }
-    println!("Stack '{}' has been removed!", stack.stack);
-    Ok(())
+    Ok(removal)
 }
 
 /// A removed stack's configuration file (unless kept) and selection in
