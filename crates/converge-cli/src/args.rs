@@ -663,7 +663,7 @@ pub struct StackShowArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum StackCommand {
-    /// Create a stack and select it.
+    /// Create a stack and select it (unless --no-select).
     Init {
         /// Name of the stack (`stack` or `org/project/stack`).
         name: Option<String>,
@@ -672,6 +672,13 @@ pub enum StackCommand {
         /// The secrets provider: `passphrase`, `default` or `awskms://KEY?region=R`.
         #[arg(long, value_name = "PROVIDER", long_help = SECRETS_PROVIDER_HELP)]
         secrets_provider: Option<String>,
+        /// Do not select the new stack.
+        #[arg(long)]
+        no_select: bool,
+        /// Copy this stack's configuration into the new stack (secrets
+        /// re-encrypted with the new stack's secrets provider).
+        #[arg(long, value_name = "STACK")]
+        copy_config_from: Option<String>,
     },
     /// Move the stack's secrets to another secrets provider, re-encrypting
     /// its config and state.

@@ -350,6 +350,25 @@ impl OperationConfig {
     }
 }
 
+/// `stack init --copy-config-from`: every key of `source`'s configuration
+/// into `dest`'s, secrets re-encrypted for `dest` (`config cp`'s code).
+pub(crate) async fn copy_all(
+    ctx: &Context,
+    project: &crate::project::Project,
+    backend: &Arc<dyn Backend>,
+    source: &StackRef,
+    dest: &str,
+) -> Result<()> {
+    let source_settings = StackSettings::load(&project.stack_config_file(&source.stack))?;
+    let copy = copy::Copy {
+        source,
+        source_settings,
+        dest,
+        key: None,
+    };
+    copy::copy(ctx, project, backend, copy).await
+}
+
 /// The crypter that encrypts a new secret of the stack. A stack file
 /// without a salt (a fresh checkout) takes the one the stack's state
 /// records, so that its secrets and the state's share one key.

@@ -142,3 +142,60 @@ fn output_of(scratch: &Scratch, args: &[&str]) -> String {
     assert!(out.status.success(), "converge {args:?}:\n{text}");
     text
 }
+
+#[test]
+fn stack_init_can_leave_the_selection_and_copy_another_stacks_config() {
+    let scratch = Scratch::new("name: cp\nruntime: yaml\n");
+    let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
+    run(&["stack", "init", "dev"]);
+    run(&["config", "set", "plain", "v"]);
+    run(&["config", "set", "--secret", "pass", "hunter2"]);
+    run(&["config", "set", "--path", "o.a[0]", "1"]);
+
+    let out = run(&[
+        "stack",
+        "init",
+        "prod",
+        "--no-select",
+        "--copy-config-from",
+        "dev",
+    ]);
+    assert!(out.contains("Created stack 'prod'"), "{out}");
+    // dev is still the current stack.
+    let out = run(&["stack", "ls", "--json"]);
+    let list: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let current: Vec<_> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["current"] == true)
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(current, ["dev"]);
+
+    // The configuration came along; the secret is sealed with prod's own
+    // key (its own salt), never written in plaintext.
+    let dev = stack_file(&scratch, "dev");
+    let prod = stack_file(&scratch, "prod");
+    assert!(!prod.contains("hunter2"), "{prod}");
+    let dev: serde_json::Value = serde_norway::from_str(&dev).unwrap();
+    let prod: serde_json::Value = serde_norway::from_str(&prod).unwrap();
+    assert_ne!(dev["encryptionsalt"], prod["encryptionsalt"]);
+    assert_ne!(dev["config"]["cp:pass"], prod["config"]["cp:pass"]);
+    assert_eq!(prod["config"]["cp:plain"], "v");
+    assert_eq!(prod["config"]["cp:o"]["a"][0], 1);
+    let out = run(&["config", "get", "pass", "-s", "prod"]);
+    assert_eq!(out.trim(), "hunter2");
+
+    // Without --no-select the new stack is selected; a stack to copy from
+    // that does not exist is refused before the new stack is made.
+    let out = failure_of(
+        scratch.command("pw"),
+        &["stack", "init", "qa", "--copy-config-from", "nope"],
+    );
+    assert!(out.contains("--copy-config-from"), "{out}");
+    assert!(!scratch.project.join("Pulumi.qa.yaml").exists());
+    run(&["stack", "init", "qa"]);
+    let out = run(&["stack", "--show-name"]);
+    assert_eq!(out.trim(), "qa");
+}

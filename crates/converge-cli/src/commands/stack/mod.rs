@@ -32,7 +32,16 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
             name,
             stack,
             secrets_provider,
-        } => init(ctx, name.or(stack.stack), secrets_provider.as_deref()).await,
+            no_select,
+            copy_config_from,
+        } => {
+            let opts = InitOptions {
+                secrets_provider: secrets_provider.as_deref(),
+                select: !no_select,
+                copy_config_from: copy_config_from.as_deref(),
+            };
+            init(ctx, name.or(stack.stack), opts).await
+        }
         StackCommand::ChangeSecretsProvider { provider, stack } => {
             secrets_provider::change(ctx, stack.stack, &provider).await
         }
@@ -152,22 +161,59 @@ pub(super) async fn create_stack(backend: &Arc<dyn Backend>, stack: &StackRef) -
     Ok(())
 }
 
-async fn init(ctx: &Context, name: Option<String>, secrets_provider: Option<&str>) -> Result<()> {
+/// `stack init`'s options besides the name.
+struct InitOptions<'a> {
+    secrets_provider: Option<&'a str>,
+    /// Select the new stack (not with `--no-select`).
+    select: bool,
+    /// `--copy-config-from`: the stack whose configuration the new one
+    /// starts with.
+    copy_config_from: Option<&'a str>,
+}
+
+async fn init(ctx: &Context, name: Option<String>, opts: InitOptions<'_>) -> Result<()> {
     let project = ctx.project()?;
     let name = match name {
         Some(n) => n,
         None => bail!("which stack? run `converge stack init NAME`"),
     };
-    let choice = secrets_provider.map(ProviderChoice::parse).transpose()?;
+    let choice = opts
+        .secrets_provider
+        .map(ProviderChoice::parse)
+        .transpose()?;
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.stack_in_project(&project, &name)?;
+    // The stack to copy from must exist before the new one is made.
+    let copy_from = match opts.copy_config_from {
+        Some(from) => {
+            let from = ctx.stack_in_project(&project, from)?;
+            ctx.require_stack(backend.as_ref(), &from)
+                .await
+                .context("--copy-config-from names no stack of this project")?;
+            Some(from)
+        }
+        None => None,
+    };
     let settings = project.stack_config_file(&stack.stack);
     secrets_provider::create_stack_with(ctx, &backend, &stack, &settings, choice.as_ref()).await?;
     if let Err(e) = tags::record_builtin(backend.as_ref(), &stack, &project).await {
         eprintln!("warning: the stack's tags could not be recorded: {e:#}");
     }
-    ctx.home
-        .select_stack(&project.name, &project.dir, Some(&stack.stack))?;
+    if let Some(from) = &copy_from {
+        crate::commands::config::copy_all(ctx, &project, &backend, from, &stack.stack)
+            .await
+            .with_context(|| {
+                format!(
+                    "stack {} was created, but the configuration of {} could not be copied \
+                     into it (`converge config cp --dest {}` tries again)",
+                    stack.stack, from.stack, stack.stack
+                )
+            })?;
+    }
+    if opts.select {
+        ctx.home
+            .select_stack(&project.name, &project.dir, Some(&stack.stack))?;
+    }
     println!("Created stack '{}'", stack.stack);
     Ok(())
 }
