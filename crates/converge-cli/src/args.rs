@@ -689,7 +689,8 @@ pub enum StackCommand {
         #[command(flatten)]
         stack: StackArg,
     },
-    /// List the stacks of this project (or all, with --all).
+    /// List the stacks of this project (or all, with --all; or another
+    /// project's, with --project).
     Ls {
         /// List the stacks of every project in the backend.
         #[arg(short, long)]
@@ -697,6 +698,14 @@ pub enum StackCommand {
         /// Print JSON.
         #[arg(short, long)]
         json: bool,
+        /// List the stacks of this project (another project's names are
+        /// shown as `project/stack`).
+        #[arg(short, long, value_name = "NAME", conflicts_with = "all")]
+        project: Option<String>,
+        /// Only stacks with this tag (`NAME`), or with this tag set to
+        /// this value (`NAME=VALUE`).
+        #[arg(short, long, value_name = "NAME[=VALUE]")]
+        tag: Option<String>,
     },
     /// Select the current stack.
     Select {
@@ -736,6 +745,11 @@ pub enum StackCommand {
         /// stack's secrets provider.
         #[arg(long)]
         show_secrets: bool,
+        /// Export the deployment that update version N left (`stack
+        /// history` numbers them), where the backend keeps it (the file
+        /// and bucket backends do); default: the current one.
+        #[arg(long, value_name = "N")]
+        version: Option<u64>,
     },
     /// Replace the stack's deployment with a JSON export (stdin, or --file).
     Import {

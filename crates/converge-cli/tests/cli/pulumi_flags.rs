@@ -199,3 +199,117 @@ fn stack_init_can_leave_the_selection_and_copy_another_stacks_config() {
     let out = run(&["stack", "--show-name"]);
     assert_eq!(out.trim(), "qa");
 }
+
+/// The names `stack ls --json` lists with `args`, run in `scratch`.
+fn listed(scratch: &Scratch, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["stack", "ls", "--json"];
+    all.extend_from_slice(args);
+    let out = stdout_of(scratch.command("pw"), &all);
+    let list: serde_json::Value = serde_json::from_str(&out).unwrap();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn stack_ls_filters_by_project_and_by_tag() {
+    let scratch = Scratch::new("name: web\nruntime: yaml\n");
+    let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
+    run(&["stack", "init", "dev"]);
+    run(&["stack", "init", "prod"]);
+    run(&["stack", "tag", "set", "team", "blue", "-s", "dev"]);
+    run(&["stack", "tag", "set", "team", "green", "-s", "prod"]);
+    // Another project's stack, in the same backend.
+    let other = scratch.dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("Pulumi.yaml"), "name: db\nruntime: yaml\n").unwrap();
+    stdout_of(
+        scratch.command("pw"),
+        &["-C", other.to_str().unwrap(), "stack", "init", "main"],
+    );
+
+    assert_eq!(listed(&scratch, &[]), ["dev", "prod"]);
+    assert_eq!(listed(&scratch, &["--project", "db"]), ["db/main"]);
+    assert_eq!(listed(&scratch, &["-p", "web"]), ["dev", "prod"]);
+    assert!(listed(&scratch, &["--project", "nothing"]).is_empty());
+    assert_eq!(listed(&scratch, &["--tag", "team"]), ["dev", "prod"]);
+    assert_eq!(listed(&scratch, &["--tag", "team=green"]), ["prod"]);
+    assert!(listed(&scratch, &["-t", "owner"]).is_empty());
+    // The built-in tags count too, across projects with --all.
+    assert_eq!(
+        listed(&scratch, &["--all", "--tag", "pulumi:project=db"]),
+        ["db/main"]
+    );
+}
+
+#[test]
+fn stack_export_version_writes_the_deployment_an_update_left() {
+    let scratch = Scratch::new(
+        "name: ver
+runtime: yaml
+config:
+  len: {type: integer, default: 1}
+resources:
+  pet:
+    type: random:RandomPet
+    properties:
+      length: ${len}
+",
+    );
+    let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
+    run(&["stack", "init", "dev"]);
+    run(&["up", "--yes"]);
+    run(&["up", "--yes", "-c", "len=2"]);
+    let pet_length = |export: &str| -> serde_json::Value {
+        let doc: serde_json::Value = serde_json::from_str(export).unwrap();
+        doc["deployment"]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["type"] == "random:index/randomPet:RandomPet")
+            .map(|r| r["inputs"]["length"].clone())
+            .unwrap()
+    };
+    assert_eq!(pet_length(&run(&["stack", "export", "--version", "1"])), 1);
+    assert_eq!(pet_length(&run(&["stack", "export", "--version", "2"])), 2);
+    assert_eq!(pet_length(&run(&["stack", "export"])), 2);
+    let file = scratch.project.join("v1.json");
+    run(&["stack", "export", "--version", "1", "--file", "v1.json"]);
+    assert_eq!(pet_length(&std::fs::read_to_string(file).unwrap()), 1);
+
+    let out = failure_of(
+        scratch.command("pw"),
+        &["stack", "export", "--version", "3"],
+    );
+    assert!(out.contains("stack dev has no update version 3"), "{out}");
+    run(&["stack", "init", "empty"]);
+    let out = failure_of(
+        scratch.command("pw"),
+        &["stack", "export", "--version", "1"],
+    );
+    assert!(
+        out.contains("has no update version 1 (it has no update history)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn stack_export_version_on_a_state_service_says_it_keeps_no_copy() {
+    let scratch = Scratch::new("name: svc\nruntime: yaml\n");
+    let data = scratch.dir.path().join("service");
+    let backend = common::Backend::Service(common::service::Service::start(
+        &scratch.home,
+        &data,
+        "127.0.0.1:0",
+    ));
+    let on = |args: &[&str]| common::converge_on(&scratch, &backend, args);
+    stdout_of(on(&["stack", "init", "dev"]), &[]);
+    stdout_of(on(&["up", "--yes"]), &[]);
+    let out = failure_of(on(&["stack", "export", "--version", "1"]), &[]);
+    assert!(
+        out.contains("keeps no checkpoint of update version 1"),
+        "{out}"
+    );
+}

@@ -45,7 +45,20 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
         StackCommand::ChangeSecretsProvider { provider, stack } => {
             secrets_provider::change(ctx, stack.stack, &provider).await
         }
-        StackCommand::Ls { all, json } => ls::run(ctx, all, json).await,
+        StackCommand::Ls {
+            all,
+            json,
+            project,
+            tag,
+        } => {
+            let opts = ls::LsOptions {
+                all,
+                json,
+                project,
+                tag,
+            };
+            ls::run(ctx, opts).await
+        }
         StackCommand::Select {
             name,
             stack,
@@ -82,13 +95,14 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
             stack,
             file,
             show_secrets,
+            version,
         } => {
-            transfer::export(
-                ctx,
-                stack.stack,
-                transfer::ExportOptions { file, show_secrets },
-            )
-            .await
+            let opts = transfer::ExportOptions {
+                file,
+                show_secrets,
+                version,
+            };
+            transfer::export(ctx, stack.stack, opts).await
         }
         StackCommand::Import { stack, file, force } => {
             transfer::import(ctx, stack.stack, transfer::ImportOptions { file, force }).await
