@@ -341,6 +341,25 @@ pub struct OperationArgs {
     /// Show secret values in plaintext.
     #[arg(long)]
     pub show_secrets: bool,
+    /// Show unchanged resources' steps too.
+    #[arg(long)]
+    pub show_sames: bool,
+    /// Show the read steps of resources the program reads rather than
+    /// manages.
+    #[arg(long)]
+    pub show_reads: bool,
+    /// Show a replacement's create-replacement and delete-original steps
+    /// instead of its one replace line.
+    #[arg(long)]
+    pub show_replacement_steps: bool,
+    /// Show the stack's configuration before the operation (secrets as
+    /// `[secret]` unless --show-secrets).
+    #[arg(long)]
+    pub show_config: bool,
+    /// Show output values in full: Converge always does, so this changes
+    /// nothing (accepted as Pulumi's).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub show_full_output: Option<bool>,
     /// Forget interrupted creates left in the state.
     #[arg(long)]
     pub clear_pending_creates: bool,

@@ -313,3 +313,88 @@ fn stack_export_version_on_a_state_service_says_it_keeps_no_copy() {
         "{out}"
     );
 }
+
+const DISPLAY_PROGRAM: &str = "name: disp
+runtime: yaml
+config:
+  len: {type: integer, default: 1}
+resources:
+  pet:
+    type: random:RandomPet
+    properties:
+      length: ${len}
+  seen:
+    type: random:RandomString
+    get:
+      id: s3cret
+";
+
+#[test]
+fn display_flags_show_sames_reads_replacement_steps_and_config() {
+    let scratch = Scratch::new(DISPLAY_PROGRAM);
+    let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
+    run(&["stack", "init", "dev"]);
+    run(&["config", "set", "--secret", "token", "hunter2"]);
+    run(&["up", "--yes"]);
+    const PET: &str = "random:index/randomPet:RandomPet pet";
+
+    // By default: a replacement is one line; no unchanged resource, no
+    // read, no configuration.
+    let out = run(&["preview", "-c", "len=2"]);
+    assert!(
+        out.contains(&format!(" +- {PET} replace [diff: ~length]")),
+        "{out}"
+    );
+    assert!(!out.contains("create replacement"), "{out}");
+    assert!(!out.contains("delete original"), "{out}");
+    assert!(!out.contains("disp-dev unchanged"), "{out}");
+    assert!(!out.contains("RandomString seen"), "{out}");
+    assert!(!out.contains("Configuration:"), "{out}");
+    let out = run(&["up", "--yes", "-c", "len=2"]);
+    assert!(
+        out.contains(&format!(" +- {PET} replaced [diff: ~length]")),
+        "{out}"
+    );
+    assert!(!out.contains("created replacement"), "{out}");
+
+    let out = run(&[
+        "up",
+        "--yes",
+        "-c",
+        "len=3",
+        "--show-replacement-steps",
+        "--show-sames",
+        "--show-reads",
+        "--show-config",
+        "--show-full-output",
+    ]);
+    for line in [
+        format!(" ++ {PET} create replacement [diff: ~length]"),
+        format!(" -- {PET} delete original"),
+        format!(" ++ {PET} created replacement [diff: ~length]"),
+        format!(" -- {PET} deleted original"),
+        "    pulumi:pulumi:Stack disp-dev unchanged".to_owned(),
+        " >  random:index/randomString:RandomString seen read".to_owned(),
+        "Configuration:\n    disp:len: 3\n    disp:token: [secret]\n".to_owned(),
+    ] {
+        assert!(out.contains(&line), "no {line:?} in:\n{out}");
+    }
+    assert!(!out.contains("hunter2"), "{out}");
+    let out = run(&["preview", "--show-config", "--show-secrets"]);
+    assert!(out.contains("    disp:token: hunter2\n"), "{out}");
+
+    // Refresh and destroy take them too.
+    let out = run(&["refresh", "--yes", "--show-sames", "--show-config"]);
+    assert!(
+        out.contains("pulumi:pulumi:Stack disp-dev unchanged"),
+        "{out}"
+    );
+    assert!(out.contains("Configuration:"), "{out}");
+    let out = run(&[
+        "destroy",
+        "--yes",
+        "--show-config",
+        "--show-replacement-steps",
+    ]);
+    assert!(out.contains("Configuration:"), "{out}");
+}
