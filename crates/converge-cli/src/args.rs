@@ -218,6 +218,8 @@ pub struct ServeArgs {
 pub fn refused_flags(command: &str) -> &'static [&'static str] {
     match command {
         "preview" => &[
+            "skip-pending-creates",
+            "import-pending-creates",
             "preview-only",
             "clear-pending-creates",
             "skip-preview",
@@ -227,6 +229,8 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "remove",
         ],
         "up" => &[
+            "skip-pending-creates",
+            "import-pending-creates",
             "preview-only",
             "clear-pending-creates",
             "save-plan",
@@ -251,6 +255,8 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "remove",
         ],
         "destroy" => &[
+            "skip-pending-creates",
+            "import-pending-creates",
             "replace",
             "target-replace",
             "clear-pending-creates",
@@ -363,6 +369,20 @@ pub struct OperationArgs {
     /// Forget interrupted creates left in the state.
     #[arg(long)]
     pub clear_pending_creates: bool,
+    /// Leave interrupted creates pending, as they are (Converge never asks
+    /// about them, so this is what a refresh does without the flags).
+    #[arg(long, conflicts_with = "clear_pending_creates")]
+    pub skip_pending_creates: bool,
+    /// Adopt interrupted creates whose objects exist: `URN,ID` pairs
+    /// (comma-separated, repeatable), each pending create becoming a
+    /// resource with that ID, which the refresh then reads.
+    #[arg(
+        long,
+        value_name = "URN,ID",
+        value_delimiter = ',',
+        conflicts_with = "clear_pending_creates"
+    )]
+    pub import_pending_creates: Vec<String>,
     /// Save the plan to this file, for `converge up --plan`.
     #[arg(long, value_name = "FILE")]
     pub save_plan: Option<std::path::PathBuf>,

@@ -398,3 +398,105 @@ fn display_flags_show_sames_reads_replacement_steps_and_config() {
     ]);
     assert!(out.contains("Configuration:"), "{out}");
 }
+
+/// The stack's deployment, with the RandomString `token` moved from its
+/// resources into a pending create (as an update interrupted while
+/// creating it leaves it); the ID its object has.
+fn interrupt_the_create_of_token(scratch: &Scratch) -> String {
+    let export = stdout_of(scratch.command("pw"), &["stack", "export"]);
+    let mut doc: serde_json::Value = serde_json::from_str(&export).unwrap();
+    let resources = doc["deployment"]["resources"].as_array_mut().unwrap();
+    let at = resources
+        .iter()
+        .position(|r| r["type"] == "random:index/randomString:RandomString")
+        .unwrap();
+    let mut token = resources.remove(at);
+    let id = token["id"].as_str().unwrap().to_owned();
+    let token_obj = token.as_object_mut().unwrap();
+    token_obj.remove("id");
+    token_obj.remove("outputs");
+    doc["deployment"]["pending_operations"] =
+        serde_json::json!([{"resource": token, "type": "creating"}]);
+    std::fs::write(scratch.project.join("cut.json"), doc.to_string()).unwrap();
+    stdout_of(
+        scratch.command("pw"),
+        &["stack", "import", "--file", "cut.json"],
+    );
+    id
+}
+
+#[test]
+fn refresh_adopts_pending_creates_by_id_or_leaves_them() {
+    let scratch = Scratch::new(
+        "name: pc\nruntime: yaml\nresources:\n  token:\n    type: random:RandomString\n    properties:\n      length: 8\n",
+    );
+    let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
+    run(&["stack", "init", "dev"]);
+    run(&["up", "--yes"]);
+    let id = interrupt_the_create_of_token(&scratch);
+    let urn = "urn:pulumi:dev::pc::random:index/randomString:RandomString::token";
+    let pending = || {
+        let export = stdout_of(scratch.command("pw"), &["stack", "export"]);
+        let doc: serde_json::Value = serde_json::from_str(&export).unwrap();
+        doc["deployment"]["pending_operations"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+
+    // --skip-pending-creates leaves them as they are.
+    run(&["refresh", "--yes", "--skip-pending-creates"]);
+    assert_eq!(pending(), 1);
+    let out = failure_of(
+        scratch.command("pw"),
+        &[
+            "refresh",
+            "--yes",
+            "--skip-pending-creates",
+            "--clear-pending-creates",
+        ],
+    );
+    assert!(out.contains("cannot be used with"), "{out}");
+
+    // Malformed pairs, or a URN no pending create names: refused, nothing
+    // changes.
+    let out = failure_of(
+        scratch.command("pw"),
+        &["refresh", "--yes", "--import-pending-creates", urn],
+    );
+    assert!(out.contains("takes pairs"), "{out}");
+    let other = format!("{urn}x,{id}");
+    let out = failure_of(
+        scratch.command("pw"),
+        &["refresh", "--yes", "--import-pending-creates", &other],
+    );
+    assert!(out.contains("has no pending create of"), "{out}");
+    assert_eq!(pending(), 1);
+
+    // Adopted with its ID, then read: the state has the object again and
+    // the program agrees with it.
+    let pair = format!("{urn},{id}");
+    run(&["refresh", "--yes", "--import-pending-creates", &pair]);
+    assert_eq!(pending(), 0);
+    let export = run(&["stack", "export"]);
+    let doc: serde_json::Value = serde_json::from_str(&export).unwrap();
+    let token = doc["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["urn"] == urn)
+        .cloned()
+        .unwrap();
+    assert_eq!(token["id"], id.as_str());
+    assert_eq!(token["outputs"]["result"], id.as_str());
+    run(&["preview", "--expect-no-changes"]);
+
+    // Only refresh takes them.
+    let out = failure_of(
+        scratch.command("pw"),
+        &["up", "--yes", "--import-pending-creates", &pair],
+    );
+    assert!(
+        out.contains("`converge up` has no --import-pending-creates flag"),
+        "{out}"
+    );
+}

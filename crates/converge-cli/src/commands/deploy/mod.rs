@@ -36,6 +36,7 @@ use crate::project::Project;
 use crate::providers::Providers;
 use converge_engine::events::pulumi::PulumiEventOptions;
 
+mod pending_creates;
 mod protected;
 mod terminal;
 use terminal::Terminal;
@@ -319,6 +320,13 @@ async fn run_locked(
     };
 
     if op == Operation::Refresh {
+        // Checked before anything changes; adopted before the rest are
+        // kept or cleared.
+        let imports = pending_creates::parse(&args.import_pending_creates)?;
+        if !imports.is_empty() {
+            let n = pending_creates::adopt(locked, &imports)?;
+            eprintln!("note: {n} interrupted create(s) adopted with the IDs given; the refresh reads them");
+        }
         let keep_creates = !args.clear_pending_creates;
         let cleared =
             locked.clear_pending_operations(|p| p.kind == OperationType::Creating && keep_creates);
@@ -581,6 +589,11 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         ("config", !args.config.is_empty()),
         ("config-path", args.config_path),
         ("remove", args.remove),
+        ("skip-pending-creates", args.skip_pending_creates),
+        (
+            "import-pending-creates",
+            !args.import_pending_creates.is_empty(),
+        ),
     ];
     let refused = crate::args::refused_flags(op.command());
     for (flag, set) in given {
@@ -681,8 +694,8 @@ pub(crate) fn report_pending(base: &Snapshot) {
     }
     eprintln!(
         "  check them in your cloud; then run `converge refresh --clear-pending-creates` to forget \
-         interrupted creates (import any object that does exist), or `converge refresh` to settle \
-         interrupted updates and deletes"
+         interrupted creates, `converge refresh --import-pending-creates URN,ID` to adopt one whose \
+         object does exist, or `converge refresh` to settle interrupted updates and deletes"
     );
 }
 
