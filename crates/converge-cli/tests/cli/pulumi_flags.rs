@@ -500,3 +500,74 @@ fn refresh_adopts_pending_creates_by_id_or_leaves_them() {
         "{out}"
     );
 }
+
+/// The `--long` flags `converge ARGS… --help` lists.
+fn help_flags(args: &[&str]) -> Vec<String> {
+    let scratch = Scratch::new("name: p\nruntime: yaml\n");
+    let mut all = args.to_vec();
+    all.push("--help");
+    let help = stdout_of(scratch.command("pw"), &all);
+    help.split_whitespace()
+        .filter_map(|w| w.strip_prefix("--"))
+        .map(|w| w.trim_end_matches([',', '=']).to_owned())
+        .collect()
+}
+
+#[test]
+fn each_commands_help_lists_the_new_flags_it_takes_and_hides_the_others() {
+    let display = [
+        "show-sames",
+        "show-reads",
+        "show-replacement-steps",
+        "show-config",
+        "show-full-output",
+    ];
+    // (command, takes, hides)
+    let cases: [(&[&str], &[&str], &[&str]); 7] = [
+        (
+            &["preview"],
+            &["config", "config-path"],
+            &["remove", "skip-pending-creates", "import-pending-creates"],
+        ),
+        (
+            &["up"],
+            &["config", "config-path"],
+            &["remove", "skip-pending-creates", "import-pending-creates"],
+        ),
+        (
+            &["refresh"],
+            &["skip-pending-creates", "import-pending-creates"],
+            &["config", "config-path", "remove"],
+        ),
+        (
+            &["destroy"],
+            &["remove"],
+            &[
+                "config",
+                "config-path",
+                "skip-pending-creates",
+                "import-pending-creates",
+            ],
+        ),
+        (&["stack", "init"], &["no-select", "copy-config-from"], &[]),
+        (&["stack", "ls"], &["project", "tag"], &[]),
+        (&["stack", "export"], &["version"], &[]),
+    ];
+    for (command, takes, hides) in cases {
+        let flags = help_flags(command);
+        let operation = command.len() == 1;
+        let expected = takes.iter().chain(display.iter().filter(|_| operation));
+        for flag in expected {
+            assert!(
+                flags.iter().any(|f| f == flag),
+                "`converge {command:?} --help` does not list --{flag}: {flags:?}"
+            );
+        }
+        for flag in hides {
+            assert!(
+                !flags.iter().any(|f| f == flag),
+                "`converge {command:?} --help` lists --{flag}: {flags:?}"
+            );
+        }
+    }
+}
