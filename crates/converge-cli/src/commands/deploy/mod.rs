@@ -36,7 +36,8 @@ use crate::project::Project;
 use crate::providers::Providers;
 use converge_engine::events::pulumi::PulumiEventOptions;
 
-mod pending_creates;
+mod pending;
+pub(crate) use pending::{report_interrupted, report_pending};
 mod protected;
 mod terminal;
 use terminal::Terminal;
@@ -322,9 +323,9 @@ async fn run_locked(
     if op == Operation::Refresh {
         // Checked before anything changes; adopted before the rest are
         // kept or cleared.
-        let imports = pending_creates::parse(&args.import_pending_creates)?;
+        let imports = pending::parse(&args.import_pending_creates)?;
         if !imports.is_empty() {
-            let n = pending_creates::adopt(locked, &imports)?;
+            let n = pending::adopt(locked, &imports)?;
             eprintln!("note: {n} interrupted create(s) adopted with the IDs given; the refresh reads them");
         }
         let keep_creates = !args.clear_pending_creates;
@@ -680,25 +681,6 @@ pub(crate) fn go_duration(d: std::time::Duration) -> String {
     }
 }
 
-pub(crate) fn report_pending(base: &Snapshot) {
-    if base.pending_operations.is_empty() {
-        return;
-    }
-    eprintln!(
-        "warning: {} operation(s) were interrupted by an earlier update that did not finish; \
-         the objects they name may or may not exist:",
-        base.pending_operations.len()
-    );
-    for p in &base.pending_operations {
-        eprintln!("    {} {}", p.kind, p.resource.urn);
-    }
-    eprintln!(
-        "  check them in your cloud; then run `converge refresh --clear-pending-creates` to forget \
-         interrupted creates, `converge refresh --import-pending-creates URN,ID` to adopt one whose \
-         object does exist, or `converge refresh` to settle interrupted updates and deletes"
-    );
-}
-
 fn parse_patterns(list: &[String], flag: &str) -> Result<Vec<UrnPattern>> {
     list.iter()
         .map(|u| UrnPattern::parse(u).with_context(|| format!("--{flag} {u}")))
@@ -711,40 +693,6 @@ pub(crate) fn winds_down(ctx: &Context, cancel_timeout: Option<std::time::Durati
     ctx.interrupts.respond_with(Response::WindDown);
     if let Some(timeout) = cancel_timeout {
         ctx.interrupts.set_cancel_timeout(timeout);
-    }
-}
-
-/// After an operation the user stopped: the operations it left in flight,
-/// which the state now records as pending (the base's own were reported
-/// before it ran).
-pub(crate) fn report_interrupted(base: &Snapshot, result: &OperationResult) {
-    if !matches!(
-        result.error,
-        Some(converge_engine::EngineError::Interrupted { stopped: true })
-    ) {
-        return;
-    }
-    let left: Vec<_> = result
-        .snapshot
-        .pending_operations
-        .iter()
-        .filter(|p| {
-            !base
-                .pending_operations
-                .iter()
-                .any(|b| b.kind == p.kind && b.resource.urn == p.resource.urn)
-        })
-        .collect();
-    if left.is_empty() {
-        return;
-    }
-    eprintln!(
-        "\n{} operation(s) were still under way when Converge stopped waiting; the objects they \
-         name may or may not exist, and the state records them as pending:",
-        left.len()
-    );
-    for p in left {
-        eprintln!("    {} {}", p.kind, p.resource.urn);
     }
 }
 

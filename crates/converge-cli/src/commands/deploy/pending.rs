@@ -1,12 +1,69 @@
-//! `refresh --import-pending-creates URN,ID[,URN,ID…]`: creates an
-//! interrupted update left pending whose objects do exist are adopted
-//! before the refresh — each becomes a resource of the state with the ID
-//! the user found, and the refresh then reads it as any other.
+//! Pending operations, which an interrupted update leaves in the state:
+//! reported before an operation and after one the user stopped; and
+//! `refresh --import-pending-creates URN,ID[,URN,ID…]`, which adopts the
+//! creates whose objects do exist before the refresh — each becomes a
+//! resource of the state with the ID the user found, and the refresh then
+//! reads it as any other.
 
 use anyhow::{bail, Result};
-use converge_engine::LockedStack;
+use converge_engine::{LockedStack, OperationResult};
 use converge_model::Urn;
-use converge_state::OperationType;
+use converge_state::{OperationType, Snapshot};
+
+/// Before an operation: the pending operations the state holds, and what
+/// to do about each kind.
+pub(crate) fn report_pending(base: &Snapshot) {
+    if base.pending_operations.is_empty() {
+        return;
+    }
+    eprintln!(
+        "warning: {} operation(s) were interrupted by an earlier update that did not finish; \
+         the objects they name may or may not exist:",
+        base.pending_operations.len()
+    );
+    for p in &base.pending_operations {
+        eprintln!("    {} {}", p.kind, p.resource.urn);
+    }
+    eprintln!(
+        "  check them in your cloud; then run `converge refresh --clear-pending-creates` to forget \
+         interrupted creates, `converge refresh --import-pending-creates URN,ID` to adopt one whose \
+         object does exist, or `converge refresh` to settle interrupted updates and deletes"
+    );
+}
+
+/// After an operation the user stopped: the operations it left in flight,
+/// which the state now records as pending (the base's own were reported
+/// before it ran).
+pub(crate) fn report_interrupted(base: &Snapshot, result: &OperationResult) {
+    if !matches!(
+        result.error,
+        Some(converge_engine::EngineError::Interrupted { stopped: true })
+    ) {
+        return;
+    }
+    let left: Vec<_> = result
+        .snapshot
+        .pending_operations
+        .iter()
+        .filter(|p| {
+            !base
+                .pending_operations
+                .iter()
+                .any(|b| b.kind == p.kind && b.resource.urn == p.resource.urn)
+        })
+        .collect();
+    if left.is_empty() {
+        return;
+    }
+    eprintln!(
+        "\n{} operation(s) were still under way when Converge stopped waiting; the objects they \
+         name may or may not exist, and the state records them as pending:",
+        left.len()
+    );
+    for p in left {
+        eprintln!("    {} {}", p.kind, p.resource.urn);
+    }
+}
 
 /// The flag's values, in pairs: a pending create's URN and the ID of the
 /// object it made.
