@@ -215,6 +215,20 @@ pub trait HistoryStore: Send + Sync + fmt::Debug {
         stack: &StackRef,
         options: &ListHistoryOptions,
     ) -> Result<Vec<HistoryEntry>>;
+
+    /// The checkpoint that the update recorded at `recorded_at_unix_nanos`
+    /// (its [`HistoryEntry::recorded_at_unix_nanos`]) left, where the
+    /// backend keeps one per update (the DIY layouts'
+    /// `<stack>-<unixnano>.checkpoint.json`); `Ok(None)` where it keeps
+    /// none, or none for that update.
+    async fn load_history_checkpoint(
+        &self,
+        stack: &StackRef,
+        recorded_at_unix_nanos: i64,
+    ) -> Result<Option<Vec<u8>>> {
+        let _ = (stack, recorded_at_unix_nanos);
+        Ok(None)
+    }
 }
 
 /// A stack's tags: names to values (Pulumi's `stack tag`).

@@ -540,6 +540,44 @@ pub async fn history_round_trip(backend: &dyn Backend) {
     );
 }
 
+/// A backend that keeps each update's checkpoint beside its history
+/// record (the DIY layouts; not part of [`run_all`], since a state service
+/// keeps none): each record's is the checkpoint as it was when the record
+/// was added, and a time no record has has none.
+pub async fn history_keeps_each_update_checkpoint(backend: &dyn Backend) {
+    let project = fresh_project();
+    let s = stack_in(backend, &project, "dev");
+    backend.create_stack(&s, b"{}").await.unwrap();
+    for n in 1..=2 {
+        let checkpoint = format!(r#"{{"n":{n}}}"#);
+        backend
+            .save_checkpoint(&s, Bytes::from(checkpoint), &SaveOptions::default())
+            .await
+            .unwrap();
+        let record = format!(r#"{{"kind":"update","version":{n}}}"#);
+        backend
+            .add_history(&s, UpdateKind::Update, record.as_bytes())
+            .await
+            .unwrap();
+    }
+    let got = backend
+        .list_history(&s, &ListHistoryOptions::default())
+        .await
+        .unwrap();
+    for (entry, n) in got.iter().zip([2, 1]) {
+        let copy = backend
+            .load_history_checkpoint(&s, entry.recorded_at_unix_nanos)
+            .await
+            .unwrap();
+        assert_eq!(copy, Some(format!(r#"{{"n":{n}}}"#).into_bytes()));
+    }
+    assert_eq!(
+        backend.load_history_checkpoint(&s, 1).await.unwrap(),
+        None,
+        "no record was added at that time"
+    );
+}
+
 /// Names that could escape a directory or confuse a URL, rejected by every
 /// method before any storage is touched.
 pub const INVALID_NAMES: &[&str] = &[

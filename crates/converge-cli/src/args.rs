@@ -218,20 +218,26 @@ pub struct ServeArgs {
 pub fn refused_flags(command: &str) -> &'static [&'static str] {
     match command {
         "preview" => &[
+            "skip-pending-creates",
+            "import-pending-creates",
             "preview-only",
             "clear-pending-creates",
             "skip-preview",
             "yes",
             "plan",
             "exclude-protected",
+            "remove",
         ],
         "up" => &[
+            "skip-pending-creates",
+            "import-pending-creates",
             "preview-only",
             "clear-pending-creates",
             "save-plan",
             "refresh-only",
             "import-file",
             "exclude-protected",
+            "remove",
         ],
         "refresh" => &[
             "replace",
@@ -244,8 +250,13 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "policy-pack",
             "policy-pack-config",
             "exclude-protected",
+            "config",
+            "config-path",
+            "remove",
         ],
         "destroy" => &[
+            "skip-pending-creates",
+            "import-pending-creates",
             "replace",
             "target-replace",
             "clear-pending-creates",
@@ -255,6 +266,8 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "refresh-only",
             "policy-pack",
             "policy-pack-config",
+            "config",
+            "config-path",
         ],
         _ => &[],
     }
@@ -334,9 +347,42 @@ pub struct OperationArgs {
     /// Show secret values in plaintext.
     #[arg(long)]
     pub show_secrets: bool,
+    /// Show unchanged resources' steps too.
+    #[arg(long)]
+    pub show_sames: bool,
+    /// Show the read steps of resources the program reads rather than
+    /// manages.
+    #[arg(long)]
+    pub show_reads: bool,
+    /// Show a replacement's create-replacement and delete-original steps
+    /// instead of its one replace line.
+    #[arg(long)]
+    pub show_replacement_steps: bool,
+    /// Show the stack's configuration before the operation (secrets as
+    /// `[secret]` unless --show-secrets).
+    #[arg(long)]
+    pub show_config: bool,
+    /// Show output values in full: Converge always does, so this changes
+    /// nothing (accepted as Pulumi's).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub show_full_output: Option<bool>,
     /// Forget interrupted creates left in the state.
     #[arg(long)]
     pub clear_pending_creates: bool,
+    /// Leave interrupted creates pending, as they are (Converge never asks
+    /// about them, so this is what a refresh does without the flags).
+    #[arg(long, conflicts_with = "clear_pending_creates")]
+    pub skip_pending_creates: bool,
+    /// Adopt interrupted creates whose objects exist: `URN,ID` pairs
+    /// (comma-separated, repeatable), each pending create becoming a
+    /// resource with that ID, which the refresh then reads.
+    #[arg(
+        long,
+        value_name = "URN,ID",
+        value_delimiter = ',',
+        conflicts_with = "clear_pending_creates"
+    )]
+    pub import_pending_creates: Vec<String>,
     /// Save the plan to this file, for `converge up --plan`.
     #[arg(long, value_name = "FILE")]
     pub save_plan: Option<std::path::PathBuf>,
@@ -377,6 +423,10 @@ pub struct OperationArgs {
     /// (their parents, dependencies and providers).
     #[arg(long)]
     pub exclude_protected: bool,
+    /// After a successful destroy, remove the stack and its configuration
+    /// file, as `stack rm` does.
+    #[arg(long)]
+    pub remove: bool,
     /// Whether to run the program: preview and up always do; refresh and
     /// destroy work from the stack's state (`true` is not supported yet).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
@@ -400,6 +450,15 @@ pub struct OperationArgs {
     /// Use this stack configuration file instead of `Pulumi.<stack>.yaml`.
     #[arg(long, value_name = "FILE")]
     pub config_file: Option<PathBuf>,
+    /// Set this configuration value (`KEY=VALUE`, repeatable) in the
+    /// stack's configuration file before the operation, as `config set`
+    /// does; the operation then runs with it.
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    pub config: Vec<String>,
+    /// The keys of --config are property paths (`a.b[0]`), as with
+    /// `config set --path`.
+    #[arg(long)]
+    pub config_path: bool,
 }
 
 /// `converge import` (Pulumi's flags).
@@ -643,7 +702,7 @@ pub struct StackShowArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum StackCommand {
-    /// Create a stack and select it.
+    /// Create a stack and select it (unless --no-select).
     Init {
         /// Name of the stack (`stack` or `org/project/stack`).
         name: Option<String>,
@@ -652,6 +711,13 @@ pub enum StackCommand {
         /// The secrets provider: `passphrase`, `default` or `awskms://KEY?region=R`.
         #[arg(long, value_name = "PROVIDER", long_help = SECRETS_PROVIDER_HELP)]
         secrets_provider: Option<String>,
+        /// Do not select the new stack.
+        #[arg(long)]
+        no_select: bool,
+        /// Copy this stack's configuration into the new stack (secrets
+        /// re-encrypted with the new stack's secrets provider).
+        #[arg(long, value_name = "STACK")]
+        copy_config_from: Option<String>,
     },
     /// Move the stack's secrets to another secrets provider, re-encrypting
     /// its config and state.
@@ -662,7 +728,8 @@ pub enum StackCommand {
         #[command(flatten)]
         stack: StackArg,
     },
-    /// List the stacks of this project (or all, with --all).
+    /// List the stacks of this project (or all, with --all; or another
+    /// project's, with --project).
     Ls {
         /// List the stacks of every project in the backend.
         #[arg(short, long)]
@@ -670,6 +737,14 @@ pub enum StackCommand {
         /// Print JSON.
         #[arg(short, long)]
         json: bool,
+        /// List the stacks of this project (another project's names are
+        /// shown as `project/stack`).
+        #[arg(short, long, value_name = "NAME", conflicts_with = "all")]
+        project: Option<String>,
+        /// Only stacks with this tag (`NAME`), or with this tag set to
+        /// this value (`NAME=VALUE`).
+        #[arg(short, long, value_name = "NAME[=VALUE]")]
+        tag: Option<String>,
     },
     /// Select the current stack.
     Select {
@@ -709,6 +784,11 @@ pub enum StackCommand {
         /// stack's secrets provider.
         #[arg(long)]
         show_secrets: bool,
+        /// Export the deployment that update version N left (`stack
+        /// history` numbers them), where the backend keeps it (the file
+        /// and bucket backends do); default: the current one.
+        #[arg(long, value_name = "N")]
+        version: Option<u64>,
     },
     /// Replace the stack's deployment with a JSON export (stdin, or --file).
     Import {

@@ -149,7 +149,7 @@ pub enum EngineError {
     /// did: some steps did not run (and, once `stopped`, some that were
     /// under way were abandoned and are pending operations in the state).
     #[error("{}", if *stopped {
-        "the operation was cancelled and stopped before the operations in flight ended: those are recorded as pending operations; check their objects in your cloud, then run `converge refresh` to settle interrupted updates and deletes, or `converge refresh --clear-pending-creates` to forget interrupted creates (import any object that does exist), then run the command again"
+        "the operation was cancelled and stopped before the operations in flight ended: those are recorded as pending operations; check their objects in your cloud, then run `converge refresh` to settle interrupted updates and deletes, `converge refresh --clear-pending-creates` to forget interrupted creates, or `converge refresh --import-pending-creates URN,ID` to adopt one whose object does exist, then run the command again"
     } else {
         "the operation was cancelled: the steps under way finished and are recorded; no other step was started"
     })]

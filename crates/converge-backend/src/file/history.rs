@@ -49,6 +49,21 @@ impl FileStore {
         Ok(())
     }
 
+    pub(crate) fn load_history_checkpoint(
+        &self,
+        stack: &StackRef,
+        nanos: i64,
+    ) -> Result<Option<Vec<u8>>> {
+        if !self.stack_exists(stack)? {
+            return Err(self.not_found(stack));
+        }
+        let (_, paths) = self.resolve(stack)?;
+        let copy = paths
+            .history_dir
+            .join(format!("{}-{nanos}.checkpoint.json", stack.stack));
+        atomic::read_optional(&copy)
+    }
+
     pub(crate) fn list_history(
         &self,
         stack: &StackRef,

@@ -299,6 +299,16 @@ impl HistoryStore for FileBackend {
         let (stack, options) = (stack.clone(), options.clone());
         self.run(move |s| s.list_history(&stack, &options)).await
     }
+
+    async fn load_history_checkpoint(
+        &self,
+        stack: &StackRef,
+        recorded_at_unix_nanos: i64,
+    ) -> Result<Option<Vec<u8>>> {
+        let stack = stack.clone();
+        self.run(move |s| s.load_history_checkpoint(&stack, recorded_at_unix_nanos))
+            .await
+    }
 }
 
 impl Backend for FileBackend {

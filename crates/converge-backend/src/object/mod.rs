@@ -373,6 +373,16 @@ impl HistoryStore for ObjectBackend {
     ) -> Result<Vec<HistoryEntry>> {
         self.inner.list_history(stack, options).await
     }
+
+    async fn load_history_checkpoint(
+        &self,
+        stack: &StackRef,
+        recorded_at_unix_nanos: i64,
+    ) -> Result<Option<Vec<u8>>> {
+        self.inner
+            .load_history_checkpoint(stack, recorded_at_unix_nanos)
+            .await
+    }
 }
 
 impl Backend for ObjectBackend {

@@ -193,6 +193,22 @@ impl Inner {
         Ok(())
     }
 
+    pub async fn load_history_checkpoint(
+        &self,
+        stack: &StackRef,
+        nanos: i64,
+    ) -> Result<Option<Vec<u8>>> {
+        let keys = self.keys.stack(stack)?;
+        if !self.exists(&keys.checkpoint).await? {
+            return Err(self.not_found(stack));
+        }
+        let copy = keys
+            .history_dir
+            .clone()
+            .join(format!("{}-{nanos}.checkpoint.json", stack.stack));
+        Ok(self.get_optional(&copy).await?.map(|b| b.to_vec()))
+    }
+
     pub async fn list_history(
         &self,
         stack: &StackRef,

@@ -57,6 +57,12 @@ async fn history_round_trip() {
 }
 
 #[tokio::test]
+async fn history_keeps_each_update_checkpoint() {
+    let (_dir, b) = fresh();
+    conformance::history_keeps_each_update_checkpoint(&b).await;
+}
+
+#[tokio::test]
 async fn tags_round_trip() {
     let (_dir, b) = fresh();
     conformance::tags_round_trip(&b).await;

@@ -70,6 +70,12 @@ macro_rules! conformance_checks {
         }
 
         #[tokio::test]
+        async fn history_keeps_each_update_checkpoint() {
+            let Some(b) = $make else { return };
+            conformance::history_keeps_each_update_checkpoint(&b).await;
+        }
+
+        #[tokio::test]
         async fn history_round_trip() {
             let Some(b) = $make else { return };
             conformance::history_round_trip(&b).await;

@@ -308,6 +308,67 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
     }
 }
 
+/// `preview`/`up --config KEY=VALUE` (and `--config-path`): values to
+/// write into the stack's configuration file before the operation, as
+/// `config set` writes them (plaintext; typed inside an object or array).
+#[derive(Debug, Default)]
+pub(crate) struct OperationConfig(Vec<(ConfigKey, Value)>);
+
+impl OperationConfig {
+    /// The pairs, parsed (each must be `KEY=VALUE`) before anything changes.
+    pub(crate) fn parse(project: &str, pairs: &[String], path: bool) -> Result<OperationConfig> {
+        let mut out = Vec::new();
+        for pair in pairs {
+            let Some((key, value)) = pair.split_once('=') else {
+                bail!("--config {pair:?}: expected KEY=VALUE");
+            };
+            let key =
+                parse_key(project, key, path).with_context(|| format!("--config {pair:?}"))?;
+            let value = if key.path.is_empty() {
+                Value::String(value.to_owned())
+            } else {
+                typed(value.to_owned())
+            };
+            out.push((key, value));
+        }
+        Ok(OperationConfig(out))
+    }
+
+    /// Writes the values into the stack's configuration file `file` (its
+    /// other keys kept); nothing when there are none.
+    pub(crate) fn save(&self, file: &std::path::Path) -> Result<()> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        let mut settings = StackSettings::load(file)?;
+        let mut config = settings.config();
+        for (key, value) in &self.0 {
+            assign(&mut config, key, value.clone())?;
+        }
+        settings.set_config(config);
+        settings.save()
+    }
+}
+
+/// `stack init --copy-config-from`: every key of `source`'s configuration
+/// into `dest`'s, secrets re-encrypted for `dest` (`config cp`'s code).
+pub(crate) async fn copy_all(
+    ctx: &Context,
+    project: &crate::project::Project,
+    backend: &Arc<dyn Backend>,
+    source: &StackRef,
+    dest: &str,
+) -> Result<()> {
+    let source_settings = StackSettings::load(&project.stack_config_file(&source.stack))?;
+    let copy = copy::Copy {
+        source,
+        source_settings,
+        dest,
+        key: None,
+    };
+    copy::copy(ctx, project, backend, copy).await
+}
+
 /// The crypter that encrypts a new secret of the stack. A stack file
 /// without a salt (a fresh checkout) takes the one the stack's state
 /// records, so that its secrets and the state's share one key.

@@ -133,6 +133,7 @@ impl Renderer {
                     if keep_details
                         && matches!(event, EngineEvent::StepFinished { .. })
                         && !crate::display::is_internal(&event)
+                        && crate::display::shown(&event, display_options)
                     {
                         let diff = DisplayOptions {
                             diff: true,

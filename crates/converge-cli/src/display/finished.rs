@@ -37,11 +37,17 @@ impl FinishedStep<'_> {
         opts: DisplayOptions,
     ) -> Vec<String> {
         if self.op == StepOp::Same {
-            return Vec::new();
+            return match opts.show_sames {
+                true => vec![format!("    {} {}", label(urn), done(StepOp::Same))],
+                false => Vec::new(),
+            };
         }
-        // A refresh that found the object gone deletes it from the state.
         let op = match (self.op, self.new) {
+            // A refresh that found the object gone deletes it from the state.
             (StepOp::Refresh, None) => StepOp::Delete,
+            // Without --show-replacement-steps a replacement is one line,
+            // when its replacement is made.
+            (StepOp::CreateReplacement, _) if !opts.show_replacement_steps => StepOp::Replace,
             (op, _) => op,
         };
         let verb = if opts.preview {

@@ -107,7 +107,9 @@ impl LiveDisplay {
         let elapsed = self.timings.elapsed(event);
         match event {
             EngineEvent::StepStarted { op, urn, .. }
-                if !opts.preview && *op != converge_engine::StepOp::Same =>
+                if !opts.preview
+                    && *op != converge_engine::StepOp::Same
+                    && super::shown(event, opts) =>
             {
                 let bar = self.bars.add(ProgressBar::new_spinner());
                 let style = ProgressStyle::with_template(" {spinner} {msg} ({elapsed})")
@@ -115,7 +117,12 @@ impl LiveDisplay {
                 bar.set_style(style);
                 bar.set_message(format!("{:<2} {}", symbol(*op), label(urn)));
                 bar.enable_steady_tick(Duration::from_millis(120));
-                self.in_flight.insert(urn.clone(), bar);
+                // A replacement's steps share its URN: the replace
+                // spinner gives way to the create-replacement one.
+                if let Some(earlier) = self.in_flight.insert(urn.clone(), bar) {
+                    earlier.finish_and_clear();
+                    self.bars.remove(&earlier);
+                }
             }
             EngineEvent::StepFinished { urn, .. } => {
                 if let Some(bar) = self.in_flight.remove(urn) {

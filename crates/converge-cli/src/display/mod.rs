@@ -25,6 +25,14 @@ pub struct DisplayOptions {
     pub show_secrets: bool,
     /// Show debug-level diagnostics too (`--debug`).
     pub debug: bool,
+    /// `--show-sames`: a line for each unchanged resource too.
+    pub show_sames: bool,
+    /// `--show-reads`: the read steps of resources the program reads
+    /// (`get`, `read`) rather than manages.
+    pub show_reads: bool,
+    /// `--show-replacement-steps`: a replacement as its create-replacement
+    /// and delete-original steps, rather than one replace line.
+    pub show_replacement_steps: bool,
 }
 
 /// Writes a line to stdout; a closed stdout loses the line instead of
@@ -147,6 +155,28 @@ pub fn is_internal(event: &EngineEvent) -> bool {
     urn.type_token().starts_with("pulumi:providers:") && urn.name().starts_with("default")
 }
 
+/// Whether the display shows a step event, as Pulumi's decides: an
+/// unchanged resource only with `--show-sames`, a read only with
+/// `--show-reads`, a replacement's create-replacement and delete-original
+/// steps only with `--show-replacement-steps` (else the replacement's
+/// creation finishing is its one replace line). A failed step always
+/// shows. Other events always show.
+pub fn shown(event: &EngineEvent, opts: DisplayOptions) -> bool {
+    let (op, finished) = match event {
+        EngineEvent::StepStarted { op, .. } => (*op, false),
+        EngineEvent::StepFinished { error: Some(_), .. } => return true,
+        EngineEvent::StepFinished { op, .. } => (*op, true),
+        _ => return true,
+    };
+    match op {
+        StepOp::Same => opts.show_sames,
+        StepOp::Read => opts.show_reads,
+        StepOp::CreateReplacement => opts.show_replacement_steps || finished,
+        StepOp::DeleteReplaced => opts.show_replacement_steps,
+        _ => true,
+    }
+}
+
 /// `type name` of a URN, as the display names resources.
 pub fn label(urn: &Urn) -> String {
     format!("{} {}", urn.type_token(), urn.name())
@@ -159,9 +189,13 @@ fn elapsed_suffix(elapsed: Option<Duration>) -> String {
     }
 }
 
-/// The plain lines for one event. Same steps and debug diagnostics (unless
-/// `--debug`) print nothing (the summary counts them).
+/// The plain lines for one event. Steps the options hide ([`shown`]) and
+/// debug diagnostics (unless `--debug`) print nothing (the summary
+/// counts the steps).
 pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptions) -> Vec<String> {
+    if !shown(event, opts) {
+        return Vec::new();
+    }
     match event {
         EngineEvent::StepStarted { op, urn, .. } => {
             if *op == StepOp::Same || opts.preview {

@@ -154,8 +154,30 @@ fn an_update_in_plain_lines() {
             None,
         ),
     ];
+    // A replacement is one line; unchanged resources none.
     insta::assert_snapshot!(run(&events, DisplayOptions::default()), @r"
          +  random:index/randomPet:RandomPet new creating...
+         +  random:index/randomPet:RandomPet new created
+         ~  random:index/randomPet:RandomPet changed updating...
+         ~  random:index/randomPet:RandomPet changed updated (3s) [diff: ~length]
+         +- random:index/randomPet:RandomPet swapped replaced [diff: ~prefix]
+        warning random:index/randomPet:RandomPet changed: slow API
+
+        Resources:
+            + 1 created
+            ~ 1 updated
+            +-1 replaced
+            3 unchanged
+        ");
+    // --show-replacement-steps --show-sames.
+    let opts = DisplayOptions {
+        show_replacement_steps: true,
+        show_sames: true,
+        ..DisplayOptions::default()
+    };
+    insta::assert_snapshot!(run(&events, opts), @r"
+         +  random:index/randomPet:RandomPet new creating...
+            random:index/randomPet:RandomPet same unchanged
          +  random:index/randomPet:RandomPet new created
          ~  random:index/randomPet:RandomPet changed updating...
          ~  random:index/randomPet:RandomPet changed updated (3s) [diff: ~length]
@@ -171,6 +193,19 @@ fn an_update_in_plain_lines() {
             +-1 replaced
             3 unchanged
         ");
+}
+
+#[test]
+fn reads_show_only_when_asked_and_failures_always() {
+    let read = finished(StepOp::Read, "seen", &[], None);
+    assert!(run(&[(read.clone(), None)], DisplayOptions::default()).is_empty());
+    let opts = DisplayOptions {
+        show_reads: true,
+        ..DisplayOptions::default()
+    };
+    insta::assert_snapshot!(run(&[(read, None)], opts), @" >  random:index/randomPet:RandomPet seen read");
+    let failed = finished(StepOp::DeleteReplaced, "gone", &[], Some("denied"));
+    insta::assert_snapshot!(run(&[(failed, None)], DisplayOptions::default()), @" -- random:index/randomPet:RandomPet gone **delete original failed**: denied");
 }
 
 /// A resource state with these inputs (and the same outputs).
@@ -207,6 +242,7 @@ fn a_preview_with_detailed_diffs_and_a_failure() {
         preview: true,
         show_secrets: false,
         debug: false,
+        ..DisplayOptions::default()
     };
     let secret = |s: &str| PropertyValue::secret(PropertyValue::string(s));
     let mut update = finished(
@@ -346,6 +382,7 @@ fn a_change_back_from_drift_shows_the_drifted_value() {
         preview: true,
         show_secrets: false,
         debug: false,
+        ..DisplayOptions::default()
     };
     insta::assert_snapshot!(run(&[(update.clone(), None)], opts), @r#"
         ~  random:index/randomPet:RandomPet f update

@@ -38,6 +38,7 @@ mod policy_commands;
 mod policy_packs;
 mod policy_service;
 mod provider_config;
+mod pulumi_flags;
 mod python_compat;
 mod python_config;
 mod python_display;

@@ -69,7 +69,7 @@ fn diffs_show_old_and_new_values_and_secrets_stay_masked() {
     w.run(&["config", "set", "env", "prod"]);
     w.run(&["config", "set", "--secret", "token", "n3wsecret"]);
     let p = w.run(&["preview"]);
-    assert!(p.contains("pet create replacement [diff: ~keepers]"), "{p}");
+    assert!(p.contains("pet replace [diff: ~keepers]"), "{p}");
     // The stack's outputs that change, before the counts.
     let outputs = p.find("\nOutputs:\n      ~ pet: \"").expect(&p);
     assert!(p[outputs..].contains("=> [unknown]\n\nResources:"), "{p}");

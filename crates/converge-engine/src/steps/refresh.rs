@@ -67,11 +67,15 @@ pub(crate) async fn run(d: &Deployment, old_index: usize) -> Result<(), EngineEr
     let read = async {
         let provider = provider_of(d, &old).await?;
         let _permit = d.provider_turn(&urn).await?;
+        // A resource that records no outputs (an interrupted create
+        // adopted with `refresh --import-pending-creates`) is read by its
+        // ID alone, as an import is: there is no state to read from.
+        let state = (!old.outputs.is_empty()).then(|| old.outputs.clone());
         let request = ReadRequest {
             urn: urn.clone(),
             id: old.id.clone().unwrap_or_default(),
             inputs: Some(old.inputs.clone()),
-            state: Some(old.outputs.clone()),
+            state,
             timeout: None,
         };
         let response = read_within(

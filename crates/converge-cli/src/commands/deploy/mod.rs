@@ -36,6 +36,8 @@ use crate::project::Project;
 use crate::providers::Providers;
 use converge_engine::events::pulumi::PulumiEventOptions;
 
+mod pending;
+pub(crate) use pending::{report_interrupted, report_pending};
 mod protected;
 mod terminal;
 use terminal::Terminal;
@@ -141,14 +143,26 @@ async fn run_logged(
     let runs_program = matches!(op, Operation::Preview | Operation::Up) && args.client.is_none();
     let ahead = runs_program.then(|| ProgramAhead::start(&ctx.cwd));
     let mut project = ctx.project()?;
+    // The project as its directory has it (`destroy --remove` removes
+    // `Pulumi.<stack>.yaml`, never a --config-file).
+    let local = project.clone();
     if let Some(file) = &args.config_file {
         project = project.with_stack_config_file(&ctx.cwd, file);
     }
+    // `--config KEY=VALUE`: every pair checked before anything changes.
+    let new_config = crate::commands::config::OperationConfig::parse(
+        &project.name,
+        &args.config,
+        args.config_path,
+    )?;
     let ahead = ahead.map(|ahead| ahead.with_project(&project));
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.resolve_stack(&project, args.stack.stack.as_deref())?;
     crate::passphrase::derive_ahead(&project.stack_config_file(&stack.stack));
     ctx.require_stack(backend.as_ref(), &stack).await?;
+    // Written before the operation, as Pulumi writes it: the program and
+    // the update's history see it, and it stays if the operation fails.
+    new_config.save(&project.stack_config_file(&stack.stack))?;
     // Fail on an unsupported program before touching anything (an inline
     // program's runtime is the SDK's own).
     if runs_program {
@@ -199,7 +213,37 @@ async fn run_logged(
     .await;
     service_packs.finish(backend.as_ref(), &stack);
     providers.shutdown().await;
-    open_stack::release(locked, result).await
+    open_stack::release(locked, result).await?;
+    if op == Operation::Destroy && args.remove && !args.preview_only {
+        remove_destroyed(ctx, &backend, &stack, &local, args.json).await?;
+    }
+    Ok(())
+}
+
+/// `destroy --remove`, after the destroy succeeded: the stack and its
+/// configuration file go, as with `stack rm`; a stack that still has
+/// resources (targets, exclusions, protected ones) stays, with a note.
+async fn remove_destroyed(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+    project: &Project,
+    json: bool,
+) -> Result<()> {
+    let opts = crate::commands::stack::RmOptions::default();
+    match crate::commands::stack::remove_stack(ctx, backend, stack, Some(project), opts).await? {
+        crate::commands::stack::Removal::Removed if !json => say(
+            "The resources in the stack have been deleted, and the history and configuration \
+             associated with the stack have been removed.",
+        ),
+        crate::commands::stack::Removal::Removed => {}
+        crate::commands::stack::Removal::HasResources(n) => eprintln!(
+            "note: stack {} still has {n} resource(s), so it was not removed \
+             (`converge stack rm --force` removes it and forgets them)",
+            stack.stack
+        ),
+    }
+    Ok(())
 }
 
 /// What programs and policy packs are told of the stack besides its name.
@@ -277,6 +321,13 @@ async fn run_locked(
     };
 
     if op == Operation::Refresh {
+        // Checked before anything changes; adopted before the rest are
+        // kept or cleared.
+        let imports = pending::parse(&args.import_pending_creates)?;
+        if !imports.is_empty() {
+            let n = pending::adopt(locked, &imports)?;
+            eprintln!("note: {n} interrupted create(s) adopted with the IDs given; the refresh reads them");
+        }
         let keep_creates = !args.clear_pending_creates;
         let cleared =
             locked.clear_pending_operations(|p| p.kind == OperationType::Creating && keep_creates);
@@ -399,6 +450,9 @@ async fn run_locked(
                 preview: false,
                 show_secrets: args.show_secrets,
                 debug: ctx.debug,
+                show_sames: args.show_sames,
+                show_reads: args.show_reads,
+                show_replacement_steps: args.show_replacement_steps,
             },
             json: args.json,
             event_log,
@@ -533,6 +587,14 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
         ("plan", args.plan.is_some()),
         ("refresh-only", args.refresh_only),
         ("exclude-protected", args.exclude_protected),
+        ("config", !args.config.is_empty()),
+        ("config-path", args.config_path),
+        ("remove", args.remove),
+        ("skip-pending-creates", args.skip_pending_creates),
+        (
+            "import-pending-creates",
+            !args.import_pending_creates.is_empty(),
+        ),
     ];
     let refused = crate::args::refused_flags(op.command());
     for (flag, set) in given {
@@ -619,25 +681,6 @@ pub(crate) fn go_duration(d: std::time::Duration) -> String {
     }
 }
 
-pub(crate) fn report_pending(base: &Snapshot) {
-    if base.pending_operations.is_empty() {
-        return;
-    }
-    eprintln!(
-        "warning: {} operation(s) were interrupted by an earlier update that did not finish; \
-         the objects they name may or may not exist:",
-        base.pending_operations.len()
-    );
-    for p in &base.pending_operations {
-        eprintln!("    {} {}", p.kind, p.resource.urn);
-    }
-    eprintln!(
-        "  check them in your cloud; then run `converge refresh --clear-pending-creates` to forget \
-         interrupted creates (import any object that does exist), or `converge refresh` to settle \
-         interrupted updates and deletes"
-    );
-}
-
 fn parse_patterns(list: &[String], flag: &str) -> Result<Vec<UrnPattern>> {
     list.iter()
         .map(|u| UrnPattern::parse(u).with_context(|| format!("--{flag} {u}")))
@@ -650,40 +693,6 @@ pub(crate) fn winds_down(ctx: &Context, cancel_timeout: Option<std::time::Durati
     ctx.interrupts.respond_with(Response::WindDown);
     if let Some(timeout) = cancel_timeout {
         ctx.interrupts.set_cancel_timeout(timeout);
-    }
-}
-
-/// After an operation the user stopped: the operations it left in flight,
-/// which the state now records as pending (the base's own were reported
-/// before it ran).
-pub(crate) fn report_interrupted(base: &Snapshot, result: &OperationResult) {
-    if !matches!(
-        result.error,
-        Some(converge_engine::EngineError::Interrupted { stopped: true })
-    ) {
-        return;
-    }
-    let left: Vec<_> = result
-        .snapshot
-        .pending_operations
-        .iter()
-        .filter(|p| {
-            !base
-                .pending_operations
-                .iter()
-                .any(|b| b.kind == p.kind && b.resource.urn == p.resource.urn)
-        })
-        .collect();
-    if left.is_empty() {
-        return;
-    }
-    eprintln!(
-        "\n{} operation(s) were still under way when Converge stopped waiting; the objects they \
-         name may or may not exist, and the state records them as pending:",
-        left.len()
-    );
-    for p in left {
-        eprintln!("    {} {}", p.kind, p.resource.urn);
     }
 }
 

@@ -52,6 +52,9 @@ impl FrontEnd for Terminal<'_> {
         };
         if !self.args.json {
             say(format!("{header} ({}):", self.stack));
+            if self.args.show_config {
+                print_config(&self.render.config);
+            }
         }
         let (events, renderer) = Renderer::start(
             self.providers,
@@ -102,5 +105,15 @@ impl FrontEnd for Terminal<'_> {
         }
         check_not_cancelled(&self.ctx.interrupts)?;
         Ok(())
+    }
+}
+
+/// `--show-config`: the stack's configuration under the header, as
+/// Pulumi's prelude shows it (each value's text, secrets as `[secret]`
+/// unless revealed).
+fn print_config(config: &std::collections::BTreeMap<String, String>) {
+    say("Configuration:");
+    for (key, value) in config {
+        say(format!("    {key}: {value}"));
     }
 }

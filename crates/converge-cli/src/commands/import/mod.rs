@@ -166,6 +166,7 @@ async fn run_locked(
         preview: false,
         show_secrets: args.show_secrets,
         debug: ctx.debug,
+        ..DisplayOptions::default()
     };
     let interactive =
         !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use converge_backend::{Backend, ListStacksOptions};
+use converge_backend::{Backend, ListStacksOptions, StackSummary};
 use converge_engine::stack_state::JournalStatus;
 
 use super::current_state;
@@ -23,23 +23,39 @@ struct Row {
     count: Option<usize>,
 }
 
-pub(super) async fn run(ctx: &Context, all: bool, json: bool) -> Result<()> {
+/// What `stack ls` was asked for.
+#[derive(Debug, Default)]
+pub(super) struct LsOptions {
+    pub all: bool,
+    pub json: bool,
+    /// `--project`: that project's stacks.
+    pub project: Option<String>,
+    /// `--tag NAME[=VALUE]`.
+    pub tag: Option<String>,
+}
+
+pub(super) async fn run(ctx: &Context, opts: LsOptions) -> Result<()> {
+    let json = opts.json;
     let project = Project::find(&ctx.cwd)?;
     // Outside a project every stack is listed, as Pulumi does.
-    let all = all || project.is_none();
+    let all = opts.all || (project.is_none() && opts.project.is_none());
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(project.as_ref())?);
-    let filter = if all {
-        None
-    } else {
-        project.as_ref().map(|p| p.name.clone())
+    let filter = match &opts.project {
+        Some(name) => Some(name.clone()),
+        None if all => None,
+        None => project.as_ref().map(|p| p.name.clone()),
     };
+    // Names are qualified (`project/stack`) unless they are all of the
+    // current project.
+    let qualified = all || filter.as_ref() != project.as_ref().map(|p| &p.name);
+    let tag = opts.tag.as_deref().map(TagFilter::parse).transpose()?;
     let selected = match &project {
         Some(p) => ctx.home.selected_stack(&p.name, &p.dir)?,
         None => None,
     };
     let mut rows = Vec::new();
     let options = ListStacksOptions { project: filter };
-    for summary in backend.list_stacks(&options).await? {
+    for summary in tagged(backend.as_ref(), backend.list_stacks(&options).await?, tag).await? {
         let sr = &summary.stack_ref;
         // A stack whose state cannot be read is still listed (its time and
         // count `n/a`), and the user is told why.
@@ -60,7 +76,7 @@ pub(super) async fn run(ctx: &Context, all: bool, json: bool) -> Result<()> {
             .is_some_and(|s| matches!(s.journal, JournalStatus::Live { .. }));
         let latest = state.and_then(|s| s.checkpoint.latest);
         rows.push(Row {
-            name: if all {
+            name: if qualified {
                 format!("{}/{}", sr.project, sr.stack)
             } else {
                 sr.stack.clone()
@@ -131,6 +147,55 @@ pub(super) async fn run(ctx: &Context, all: bool, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// `stack ls --tag NAME[=VALUE]`.
+#[derive(Debug, PartialEq)]
+struct TagFilter {
+    name: String,
+    value: Option<String>,
+}
+
+impl TagFilter {
+    fn parse(text: &str) -> Result<TagFilter> {
+        let (name, value) = match text.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_owned())),
+            None => (text, None),
+        };
+        if name.is_empty() {
+            anyhow::bail!("--tag {text:?}: expected NAME or NAME=VALUE");
+        }
+        Ok(TagFilter {
+            name: name.to_owned(),
+            value,
+        })
+    }
+
+    fn matches(&self, tags: &converge_backend::StackTags) -> bool {
+        match (tags.get(&self.name), &self.value) {
+            (Some(_), None) => true,
+            (Some(v), Some(want)) => v == want,
+            (None, _) => false,
+        }
+    }
+}
+
+/// The stacks whose tags match `filter` (all of them without one).
+async fn tagged(
+    backend: &dyn Backend,
+    stacks: Vec<StackSummary>,
+    filter: Option<TagFilter>,
+) -> Result<Vec<StackSummary>> {
+    let Some(filter) = filter else {
+        return Ok(stacks);
+    };
+    let mut kept = Vec::new();
+    for summary in stacks {
+        if filter.matches(&backend.load_tags(&summary.stack_ref).await?) {
+            kept.push(summary);
+        }
+    }
+    Ok(kept)
+}
+
 /// `2 minutes ago` for an RFC 3339 time; the time itself if it does not
 /// parse.
 pub(super) fn relative(rfc3339: &str, now: time::OffsetDateTime) -> String {
@@ -158,6 +223,19 @@ fn table(rows: &[[String; 3]]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tag_filters_match_a_name_or_a_value() {
+        let tags: converge_backend::StackTags = [("team".to_owned(), "web".to_owned())]
+            .into_iter()
+            .collect();
+        assert!(TagFilter::parse("team").unwrap().matches(&tags));
+        assert!(TagFilter::parse("team=web").unwrap().matches(&tags));
+        assert!(!TagFilter::parse("team=db").unwrap().matches(&tags));
+        assert!(!TagFilter::parse("owner").unwrap().matches(&tags));
+        assert!(TagFilter::parse("team=").unwrap().value == Some(String::new()));
+        assert!(TagFilter::parse("=x").is_err());
+    }
 
     #[test]
     fn last_updates_read_as_pulumi_shows_them() {

@@ -32,11 +32,33 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
             name,
             stack,
             secrets_provider,
-        } => init(ctx, name.or(stack.stack), secrets_provider.as_deref()).await,
+            no_select,
+            copy_config_from,
+        } => {
+            let opts = InitOptions {
+                secrets_provider: secrets_provider.as_deref(),
+                select: !no_select,
+                copy_config_from: copy_config_from.as_deref(),
+            };
+            init(ctx, name.or(stack.stack), opts).await
+        }
         StackCommand::ChangeSecretsProvider { provider, stack } => {
             secrets_provider::change(ctx, stack.stack, &provider).await
         }
-        StackCommand::Ls { all, json } => ls::run(ctx, all, json).await,
+        StackCommand::Ls {
+            all,
+            json,
+            project,
+            tag,
+        } => {
+            let opts = ls::LsOptions {
+                all,
+                json,
+                project,
+                tag,
+            };
+            ls::run(ctx, opts).await
+        }
         StackCommand::Select {
             name,
             stack,
@@ -73,13 +95,14 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
             stack,
             file,
             show_secrets,
+            version,
         } => {
-            transfer::export(
-                ctx,
-                stack.stack,
-                transfer::ExportOptions { file, show_secrets },
-            )
-            .await
+            let opts = transfer::ExportOptions {
+                file,
+                show_secrets,
+                version,
+            };
+            transfer::export(ctx, stack.stack, opts).await
         }
         StackCommand::Import { stack, file, force } => {
             transfer::import(ctx, stack.stack, transfer::ImportOptions { file, force }).await
@@ -152,22 +175,59 @@ pub(super) async fn create_stack(backend: &Arc<dyn Backend>, stack: &StackRef) -
     Ok(())
 }
 
-async fn init(ctx: &Context, name: Option<String>, secrets_provider: Option<&str>) -> Result<()> {
+/// `stack init`'s options besides the name.
+struct InitOptions<'a> {
+    secrets_provider: Option<&'a str>,
+    /// Select the new stack (not with `--no-select`).
+    select: bool,
+    /// `--copy-config-from`: the stack whose configuration the new one
+    /// starts with.
+    copy_config_from: Option<&'a str>,
+}
+
+async fn init(ctx: &Context, name: Option<String>, opts: InitOptions<'_>) -> Result<()> {
     let project = ctx.project()?;
     let name = match name {
         Some(n) => n,
         None => bail!("which stack? run `converge stack init NAME`"),
     };
-    let choice = secrets_provider.map(ProviderChoice::parse).transpose()?;
+    let choice = opts
+        .secrets_provider
+        .map(ProviderChoice::parse)
+        .transpose()?;
     let backend: Arc<dyn Backend> = Arc::from(ctx.backend(Some(&project))?);
     let stack = ctx.stack_in_project(&project, &name)?;
+    // The stack to copy from must exist before the new one is made.
+    let copy_from = match opts.copy_config_from {
+        Some(from) => {
+            let from = ctx.stack_in_project(&project, from)?;
+            ctx.require_stack(backend.as_ref(), &from)
+                .await
+                .context("--copy-config-from names no stack of this project")?;
+            Some(from)
+        }
+        None => None,
+    };
     let settings = project.stack_config_file(&stack.stack);
     secrets_provider::create_stack_with(ctx, &backend, &stack, &settings, choice.as_ref()).await?;
     if let Err(e) = tags::record_builtin(backend.as_ref(), &stack, &project).await {
         eprintln!("warning: the stack's tags could not be recorded: {e:#}");
     }
-    ctx.home
-        .select_stack(&project.name, &project.dir, Some(&stack.stack))?;
+    if let Some(from) = &copy_from {
+        crate::commands::config::copy_all(ctx, &project, &backend, from, &stack.stack)
+            .await
+            .with_context(|| {
+                format!(
+                    "stack {} was created, but the configuration of {} could not be copied \
+                     into it (`converge config cp --dest {}` tries again)",
+                    stack.stack, from.stack, stack.stack
+                )
+            })?;
+    }
+    if opts.select {
+        ctx.home
+            .select_stack(&project.name, &project.dir, Some(&stack.stack))?;
+    }
     println!("Created stack '{}'", stack.stack);
     Ok(())
 }
@@ -212,11 +272,11 @@ async fn select(
         .select_stack(&project.name, &project.dir, Some(&stack.stack))
 }
 
-#[derive(Debug, Clone, Copy)]
-struct RmOptions {
-    force: bool,
-    preserve_config: bool,
-    yes: bool,
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RmOptions {
+    pub force: bool,
+    pub preserve_config: bool,
+    pub yes: bool,
 }
 
 /// The stack `stack rm` removes, and the project directory whose
@@ -270,32 +330,60 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
         }
     }
     let backend: Arc<dyn Backend> = Arc::from(backend);
-    crate::service_policy::declare_state_edit(backend.as_ref(), &stack);
+    match remove_stack(ctx, &backend, &stack, local.as_ref(), opts).await? {
+        Removal::Removed => {
+            println!("Stack '{}' has been removed!", stack.stack);
+            Ok(())
+        }
+        Removal::HasResources(count) => bail!(
+            "stack {} still has {count} resource(s): destroy them first, \
+             or pass --force to remove the stack and forget them",
+            stack.stack
+        ),
+    }
+}
+
+/// What [`remove_stack`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Removal {
+    Removed,
+    /// Not removed: the stack still has this many resources (and no
+    /// `force`).
+    HasResources(usize),
+}
+
+/// Removes `stack` under its lock — unless it still has resources and
+/// `opts.force` is false — then its configuration file (unless
+/// preserved) and selection in `local`, its project directory. `stack rm`
+/// and `destroy --remove`.
+pub(crate) async fn remove_stack(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+    local: Option<&Project>,
+    opts: RmOptions,
+) -> Result<Removal> {
+    crate::service_policy::declare_state_edit(backend.as_ref(), stack);
     let locked = StackState::new(backend.clone(), stack.clone())
         .lock(ctx.lock_info())
         .await?;
     let result = async {
         let count = locked.base().resources.len();
         if count > 0 && !opts.force {
-            bail!(
-                "stack {} still has {count} resource(s): destroy them first, \
-                 or pass --force to remove the stack and forget them",
-                stack.stack
-            );
+            return Ok(Removal::HasResources(count));
         }
         backend
-            .remove_stack(&stack, &RemoveOptions::default())
+            .remove_stack(stack, &RemoveOptions::default())
             .await?;
-        Ok(())
+        Ok::<_, anyhow::Error>(Removal::Removed)
     }
     .await;
     locked.release().await?;
-    result?;
-    if let Some(project) = &local {
-        forget_locally(ctx, project, &stack, opts.preserve_config)?;
+    let removal = result?;
+    if let (Removal::Removed, Some(project)) = (removal, local) {
+        forget_locally(ctx, project, stack, opts.preserve_config)?;
     }
-    println!("Stack '{}' has been removed!", stack.stack);
-    Ok(())
+    Ok(removal)
 }
 
 /// A removed stack's configuration file (unless kept) and selection in

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
-use converge_backend::{Backend, StackRef};
+use converge_backend::{Backend, ListHistoryOptions, StackRef};
 use converge_engine::StackState;
 use converge_state::checkpoint::{self, to_pretty_json};
 use converge_state::json_limits;
@@ -31,6 +31,9 @@ pub(super) struct ExportOptions {
     pub file: Option<PathBuf>,
     /// Secrets decrypted, as `plaintext`, with the stack's provider.
     pub show_secrets: bool,
+    /// The deployment of this update version (from the history), not the
+    /// current one.
+    pub version: Option<u64>,
 }
 
 /// What `stack import` was asked for.
@@ -47,7 +50,11 @@ pub(super) async fn export(ctx: &Context, name: Option<String>, opts: ExportOpti
     let stack = ctx.resolve_stack(&project, name.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-    let snapshot = match current_checkpoint(ctx, &backend, &stack).await?.latest {
+    let latest = match opts.version {
+        Some(version) => version_checkpoint(backend.as_ref(), &stack, version).await?,
+        None => current_checkpoint(ctx, &backend, &stack).await?.latest,
+    };
+    let snapshot = match latest {
         Some(s) => s,
         None => {
             let mut s = Snapshot::empty(now_rfc3339());
@@ -74,6 +81,56 @@ pub(super) async fn export(ctx: &Context, name: Option<String>, opts: ExportOpti
         None => Output::Stdout,
     };
     output.write(&bytes)
+}
+
+/// The deployment that update `version` of `stack` left: its history
+/// record's checkpoint copy. A record without a version (Pulumi's DIY
+/// records have 0) counts by its place, the oldest being 1.
+async fn version_checkpoint(
+    backend: &dyn Backend,
+    stack: &StackRef,
+    version: u64,
+) -> Result<Option<Snapshot>> {
+    let entries = backend
+        .list_history(stack, &ListHistoryOptions { limit: None })
+        .await?;
+    let count = entries.len();
+    let found = entries.iter().enumerate().find(|(newest_first, e)| {
+        let recorded = serde_json::from_slice::<Value>(&e.record)
+            .ok()
+            .and_then(|r| r.get("version")?.as_u64())
+            .filter(|v| *v > 0);
+        recorded.unwrap_or((count - newest_first) as u64) == version
+    });
+    let Some((_, entry)) = found else {
+        bail!(
+            "stack {} has no update version {version}{}",
+            stack.stack,
+            match count {
+                0 => " (it has no update history)".to_owned(),
+                _ => " (`converge stack history` lists its updates)".to_owned(),
+            }
+        );
+    };
+    let Some(bytes) = backend
+        .load_history_checkpoint(stack, entry.recorded_at_unix_nanos)
+        .await?
+    else {
+        bail!(
+            "the backend {} keeps no checkpoint of update version {version} of stack {}: \
+             only the file and bucket backends keep one per update",
+            backend.url(),
+            stack.stack
+        );
+    };
+    let checkpoint =
+        checkpoint::read_checkpoint(&bytes, SecretsMode::Opaque).with_context(|| {
+            format!(
+                "the checkpoint of update version {version} of stack {} cannot be read",
+                stack.stack
+            )
+        })?;
+    Ok(checkpoint.latest)
 }
 
 pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOptions) -> Result<()> {

@@ -119,7 +119,7 @@ fn lifecycle(name: &str, protocol: &str) {
     w.set_yaml(&program("beta", "hello world"));
     let preview = w.run(&["preview", "--diff"]);
     assert!(
-        preview.contains(&format!("++ {ITEM} item create replacement")),
+        preview.contains(&format!("+- {ITEM} item replace")),
         "{preview}"
     );
     w.run(&["up", "--yes"]);

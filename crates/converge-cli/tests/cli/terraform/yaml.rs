@@ -143,7 +143,7 @@ fn create_update_replace_and_destroy_an_item() {
     w.set_yaml(&program("beta", "hello world"));
     let preview = w.run(&["preview", "--diff"]);
     assert!(
-        preview.contains("++ store:index/item:Item item create replacement"),
+        preview.contains("+- store:index/item:Item item replace"),
         "{preview}"
     );
     assert!(
