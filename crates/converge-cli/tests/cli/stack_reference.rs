@@ -224,7 +224,11 @@ fn references_work(app: &App) {
     // b follows a.
     app.run(&["config", "-s", "a", "set", "message", "changed"]);
     app.run(&["up", "--yes", "-s", "a"]);
+    // Reads are counted; their lines show only with --show-reads, as in Pulumi.
     let preview = app.run(&["preview", "-s", "b"]);
+    assert!(preview.contains("to read"), "{preview}");
+    assert!(!preview.contains("StackReference"), "{preview}");
+    let preview = app.run(&["preview", "-s", "b", "--show-reads"]);
     assert!(preview.contains("StackReference"), "{preview}");
     app.run(&["up", "--yes", "-s", "b"]);
     let shown = app.outputs("b", false);
