@@ -225,6 +225,10 @@ pub(crate) struct Deployment {
     pub early_deletions: tokio::sync::Mutex<Option<Result<(), EngineError>>>,
     /// What the policy packs reported so far.
     pub policies: crate::policy::PolicyLog,
+    /// The root stack's outputs as the program registered them, kept
+    /// until the operation's end (`Monitor::register_resource_outputs`):
+    /// an operation that failed keeps the outputs it did not set.
+    pub stack_outputs: Mutex<Option<(Urn, PropertyMap)>>,
 }
 
 /// A default provider the deployment registered: the package and version
@@ -291,6 +295,7 @@ impl Deployment {
             migrator: std::sync::OnceLock::new(),
             migrated: Default::default(),
             early_deletions: tokio::sync::Mutex::new(None),
+            stack_outputs: Mutex::new(None),
         }
     }
 

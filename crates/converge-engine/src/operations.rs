@@ -153,6 +153,9 @@ async fn run(ctx: OperationContext, program: &dyn Program, kind: Kind) -> Operat
         error = Some(interrupted);
     }
     cancelling.abort();
+    if let Err(e) = crate::monitor::finish_stack_outputs(&d, error.is_some()) {
+        error.get_or_insert(e);
+    }
     // Unsynced entries (Same steps, components) become durable here at
     // the latest.
     if let Err(e) = d.journal.flush().await {

@@ -1,8 +1,9 @@
 //! Policy packs in the deployment (seed 000: after `Check`, "the step
 //! generator will invoke any analyzers that have been configured").
 //!
-//! For every custom resource (not a provider) whose registration reaches
-//! a step, after `Check` and before the step is decided: each pack's
+//! For every registration that reaches a step (custom resources,
+//! providers, components and the stack alike, as in Pulumi), after
+//! `Check` and before the step is decided: each pack's
 //! `Remediate`, in the order the packs were given (each remediation sees
 //! the inputs the one before left, and the result is what the provider
 //! then diffs and receives), then each pack's `Analyze` on the final
@@ -351,6 +352,27 @@ fn stack_resources(snapshot: &Snapshot) -> Vec<StackResource> {
         .collect()
 }
 
+/// Where a stack policy's violation is reported, as Pulumi places it: the
+/// resource it names if that resource is in the stack, else the root
+/// stack resource (the first resource when there is none).
+fn place_stack_diagnostics(snapshot: &Snapshot, diagnostics: &mut [PolicyDiagnostic]) {
+    let live = live(snapshot);
+    let root = live
+        .iter()
+        .find(|r| r.urn.is_stack() && r.parent.is_none())
+        .or_else(|| live.first())
+        .map(|r| r.urn.to_string());
+    for diagnostic in diagnostics {
+        let named = diagnostic
+            .urn
+            .as_deref()
+            .is_some_and(|u| live.iter().any(|r| r.urn.as_str() == u));
+        if !named {
+            diagnostic.urn = root.clone();
+        }
+    }
+}
+
 /// `AnalyzeStack` on the resources of `snapshot` (the operation's
 /// result): their outputs, parents, dependencies and providers.
 pub(crate) async fn check_stack(d: &Deployment, snapshot: &Snapshot) -> Result<(), EngineError> {
@@ -360,7 +382,8 @@ pub(crate) async fn check_stack(d: &Deployment, snapshot: &Snapshot) -> Result<(
     let resources = stack_resources(snapshot);
     let mut mandatory = Vec::new();
     for analyzer in &d.opts.analyzers {
-        let diagnostics = analyzer.analyze_stack(&resources).await?;
+        let mut diagnostics = analyzer.analyze_stack(&resources).await?;
+        place_stack_diagnostics(snapshot, &mut diagnostics);
         mandatory.extend(report(d, analyzer.as_ref(), None, true, diagnostics));
     }
     if mandatory.is_empty() {
@@ -375,8 +398,8 @@ pub(crate) async fn check_stack(d: &Deployment, snapshot: &Snapshot) -> Result<(
 
 /// A stack's existing state judged by `analyzers` without running its
 /// program (`converge policy analyze`): each pack's `Analyze` on every
-/// live custom resource that is not a provider — its inputs as recorded
-/// — then its `AnalyzeStack` on all of them. Nothing is remediated: the
+/// live resource — its inputs as recorded — then its `AnalyzeStack` on
+/// all of them. Nothing is remediated: the
 /// state is only read. Returns each pack's violations, in the order the
 /// packs were given.
 pub async fn analyze_snapshot(
@@ -390,13 +413,15 @@ pub async fn analyze_snapshot(
     for analyzer in analyzers {
         let info = analyzer.info();
         let mut violations = Vec::new();
-        for r in live.iter().filter(|r| r.custom && !r.is_provider()) {
+        for r in &live {
             let resource = recorded(r, &by_urn, &r.inputs);
             for diagnostic in analyzer.analyze(&resource).await? {
                 violations.push(violation(diagnostic, Some(&r.urn)));
             }
         }
-        for diagnostic in analyzer.analyze_stack(&stack).await? {
+        let mut diagnostics = analyzer.analyze_stack(&stack).await?;
+        place_stack_diagnostics(snapshot, &mut diagnostics);
+        for diagnostic in diagnostics {
             violations.push(violation(diagnostic, None));
         }
         reports.push(PackReport {

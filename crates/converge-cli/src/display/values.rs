@@ -42,26 +42,17 @@ pub fn property_lines(sign: char, map: &PropertyMap, style: ValueStyle) -> Vec<S
     p.lines
 }
 
-/// A stack output after an update, as Pulumi shows it: a non-empty object
-/// or array opened on the key's line (indented four spaces) with its
-/// members below, in the preview's form without signs. `None` for a value
-/// shown on one line (a scalar, an empty object or array, a masked secret).
-pub fn output_block(key: &str, v: &PropertyValue, style: ValueStyle) -> Option<Vec<String>> {
-    let p = peel(v);
-    if p.secret && !style.show_secrets {
-        return None;
-    }
-    match p.value {
-        Some(PropertyValue::Object(m)) if !m.is_empty() => {}
-        Some(PropertyValue::Array(items)) if !items.is_empty() => {}
-        _ => return None,
-    }
+/// A stack output after an update, as Pulumi shows it, indented four
+/// spaces: a scalar on the key's line (strings quoted, a masked secret as
+/// `[secret]`), a non-empty object or array opened there with its members
+/// below, in the preview's form without signs.
+pub fn output_lines(key: &str, v: &PropertyValue, style: ValueStyle) -> Vec<String> {
     let mut printer = Printer {
         style,
         lines: Vec::new(),
     };
     printer.whole(2, ' ', key, v);
-    Some(printer.lines)
+    printer.lines
 }
 
 /// The top-level keys whose values differ, by kind: added, deleted, updated.

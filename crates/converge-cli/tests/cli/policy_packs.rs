@@ -246,7 +246,8 @@ fn a_mandatory_stack_policy_fails_the_update_after_it_ran() {
     let flags = ["--policy-pack", &pack, "--policy-pack-config", &config];
     let preview = fails(&scratch, &[&["preview"][..], &flags].concat());
     assert!(
-        preview.contains("[mandatory]  max-strings") && preview.contains("2 strings, at most 1"),
+        preview.contains("[mandatory]  max-strings  (pulumi:pulumi:Stack yamlproj-dev)")
+            && preview.contains("2 strings, at most 1"),
         "{preview}"
     );
     let up = fails(
@@ -510,4 +511,73 @@ PolicyPack(name="tags", enforcement_level=EnforcementLevel.ADVISORY, policies=[
         &["preview", "--policy-pack", pack.to_str().unwrap()],
     );
     assert!(out.contains("team is platform"), "{out}");
+}
+
+/// Every registration is judged, as Pulumi judges it: a component, the
+/// provider (its configuration) and the stack, not only custom resources.
+/// A mandatory policy on a component type stops the update there, so a
+/// program cannot slip a forbidden component past its packs.
+#[test]
+fn components_providers_and_the_stack_are_judged_too() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let w = common::python::PythonWorld::new(
+        &venv,
+        r#"
+import pulumi
+
+class Box(pulumi.ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("app:index:Box", name, {"size": "large"}, opts)
+        pulumi.CustomResource("random:index/randomString:RandomString", f"{name}-s",
+                              {"length": 12, "result": None},
+                              pulumi.ResourceOptions(parent=self))
+        self.register_outputs({})
+
+Box("box")
+"#,
+    );
+    let pack = python_pack_dir(&w.scratch.dir.path().join("kinds-pack"), &venv);
+    std::fs::write(
+        pack.join("__main__.py"),
+        r#"from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+def seen(args, report_violation):
+    if not args.resource_type.startswith("random:"):
+        report_violation(f"saw {args.resource_type} {args.name}")
+
+def no_large_boxes(args, report_violation):
+    if args.resource_type == "app:index:Box" and args.props.get("size") == "large":
+        report_violation("large boxes are forbidden")
+
+PolicyPack(name="kinds", policies=[
+    ResourceValidationPolicy(name="seen", description="d", validate=seen,
+                             enforcement_level=EnforcementLevel.ADVISORY),
+    ResourceValidationPolicy(name="no-large-boxes", description="d", validate=no_large_boxes,
+                             enforcement_level=EnforcementLevel.MANDATORY),
+])
+"#,
+    )
+    .unwrap();
+    let pack = pack.display().to_string();
+    let preview = fails(&w.scratch, &["preview", "--policy-pack", &pack]);
+    for line in [
+        "saw pulumi:pulumi:Stack pyproj-dev",
+        "saw app:index:Box box",
+        "saw pulumi:providers:random default",
+        "[mandatory]  no-large-boxes  (app:index:Box box)",
+        "large boxes are forbidden",
+    ] {
+        assert!(preview.contains(line), "no {line:?} in\n{preview}");
+    }
+    // Without the preview, the update stops at the component: nothing
+    // inside it is created.
+    let up = fails(
+        &w.scratch,
+        &["up", "--yes", "--skip-preview", "--policy-pack", &pack],
+    );
+    assert!(up.contains("no-large-boxes"), "{up}");
+    let state = state_of(&w.scratch, "pyproj").unwrap_or_default();
+    assert!(!state.contains("box-s"), "{state}");
 }

@@ -241,3 +241,34 @@ fn a_programs_exception_is_shown_once() {
         "{out}"
     );
 }
+
+/// A program that fails never registers the stack's outputs: a preview
+/// does not show them as deleted, and a failed update prints no Outputs
+/// section; the recorded outputs stay as they were.
+#[test]
+fn a_failed_programs_outputs_are_left_alone() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(
+        &venv,
+        "import pulumi\npulumi.export('greeting', 'hello')\npulumi.export('n', 3)\n",
+    );
+    let up = w.run(&["up", "--yes"]);
+    assert!(
+        up.contains("Outputs:\n    greeting: \"hello\"\n    n       : 3\n"),
+        "{up}"
+    );
+    std::fs::write(
+        w.scratch.project.join("__main__.py"),
+        "import pulumi\nraise ValueError('boom here')\n",
+    )
+    .unwrap();
+    for args in [&["preview"][..], &["up", "--yes", "--skip-preview"]] {
+        let (code, out) = exit_of(&w, args);
+        assert_eq!(code, Some(255), "{out}");
+        assert!(out.contains("ValueError: boom here"), "{out}");
+        assert!(!out.contains("Outputs:"), "{args:?}: {out}");
+    }
+    let outputs = w.run(&["stack", "output", "--json"]);
+    let outputs: serde_json::Value = serde_json::from_str(&outputs).unwrap();
+    assert_eq!(outputs, serde_json::json!({"greeting": "hello", "n": 3}));
+}

@@ -290,16 +290,17 @@ fn resource_properties_type_name_and_default_provider() {
 }
 
 #[test]
-fn an_updates_object_outputs_print_as_the_preview_shows_them() {
+fn an_updates_outputs_print_as_the_preview_shows_them() {
     let w = World::new(
         "name: prog\nruntime: yaml\noutputs:\n  obj:\n    a: 1\n    nested: {b: [1, 2], c: x}\n  \
-         empty: {}\n  hidden:\n    fn::secret: {k: v}\n  word: hello\n",
+         empty: {}\n  hidden:\n    fn::secret: {k: v}\n  word: hello\n  count: 3\n",
     );
     let up = w.run(&["up", "--yes"]);
     let outputs = &up[up.rfind("Outputs:\n").expect(&up)..up.rfind("\nResources:").unwrap()];
     assert_eq!(
         outputs,
         "Outputs:
+    count : 3
     empty : {}
     hidden: [secret]
     obj   : {
@@ -312,8 +313,8 @@ fn an_updates_object_outputs_print_as_the_preview_shows_them() {
             c: \"x\"
         }
     }
-    word  : hello
+    word  : \"hello\"
 ",
-        "{up}"
+        "strings are quoted, as Pulumi prints them: {up}"
     );
 }

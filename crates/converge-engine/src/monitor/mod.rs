@@ -154,30 +154,30 @@ impl Monitor {
     }
 
     /// `RegisterResourceOutputs`: a component's (or the stack's) outputs.
+    /// The root stack's are kept until the operation ends, as Pulumi's
+    /// engine keeps them: an operation that fails (the SDKs register the
+    /// stack's outputs even after the program threw) then sets the
+    /// outputs the program gave and deletes none.
     pub async fn register_resource_outputs(
         &self,
         urn: &Urn,
         outputs: PropertyMap,
     ) -> Result<(), EngineError> {
         let d = &self.deployment;
-        let (op, state) = {
+        let root_stack = {
             let p = d.progress();
             let registered = p
                 .registered
                 .get(urn)
                 .ok_or_else(|| EngineError::OutputsOfUnregistered(urn.clone()))?;
-            let mut state = registered.state.clone();
-            state.outputs = outputs;
-            (registered.op, state)
+            urn.is_stack() && registered.state.parent.is_none()
         };
-        let Some(op) = op else { return Ok(()) };
-        // Outputs change nothing outside Converge: like a component's
-        // registration, the answer does not wait for the entry to be
-        // durable (a crash before it is loses what a re-run sets again).
-        let entry = JournalEntry::outputs(0, d.next_operation(), state.clone()).with_remove_new(op);
-        self.record(d.end_unsynced(entry))?;
-        d.progress().registered.set_state(urn, Arc::new(state));
-        Ok(())
+        if root_stack {
+            *d.stack_outputs.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some((urn.clone(), outputs));
+            return Ok(());
+        }
+        self.record(set_outputs(d, urn, outputs))
     }
 
     /// The canonical tokens of `package`'s schema, from the provider that
@@ -336,4 +336,57 @@ fn describe(p: &PackageDescriptor) -> String {
         ),
         None => plugin,
     }
+}
+
+/// Records `outputs` as the registered resource `urn`'s.
+pub(crate) fn set_outputs(
+    d: &Deployment,
+    urn: &Urn,
+    outputs: PropertyMap,
+) -> Result<(), EngineError> {
+    let (op, state) = {
+        let p = d.progress();
+        let registered = p
+            .registered
+            .get(urn)
+            .ok_or_else(|| EngineError::OutputsOfUnregistered(urn.clone()))?;
+        let mut state = registered.state.clone();
+        state.outputs = outputs;
+        (registered.op, state)
+    };
+    let Some(op) = op else { return Ok(()) };
+    // Outputs change nothing outside Converge: like a component's
+    // registration, the answer does not wait for the entry to be
+    // durable (a crash before it is loses what a re-run sets again).
+    let entry = JournalEntry::outputs(0, d.next_operation(), state.clone()).with_remove_new(op);
+    d.end_unsynced(entry)?;
+    d.progress().registered.set_state(urn, Arc::new(state));
+    Ok(())
+}
+
+/// At the operation's end, the root stack's outputs the program
+/// registered: as given after an operation that succeeded; after one that
+/// failed, over the outputs it had (which it keeps), so that a failure
+/// never deletes an output.
+pub(crate) fn finish_stack_outputs(d: &Deployment, failed: bool) -> Result<(), EngineError> {
+    let Some((urn, mut outputs)) = d
+        .stack_outputs
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    else {
+        return Ok(());
+    };
+    if failed {
+        let kept = d
+            .progress()
+            .registered
+            .get(&urn)
+            .map(|r| r.state.outputs.clone())
+            .unwrap_or_default();
+        for (k, v) in kept {
+            outputs.entry(k).or_insert(v);
+        }
+    }
+    set_outputs(d, &urn, outputs)
 }

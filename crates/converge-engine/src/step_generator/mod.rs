@@ -284,6 +284,9 @@ fn prepare(
             });
         }
         if !goal.custom {
+            // Policy packs judge every registration, components and the
+            // stack included, as Pulumi's step generator does.
+            Box::pin(crate::policy::check_resource(d, &mut state, &goal)).await?;
             planned(d, &goal, &state, old_index)?;
             return Box::pin(component(d, old_index, state))
                 .await
@@ -321,10 +324,9 @@ fn prepare(
         }
         let olds = old.map(|o| o.inputs.clone()).unwrap_or_default();
         state.inputs = Box::pin(check(d, &state, olds)).await?;
-        // Policy packs: Remediate, then Analyze, on the checked inputs.
-        if !is_provider {
-            Box::pin(crate::policy::check_resource(d, &mut state, &goal)).await?;
-        }
+        // Policy packs: Remediate, then Analyze, on the checked inputs
+        // (a provider's too: a pack may judge its configuration).
+        Box::pin(crate::policy::check_resource(d, &mut state, &goal)).await?;
         planned(d, &goal, &state, old_index)?;
 
         let Some(old_index) = old_index else {
@@ -521,8 +523,11 @@ async fn component(
     state.outputs = old.outputs.clone();
     state.created = old.created.clone();
     state.modified = old.modified.clone();
+    // Only the inputs make a component's update, as a custom resource's
+    // diff does: a new parent (through an alias) or protect flag is
+    // recorded by the Same step.
     let diff = converge_model::diff_objects(&old.inputs, &state.inputs);
-    let changed = !diff.is_empty() || old.parent != state.parent || old.protect != state.protect;
+    let changed = !diff.is_empty();
     let kind = if changed {
         StepOp::Update
     } else {

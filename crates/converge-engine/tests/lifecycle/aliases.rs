@@ -391,3 +391,39 @@ async fn an_alias_carries_a_component_over_to_a_custom_resource() {
     expect_ok(&w.destroy().await);
     assert_eq!(entries(&deleted).len(), 1, "{:?}", entries(&deleted));
 }
+
+/// The stack, component `b`, and component `c` (inputs `v: 1`) under the
+/// stack or, with a parent alias naming the stack, under `b`.
+fn component_program(under_b: bool) -> TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        let b = reg(&m, &stack, component(COMP_B, "b")).await?;
+        let mut c = component(COMP_A, "c");
+        c.inputs = inputs(&[("v", "1")]);
+        if under_b {
+            c.parent = Some(b.urn);
+            c.options.aliases = vec![spec(|s| s.parent = AliasParent::Urn(stack.clone()))];
+        }
+        reg(&m, &stack, c).await?;
+        Ok(())
+    })
+}
+
+#[tokio::test]
+async fn a_component_moved_under_another_through_an_alias_is_the_same() {
+    let (mut w, _cloud) = world(provider());
+    expect_ok(&w.up(&component_program(false)).await);
+    let r = w.up(&component_program(true)).await;
+    expect_ok(&r);
+    // Its inputs did not change: nothing to update, as for a custom
+    // resource; the new parent is recorded all the same.
+    assert_eq!(ops_of(&r, "c"), vec![StepOp::Same], "{:?}", all_ops(&r));
+    let c = w
+        .snapshot
+        .resources
+        .iter()
+        .find(|r| r.urn.name() == "c")
+        .unwrap();
+    assert_eq!(c.parent.as_ref().map(|p| p.name()), Some("b"));
+    assert!(c.urn.as_str().contains(&format!("{COMP_B}${COMP_A}::c")), "{}", c.urn);
+}

@@ -561,3 +561,37 @@ async fn created_and_modified_are_recorded_as_pulumi_records_them() {
     };
     assert!(parse(&after_modified) >= parse(&modified));
 }
+
+/// The stack's outputs `outputs`, registered before the program fails
+/// (`fail`) or returns, as the SDKs register them even after a throw.
+fn exporting(outputs: &'static [(&'static str, &'static str)], fail: bool) -> converge_testkit::TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        m.register_resource_outputs(&stack, inputs(outputs))
+            .await
+            .map_err(|e| e.to_string())?;
+        if fail {
+            return Err("the program threw".to_owned());
+        }
+        Ok(())
+    })
+}
+
+#[tokio::test]
+async fn a_failed_operation_sets_the_stack_outputs_it_was_given_and_deletes_none() {
+    let (mut w, _cloud) = world(provider());
+    let outputs = |w: &Lifecycle| w.resource("proj-test").unwrap().outputs.clone();
+    expect_ok(&w.up(&exporting(&[("a", "1"), ("b", "1")], false)).await);
+    // As Pulumi's engine does: a failed update sets what the program
+    // exported before it failed and keeps the rest.
+    let r = w.up(&exporting(&[("b", "2"), ("c", "2")], true)).await;
+    assert!(r.error.is_some());
+    assert_eq!(
+        outputs(&w),
+        inputs(&[("a", "1"), ("b", "2"), ("c", "2")]),
+        "a failed update deleted a stack output"
+    );
+    // One that succeeds sets exactly what the program exported.
+    expect_ok(&w.up(&exporting(&[("c", "3")], false)).await);
+    assert_eq!(outputs(&w), inputs(&[("c", "3")]));
+}

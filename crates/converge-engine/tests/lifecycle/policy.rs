@@ -1,7 +1,8 @@
 //! Policy packs (seed 000's analyzers): for every step kind — create,
 //! same, update, replace — `Check`, then `Remediate`, then `Analyze`, then
 //! the step — the provider receives the
-//! remediated inputs — and `AnalyzeStack` once the steps are done; a
+//! remediated inputs — for every registration (components, providers and
+//! the stack too), and `AnalyzeStack` once the steps are done; a
 //! mandatory violation fails an update before its resource is touched,
 //! leaving the state byte-identical.
 
@@ -30,6 +31,8 @@ struct MockPack {
     /// Whether `Analyze` must see remediated inputs (imports are not
     /// remediated).
     remediated: bool,
+    /// Whether every resource's calls are logged, not only `Thing`s'.
+    every_type: bool,
 }
 
 impl MockPack {
@@ -56,6 +59,15 @@ impl MockPack {
             log,
             cloud,
             remediated: true,
+            every_type: false,
+        }
+    }
+
+    fn note_resource(&self, call: &str, resource: &AnalyzedResource) {
+        if self.every_type {
+            self.note(call, &format!("{} {}", resource.type_token, resource.name));
+        } else if resource.type_token == T {
+            self.note(call, &resource.name);
         }
     }
 
@@ -91,7 +103,7 @@ impl Analyzer for MockPack {
         &self,
         resource: &AnalyzedResource,
     ) -> Result<Vec<Remediation>, AnalyzerError> {
-        self.note("remediate", &resource.name);
+        self.note_resource("remediate", resource);
         let mut properties = resource.properties.clone();
         properties.insert("fixed".to_owned(), s("yes"));
         Ok(vec![Remediation {
@@ -108,10 +120,12 @@ impl Analyzer for MockPack {
         &self,
         resource: &AnalyzedResource,
     ) -> Result<Vec<PolicyDiagnostic>, AnalyzerError> {
-        self.note("analyze", &resource.name);
+        self.note_resource("analyze", resource);
+        // (Only `Thing`s are imported; the rest is always remediated.)
+        let remediated = self.remediated || resource.type_token != T;
         assert_eq!(
             resource.properties.get("fixed"),
-            self.remediated.then(|| s("yes")).as_ref(),
+            remediated.then(|| s("yes")).as_ref(),
             "Analyze sees the remediated inputs, and an import's as adopted"
         );
         Ok(match resource.properties.get("v") {
@@ -323,7 +337,11 @@ async fn a_disabled_policy_is_not_listed_as_passed() {
     let mut summaries = Vec::new();
     while let Ok(event) = rx.try_recv() {
         if let converge_engine::EngineEvent::PolicyAnalyzeSummary { urn, passed, .. } = event {
-            summaries.push((urn.is_some(), passed));
+            // `a`'s and the stack policies' (the stack resource and the
+            // default provider are judged too).
+            if urn.as_ref().is_none_or(|u| u.name() == "a") {
+                summaries.push((urn.is_some(), passed));
+            }
         }
     }
     assert_eq!(
@@ -427,4 +445,70 @@ async fn a_programs_import_is_analyzed_on_the_inputs_the_program_asks_for() {
     assert_eq!(ops_of(&r, "a"), vec![StepOp::Update, StepOp::Import]);
     assert!(take(&log).contains(&"analyze a c0 u0 d0".to_owned()));
     assert_eq!(cloud.counts().updates, 1);
+}
+
+/// stack + component `box` (its `v` given) + Thing `a` inside it.
+fn boxed(v: &'static str) -> TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        let mut b = converge_testkit::component("pkg:index:Box", "box");
+        b.inputs = inputs(&[("v", v)]);
+        let b = reg(&m, &stack, b).await?;
+        reg(
+            &m,
+            &b.urn,
+            custom(T, "a", inputs(&[("v", "1"), ("r", "1")])),
+        )
+        .await?;
+        Ok(())
+    })
+}
+
+#[tokio::test]
+async fn every_registration_is_judged_components_providers_and_the_stack_included() {
+    let (mut w, cloud, log) = policed();
+    let pack = MockPack {
+        every_type: true,
+        ..MockPack::new(log.clone(), cloud.clone())
+    };
+    w.options.analyzers = vec![Arc::new(pack)];
+    expect_ok(&w.up(&boxed("1")).await);
+    let analyzed: Vec<String> = take(&log)
+        .into_iter()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("analyze ")?;
+            let (ty, rest) = rest.split_once(' ')?;
+            Some(format!("{ty} {}", rest.split(' ').next()?))
+        })
+        .collect();
+    for expected in [
+        "pulumi:pulumi:Stack proj-test",
+        "pkg:index:Box box",
+        "pulumi:providers:pkg default",
+        "pkg:index:Thing a",
+    ] {
+        assert!(
+            analyzed.iter().any(|a| a == expected),
+            "{expected} was not analyzed: {analyzed:?}"
+        );
+    }
+    // The component's remediated inputs are what the state records.
+    assert_eq!(
+        w.resource("box").unwrap().inputs.get("fixed"),
+        Some(&s("yes"))
+    );
+
+    // A mandatory violation on a component stops the update there: the
+    // component keeps its recorded state and nothing inside it changes.
+    let before = exported(&w.snapshot);
+    let counts = cloud.counts();
+    let r = w.up(&boxed("bad")).await;
+    match &r.error {
+        Some(EngineError::PolicyViolation { urn, .. }) => {
+            assert!(urn.as_ref().unwrap().as_str().ends_with("::box"), "{urn:?}");
+        }
+        other => panic!("expected a policy violation, got {other:?}"),
+    }
+    assert_eq!(exported(&w.snapshot), before);
+    assert_eq!(cloud.counts(), counts);
 }

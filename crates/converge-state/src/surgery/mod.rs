@@ -47,6 +47,11 @@ pub enum SurgeryError {
     #[error("{urn} is the stack resource; it cannot be {action}")]
     StackResource { urn: Urn, action: &'static str },
     #[error(
+        "{0} is a component resource: it has no object of its own to replace; \
+         taint the resources inside it instead"
+    )]
+    ComponentTaint(Urn),
+    #[error(
         "{} protected: pass --force to delete anyway, or unprotect first \
          (`converge state unprotect`)",
         describe_protected(.0)
@@ -156,8 +161,9 @@ pub fn set_protect(
 }
 
 /// Sets `taint` to `taint` on every copy of each of `urns`: a tainted
-/// resource is replaced by the next update. Refuses the stack resource.
-/// Returns how many resources changed.
+/// resource is replaced by the next update. Refuses the stack resource,
+/// and tainting a component (it has no object of its own). Returns how
+/// many resources changed.
 pub fn set_taint(
     snapshot: &mut Snapshot,
     urns: &[Urn],
@@ -169,6 +175,15 @@ pub fn set_taint(
             urn: stack.clone(),
             action: "tainted",
         });
+    }
+    if taint {
+        let component = snapshot
+            .resources
+            .iter()
+            .find(|r| urns.contains(&r.urn) && !r.custom);
+        if let Some(c) = component {
+            return Err(SurgeryError::ComponentTaint(c.urn.clone()));
+        }
     }
     let mut changed = 0;
     for r in &mut snapshot.resources {
@@ -283,6 +298,17 @@ pub(crate) mod tests {
         assert_eq!(s, before);
         assert_eq!(set_taint(&mut s, &[b], false).unwrap(), 1);
         assert!(s.resources.iter().all(|r| !r.taint));
+
+        // A component has nothing to replace: refused, nothing marked.
+        let c = urn("my:index:Box", "c");
+        s.resources.push(ResourceState::new(c.clone(), false));
+        let before = s.clone();
+        assert_eq!(
+            set_taint(&mut s, &[c.clone()], true),
+            Err(SurgeryError::ComponentTaint(c.clone()))
+        );
+        assert_eq!(s, before);
+        assert_eq!(set_taint(&mut s, &[c], false).unwrap(), 0);
     }
 
     #[test]

@@ -529,7 +529,8 @@ async fn run_locked(
     if args.json {
         print_digest(rendered.digest.as_ref())?;
     } else {
-        if op == Operation::Up && !args.suppress_outputs {
+        // A failed update's program never registered the stack's outputs.
+        if op == Operation::Up && !args.suppress_outputs && result.error.is_none() {
             print_outputs(&result.snapshot, args.show_secrets);
         }
         print_lines(&rendered.summary);
@@ -768,19 +769,9 @@ fn print_outputs(snapshot: &Snapshot, reveal: bool) {
         show_secrets: reveal,
     };
     for (k, v) in &outputs {
-        // Objects and arrays as the preview shows them, one member a line.
-        if let Some(lines) = crate::display::values::output_block(&format!("{k:<width$}"), v, style)
-        {
-            for line in lines {
-                say(line);
-            }
-            continue;
+        for line in crate::display::values::output_lines(&format!("{k:<width$}"), v, style) {
+            say(line);
         }
-        let shown = match display_json(v, reveal) {
-            serde_json::Value::String(s) => s,
-            other => other.to_string(),
-        };
-        say(format!("    {k:<width$}: {shown}"));
     }
 }
 

@@ -80,7 +80,9 @@ impl FrontEnd for Terminal<'_> {
         match phase {
             Phase::RefreshPreview | Phase::Refresh => print_lines(&rendered.summary),
             Phase::Preview => {
-                if !self.args.json && !self.args.suppress_outputs {
+                // A preview that failed (its program, a provider) never
+                // saw the stack's outputs: no changes to them are shown.
+                if !self.args.json && !self.args.suppress_outputs && result.error.is_none() {
                     print_output_changes(base, &result.snapshot, self.args.show_secrets);
                 }
                 print_lines(&rendered.summary);
