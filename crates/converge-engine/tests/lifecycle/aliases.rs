@@ -425,5 +425,9 @@ async fn a_component_moved_under_another_through_an_alias_is_the_same() {
         .find(|r| r.urn.name() == "c")
         .unwrap();
     assert_eq!(c.parent.as_ref().map(|p| p.name()), Some("b"));
-    assert!(c.urn.as_str().contains(&format!("{COMP_B}${COMP_A}::c")), "{}", c.urn);
+    assert!(
+        c.urn.as_str().contains(&format!("{COMP_B}${COMP_A}::c")),
+        "{}",
+        c.urn
+    );
 }

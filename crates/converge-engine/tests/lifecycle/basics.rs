@@ -564,7 +564,10 @@ async fn created_and_modified_are_recorded_as_pulumi_records_them() {
 
 /// The stack's outputs `outputs`, registered before the program fails
 /// (`fail`) or returns, as the SDKs register them even after a throw.
-fn exporting(outputs: &'static [(&'static str, &'static str)], fail: bool) -> converge_testkit::TestProgram {
+fn exporting(
+    outputs: &'static [(&'static str, &'static str)],
+    fail: bool,
+) -> converge_testkit::TestProgram {
     program(move |m| async move {
         let stack = register_stack(&m).await?;
         m.register_resource_outputs(&stack, inputs(outputs))
