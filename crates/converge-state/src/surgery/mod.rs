@@ -304,7 +304,7 @@ pub(crate) mod tests {
         s.resources.push(ResourceState::new(c.clone(), false));
         let before = s.clone();
         assert_eq!(
-            set_taint(&mut s, &[c.clone()], true),
+            set_taint(&mut s, std::slice::from_ref(&c), true),
             Err(SurgeryError::ComponentTaint(c.clone()))
         );
         assert_eq!(s, before);
