@@ -150,6 +150,12 @@ impl Urn {
         self.type_token() == STACK_TYPE
     }
 
+    /// True for a default provider's URN (`pulumi:providers:<pkg>` named
+    /// `default…`): one the engine registers, not the program.
+    pub fn is_default_provider(&self) -> bool {
+        self.type_token().starts_with("pulumi:providers:") && self.name().starts_with("default")
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -152,7 +152,7 @@ pub fn is_internal(event: &EngineEvent) -> bool {
         } => urn,
         _ => return false,
     };
-    urn.type_token().starts_with("pulumi:providers:") && urn.name().starts_with("default")
+    urn.is_default_provider()
 }
 
 /// Whether the display shows a step event, as Pulumi's decides: an

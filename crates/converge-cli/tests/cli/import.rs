@@ -658,3 +658,88 @@ fn an_import_without_a_version_uses_the_installed_sdks_default_provider() {
         "{preview}"
     );
 }
+
+/// Without `--out`, the code is printed for the user to copy, as Pulumi
+/// prints it; in a JavaScript project it is JavaScript with the published
+/// `@pulumi/random` (installed by scripts/test), and the program made of
+/// it previews with no changes.
+#[test]
+fn node_code_is_printed_and_previews_no_changes_with_the_published_sdk() {
+    let Some(modules) = common::nodejs::node_modules() else {
+        return;
+    };
+    let w = common::nodejs::NodeWorld::new(&modules, "");
+    // The SDK asks for its own version's default provider.
+    let file = serde_json::json!({"resources": [
+        {"type": RANDOM_STRING, "name": "my-token", "id": "Zyx987wvu", "version": "4.21.2"}]});
+    let path = w.scratch.dir.path().join("import.json");
+    std::fs::write(&path, file.to_string()).unwrap();
+    let out = w.run(&["import", "--file", path.to_str().unwrap(), "--yes"]);
+    let code = &out[out.find("Add this code to the program").expect(&out)..];
+    let code = &code[code.find('\n').unwrap() + 1..];
+    assert!(
+        code.starts_with(
+            "\nconst pulumi = require(\"@pulumi/pulumi\");\nconst random = require(\"@pulumi/random\");\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        code.contains("const myToken = new random.RandomString(\"my-token\", {\n    length: 9,\n"),
+        "{out}"
+    );
+    assert!(code.contains("}, {\n    protect: true,\n});"), "{out}");
+    w.write_program(code);
+    let preview = w.run(&["preview", "--expect-no-changes"]);
+    assert!(!preview.contains("create"), "{preview}");
+
+    // `--generate-code=false` prints none.
+    let w2 = common::nodejs::NodeWorld::new(&modules, "");
+    let out = w2.run(&[
+        "import",
+        RANDOM_STRING,
+        "other",
+        "abc",
+        "--yes",
+        "--generate-code=false",
+    ]);
+    assert!(!out.contains("Add this code"), "{out}");
+}
+
+/// A TypeScript project gets TypeScript (`--out index.ts` too).
+#[test]
+fn typescript_out_imports_the_sdk_modules() {
+    let w = World::new("name: tsimp\nruntime: nodejs\n");
+    std::fs::write(w.scratch.project.join("tsconfig.json"), "{}").unwrap();
+    let out = w.scratch.dir.path().join("imported.ts");
+    w.run(&[
+        "import",
+        RANDOM_STRING,
+        "token",
+        "abcDEF123",
+        "--yes",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let ts = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        ts.starts_with(
+            "import * as pulumi from \"@pulumi/pulumi\";\nimport * as random from \"@pulumi/random\";\n"
+        ),
+        "{ts}"
+    );
+    assert!(
+        ts.contains("const token = new random.RandomString(\"token\", {"),
+        "{ts}"
+    );
+    // A file named for another language is refused before anything runs.
+    let e = w.fails(&[
+        "import",
+        RANDOM_STRING,
+        "t2",
+        "abc",
+        "--yes",
+        "--out",
+        "x.py",
+    ]);
+    assert!(e.contains("name a file that ends in .ts"), "{e}");
+}

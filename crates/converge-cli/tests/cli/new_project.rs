@@ -648,6 +648,15 @@ fn a_directory_of_templates_and_pulumis_template_directory() {
         "uv-python/Pulumi.yaml",
         "name: ${PROJECT}\nruntime:\n  name: python\n  options:\n    toolchain: uv\n",
     );
+    // `--list-templates` names them, with their descriptions.
+    let listed = w.run(w.root(), &["new", "--list-templates", "templates"]);
+    assert!(listed.starts_with("Available templates:\n"), "{listed}");
+    for line in [
+        "    node-bare    Node\n",
+        "    yaml-pet     A local template\n",
+    ] {
+        assert!(listed.contains(line), "no {line:?} in\n{listed}");
+    }
     // Without a terminal, a directory of templates needs one named.
     let e = w.fails(w.root(), &["new", "templates", "--yes", "--dir", "x"]);
     assert!(
@@ -686,6 +695,14 @@ fn a_directory_of_templates_and_pulumis_template_directory() {
     let pulumi_templates = w.root().join("pulumi-home/templates/yaml-pet");
     std::fs::create_dir_all(&pulumi_templates).unwrap();
     std::fs::write(pulumi_templates.join("Pulumi.yaml"), LOCAL_TEMPLATE).unwrap();
+    // Without a directory, the built-in templates and Pulumi's.
+    let listed = w.run(w.root(), &["new", "-l"]);
+    for line in [
+        "    python      A minimal Python program using the built-in random provider\n",
+        "    yaml-pet    A local template\n",
+    ] {
+        assert!(listed.contains(line), "no {line:?} in\n{listed}");
+    }
     let out = w.run(
         w.root(),
         &[

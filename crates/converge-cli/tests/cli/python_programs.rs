@@ -160,7 +160,7 @@ fn the_random_and_command_sdks_use_the_built_in_providers() {
     let w = World::new(&venv, &std::fs::read_to_string(example).unwrap());
     let up = w.run(&["up", "--yes"]);
     assert!(up.contains("+ 4 created"), "{up}");
-    assert!(up.contains("greeting: hello "), "{up}");
+    assert!(up.contains("greeting: \"hello "), "{up}");
     let pet = w.run(&["stack", "output", "pet"]);
     let password = w.run(&["stack", "output", "password", "--show-secrets"]);
     assert_eq!(password.trim().len(), 24);
@@ -200,6 +200,8 @@ fn the_random_and_command_sdks_use_the_built_in_providers() {
     assert!(refresh.contains("unchanged"), "{refresh}");
     let destroy = w.run(&["destroy", "--yes"]);
     assert!(destroy.contains("- 4 deleted"), "{destroy}");
+    // As Pulumi says: the stack itself is kept.
+    assert!(destroy.contains("run `converge stack rm dev`"), "{destroy}");
 }
 
 /// An explicit provider resource, and a preview whose planned inputs hold

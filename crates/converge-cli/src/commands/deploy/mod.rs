@@ -546,6 +546,18 @@ async fn run_locked(
     if args.expect_no_changes && has_changes(&result) {
         return Err(UnexpectedChanges::Occurred.into());
     }
+    // As Pulumi says after a destroy: the stack itself is still there.
+    if op == Operation::Destroy
+        && !args.json
+        && !args.remove
+        && result.snapshot.resources.is_empty()
+    {
+        say(format!(
+            "\nThe resources in the stack have been deleted; its history and configuration are \
+             kept.\nTo remove the stack as well, run `converge stack rm {stack}`.",
+            stack = stack_name
+        ));
+    }
     Ok(())
 }
 

@@ -278,7 +278,10 @@ async fn run_locked(
     write_code(args, project, &program, &imports, &result.snapshot)
 }
 
-/// `--out`: the imported resources as program text.
+/// The imported resources as program text: written to `--out`, or, as
+/// Pulumi does, printed for the user to copy into the program (unless
+/// `--generate-code=false` or `--json`; code that cannot be written in
+/// the project's language is then a warning, the import being done).
 fn write_code(
     args: &ImportArgs,
     project: &Project,
@@ -287,9 +290,22 @@ fn write_code(
     snapshot: &Snapshot,
 ) -> Result<()> {
     let Some(path) = &args.out else {
+        if !args.generate_code || args.json {
+            return Ok(());
+        }
+        match codegen::generate(project, None, program, imports, snapshot) {
+            Ok(text) => {
+                say(
+                    "\nAdd this code to the program; without it, the next update would try to delete \
+                     what was imported:\n",
+                );
+                say(text.trim_end());
+            }
+            Err(e) => eprintln!("warning: no code for the imported resources: {e:#}"),
+        }
         return Ok(());
     };
-    let text = codegen::generate(project, program, imports, snapshot)?;
+    let text = codegen::generate(project, Some(path), program, imports, snapshot)?;
     crate::atomic_write::Output::named(
         path,
         std::path::Path::new(""),

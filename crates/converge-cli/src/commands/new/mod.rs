@@ -26,6 +26,7 @@ use crate::project::Project;
 use crate::stack_settings::StackSettings;
 
 pub(crate) mod install;
+mod list;
 mod runtime_options;
 mod source;
 mod template;
@@ -71,14 +72,23 @@ pub struct NewArgs {
     /// nothing.
     #[arg(short, long)]
     pub generate_only: bool,
+    /// List the templates — the built-in ones and those in
+    /// $PULUMI_HOME/templates, or those in the TEMPLATE directory — and
+    /// create nothing.
+    #[arg(short, long)]
+    pub list_templates: bool,
 }
 
 pub async fn run(ctx: &Context, args: NewArgs) -> Result<()> {
+    if args.list_templates {
+        let dir = args.template.as_deref().map(|t| ctx.cwd.join(t));
+        return list::print(dir.as_deref());
+    }
     let interactive = !args.yes && !ctx.non_interactive && std::io::stdin().is_terminal();
     let Some(template_arg) = args.template.clone() else {
         bail!(
             "which template? run `converge new TEMPLATE`: a built-in template ({}) or the path \
-             of a local template directory",
+             of a local template directory (`converge new --list-templates` lists them)",
             template::builtin_names().join(", ")
         );
     };

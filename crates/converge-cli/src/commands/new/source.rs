@@ -143,6 +143,18 @@ fn choose(dir: &Path, arg: &str, options: &SourceOptions) -> Result<PathBuf> {
     }
 }
 
+/// The templates in `dir`: `dir` itself when it is one, else its
+/// subdirectories that are (a directory of templates).
+pub fn template_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
+    if is_template(dir) {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    Ok(subdirectories(dir)?
+        .into_iter()
+        .filter(|d| is_template(d))
+        .collect())
+}
+
 fn is_template(dir: &Path) -> bool {
     dir.join("Pulumi.yaml").is_file() || dir.join("Pulumi.yml").is_file()
 }

@@ -335,6 +335,11 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
             println!("Stack '{}' has been removed!", stack.stack);
             Ok(())
         }
+        Removal::HasResources(0) => bail!(
+            "stack {} still has its stack resource: run `converge destroy` first, \
+             or pass --force to remove the stack anyway",
+            stack.stack
+        ),
         Removal::HasResources(count) => bail!(
             "stack {} still has {count} resource(s): destroy them first, \
              or pass --force to remove the stack and forget them",
@@ -347,8 +352,9 @@ async fn rm(ctx: &Context, name: Option<String>, opts: RmOptions) -> Result<()> 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Removal {
     Removed,
-    /// Not removed: the stack still has this many resources (and no
-    /// `force`).
+    /// Not removed: the stack's state is not empty (and no `force`);
+    /// this many of its resources are the program's (not the stack
+    /// resource, not a default provider).
     HasResources(usize),
 }
 
@@ -368,9 +374,13 @@ pub(crate) async fn remove_stack(
         .lock(ctx.lock_info())
         .await?;
     let result = async {
-        let count = locked.base().resources.len();
-        if count > 0 && !opts.force {
-            return Ok(Removal::HasResources(count));
+        let resources = &locked.base().resources;
+        if !resources.is_empty() && !opts.force {
+            let programs = resources
+                .iter()
+                .filter(|r| !r.urn.is_stack() && !r.urn.is_default_provider())
+                .count();
+            return Ok(Removal::HasResources(programs));
         }
         backend
             .remove_stack(stack, &RemoveOptions::default())

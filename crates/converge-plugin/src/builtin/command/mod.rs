@@ -188,7 +188,10 @@ pub fn schema() -> serde_json::Value {
         &[&RUN_SPEC],
     );
     // The published SDK whose programs it serves.
-    schema["language"] = serde_json::json!({"python": {"packageName": "pulumi_command"}});
+    schema["language"] = serde_json::json!({
+        "python": {"packageName": "pulumi_command"},
+        "nodejs": {"packageName": "@pulumi/command"},
+    });
     schema
 }
 

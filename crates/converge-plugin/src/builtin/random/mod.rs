@@ -67,7 +67,10 @@ pub fn schema() -> serde_json::Value {
         &[],
     );
     // The published SDK whose programs it serves.
-    schema["language"] = serde_json::json!({"python": {"packageName": "pulumi_random"}});
+    schema["language"] = serde_json::json!({
+        "python": {"packageName": "pulumi_random"},
+        "nodejs": {"packageName": "@pulumi/random"},
+    });
     schema
 }
 

@@ -1,9 +1,11 @@
-//! `--out`: program text for the imported resources, in the project's
-//! language — Pulumi YAML (`yaml.rs`) or Python with the package's SDK
-//! (`python.rs`). Each resource is written with the inputs the stack now
+//! Program text for the imported resources (`--out`, or printed), in the
+//! project's language — Pulumi YAML (`yaml.rs`), Python with the
+//! package's SDK (`python.rs`), or TypeScript or JavaScript with it
+//! (`nodejs.rs`). Each resource is written with the inputs the stack now
 //! records for it, so the program previews with no changes; protect,
 //! parent and provider become resource options; IDs are not written.
 
+mod nodejs;
 mod python;
 mod yaml;
 
@@ -34,21 +36,39 @@ pub struct Resource {
     pub provider: Option<String>,
 }
 
-/// The languages `--out` writes.
+/// The languages code is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Language {
     Yaml,
     Python,
+    NodeJs(nodejs::Flavor),
 }
 
 impl Language {
-    fn of_runtime(runtime: Option<&str>) -> Result<Language> {
-        match runtime {
+    /// The project's language: for Node.js, TypeScript unless the
+    /// project is JavaScript (its `main` or `index.js`, and no
+    /// `tsconfig.json`) — or as `out`'s extension says.
+    fn of_project(project: &Project, out: Option<&Path>) -> Result<Language> {
+        match project.runtime() {
             Some("yaml") => Ok(Language::Yaml),
             Some("python") => Ok(Language::Python),
+            Some("nodejs") => {
+                let named = out.and_then(Language::of_file);
+                if let Some(l @ Language::NodeJs(_)) = named {
+                    return Ok(l);
+                }
+                let javascript = !project.dir.join("tsconfig.json").exists()
+                    && (project.main().is_some_and(|m| m.ends_with(".js"))
+                        || project.dir.join("index.js").exists());
+                Ok(Language::NodeJs(if javascript {
+                    nodejs::Flavor::JavaScript
+                } else {
+                    nodejs::Flavor::TypeScript
+                }))
+            }
             other => bail!(
-                "--out writes Pulumi YAML or Python, in the project's language; this \
-                 project's runtime is {}",
+                "code is written in Pulumi YAML, Python, TypeScript or JavaScript, in the \
+                 project's language; this project's runtime is {}",
                 other.unwrap_or("(none)")
             ),
         }
@@ -59,6 +79,8 @@ impl Language {
         match path.extension()?.to_str()? {
             "py" => Some(Language::Python),
             "yaml" | "yml" => Some(Language::Yaml),
+            "ts" => Some(Language::NodeJs(nodejs::Flavor::TypeScript)),
+            "js" | "cjs" => Some(Language::NodeJs(nodejs::Flavor::JavaScript)),
             _ => None,
         }
     }
@@ -67,6 +89,17 @@ impl Language {
         match self {
             Language::Yaml => "Pulumi YAML",
             Language::Python => "Python",
+            Language::NodeJs(nodejs::Flavor::TypeScript) => "TypeScript",
+            Language::NodeJs(nodejs::Flavor::JavaScript) => "JavaScript",
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Language::Yaml => ".yaml",
+            Language::Python => ".py",
+            Language::NodeJs(nodejs::Flavor::TypeScript) => ".ts",
+            Language::NodeJs(nodejs::Flavor::JavaScript) => ".js",
         }
     }
 }
@@ -76,7 +109,7 @@ impl Language {
 /// writes, the file's extension does not name another one, and in Python
 /// every package imported from has an SDK.
 pub fn check(project: &Project, path: &Path, specs: &[ImportSpec]) -> Result<()> {
-    let language = Language::of_runtime(project.runtime())?;
+    let language = Language::of_project(project, Some(path))?;
     if let Some(named) = Language::of_file(path).filter(|&l| l != language) {
         bail!(
             "--out {}: the file's extension says {}, but this project's runtime is {}, and \
@@ -84,11 +117,23 @@ pub fn check(project: &Project, path: &Path, specs: &[ImportSpec]) -> Result<()>
             path.display(),
             named.name(),
             language.name(),
-            match language {
-                Language::Yaml => ".yaml",
-                Language::Python => ".py",
-            }
+            language.extension()
         );
+    }
+    if let Language::NodeJs(_) = language {
+        let without = specs
+            .iter()
+            .filter(|s| !s.component)
+            .find(|s| nodejs::sdk_module(package_of(&s.type_token)).is_none());
+        if let Some(spec) = without {
+            bail!(
+                "--out {}: cannot write {} ({}): {}",
+                path.display(),
+                spec.name,
+                spec.type_token,
+                nodejs::no_sdk(package_of(&spec.type_token))
+            );
+        }
     }
     if language == Language::Python {
         let without = specs
@@ -139,14 +184,16 @@ pub fn python_sdk_module(package: &str) -> Option<String> {
 /// project's runtime.
 pub fn generate(
     project: &Project,
+    out: Option<&Path>,
     program: &ImportProgram,
     imports: &Imports,
     snapshot: &Snapshot,
 ) -> Result<String> {
     let resources = resources(program, imports, snapshot)?;
-    match Language::of_runtime(project.runtime())? {
+    match Language::of_project(project, out)? {
         Language::Yaml => yaml::render(&resources),
         Language::Python => python::render(&resources),
+        Language::NodeJs(flavor) => nodejs::render(&resources, flavor),
     }
 }
 
