@@ -104,6 +104,9 @@ impl Language {
     }
 }
 
+/// A language's SDK module of a package, and why there is none.
+type SdkOf = (fn(&str) -> Option<String>, fn(&str) -> String);
+
 /// Whether `--out path` can be written for `specs` in `project`, asked
 /// before anything is imported: the project's language is one `--out`
 /// writes, the file's extension does not name another one, and in Python
@@ -120,35 +123,27 @@ pub fn check(project: &Project, path: &Path, specs: &[ImportSpec]) -> Result<()>
             language.extension()
         );
     }
-    if let Language::NodeJs(_) = language {
+    let sdk: Option<SdkOf> = match language {
+        Language::Python => Some((python::sdk_module, python::no_sdk)),
+        Language::NodeJs(_) => Some((nodejs::sdk_module, nodejs::no_sdk)),
+        Language::Yaml => None,
+    };
+    if let Some((sdk_module, no_sdk)) = sdk {
         let without = specs
             .iter()
             .filter(|s| !s.component)
-            .find(|s| nodejs::sdk_module(package_of(&s.type_token)).is_none());
+            .find(|s| sdk_module(package_of(&s.type_token)).is_none());
         if let Some(spec) = without {
             bail!(
                 "--out {}: cannot write {} ({}): {}",
                 path.display(),
                 spec.name,
                 spec.type_token,
-                nodejs::no_sdk(package_of(&spec.type_token))
+                no_sdk(package_of(&spec.type_token))
             );
         }
     }
     if language == Language::Python {
-        let without = specs
-            .iter()
-            .filter(|s| !s.component)
-            .find(|s| python::sdk_module(package_of(&s.type_token)).is_none());
-        if let Some(spec) = without {
-            bail!(
-                "--out {}: cannot write {} ({}): {}",
-                path.display(),
-                spec.name,
-                spec.type_token,
-                python::no_sdk(package_of(&spec.type_token))
-            );
-        }
         // The generated code imports the SDK: say so when the project's
         // Python cannot import it (it may be installed later; a Terraform
         // provider's package has none unless one is generated).
@@ -249,4 +244,41 @@ fn resources(
         });
     }
     Ok(out)
+}
+
+/// A resource type token's parts as the SDKs name its class: the package,
+/// the module path (`index` dropped, and a last segment that only repeats
+/// the type's name), the type's name.
+fn class_path(token: &str) -> Result<(&str, Vec<&str>, &str)> {
+    let parts: Vec<&str> = token.split(':').collect();
+    let [package, module, name] = parts.as_slice() else {
+        bail!("{token} is not a resource type token (package:module:Name)");
+    };
+    let mut path: Vec<&str> = module.split('/').collect();
+    let last = path.last().copied().unwrap_or_default();
+    if path.len() > 1 && last.eq_ignore_ascii_case(name) {
+        path.pop();
+    }
+    path.retain(|s| *s != "index");
+    Ok((package, path, name))
+}
+
+/// What an asset is made from, as the SDKs' constructors take it.
+enum AssetSource<'a> {
+    Text(&'a str),
+    Path(&'a str),
+    Uri(&'a str),
+}
+
+fn asset_source<'a>(a: &'a converge_model::Asset, owner: &str) -> Result<AssetSource<'a>> {
+    if let Some(text) = &a.text {
+        return Ok(AssetSource::Text(text));
+    }
+    if let Some(path) = &a.path {
+        return Ok(AssetSource::Path(path));
+    }
+    if let Some(uri) = &a.uri {
+        return Ok(AssetSource::Uri(uri));
+    }
+    bail!("{owner}: an asset has no text, path or URI")
 }

@@ -102,17 +102,9 @@ fn alias(package: &str) -> String {
 /// `pkg:module/member:Name` → `pkg.module.Name` (`index` is the
 /// package's top level).
 fn class(token: &str) -> Result<String> {
-    let parts: Vec<&str> = token.split(':').collect();
-    let [package, module, name] = parts.as_slice() else {
-        bail!("{token} is not a resource type token (package:module:Name)");
-    };
-    let mut path: Vec<&str> = module.split('/').collect();
-    let last = path.last().copied().unwrap_or_default();
-    if path.len() > 1 && last.eq_ignore_ascii_case(name) {
-        path.pop();
-    }
+    let (package, path, name) = super::class_path(token)?;
     let mut out = alias(package);
-    for segment in path.into_iter().filter(|s| *s != "index") {
+    for segment in path {
         out.push('.');
         out.push_str(&snake(segment));
     }
@@ -223,16 +215,11 @@ fn value(v: &PropertyValue, owner: &str) -> Result<String> {
 }
 
 fn asset(a: &Asset, owner: &str) -> Result<String> {
-    if let Some(text) = &a.text {
-        return Ok(format!("pulumi.StringAsset({})", string(text)));
-    }
-    if let Some(path) = &a.path {
-        return Ok(format!("pulumi.FileAsset({})", string(path)));
-    }
-    if let Some(uri) = &a.uri {
-        return Ok(format!("pulumi.RemoteAsset({})", string(uri)));
-    }
-    bail!("{owner}: an asset has no text, path or URI")
+    Ok(match super::asset_source(a, owner)? {
+        super::AssetSource::Text(text) => format!("pulumi.StringAsset({})", string(text)),
+        super::AssetSource::Path(path) => format!("pulumi.FileAsset({})", string(path)),
+        super::AssetSource::Uri(uri) => format!("pulumi.RemoteAsset({})", string(uri)),
+    })
 }
 
 #[cfg(test)]

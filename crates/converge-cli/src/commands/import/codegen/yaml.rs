@@ -102,14 +102,9 @@ fn call(name: &str, arg: Value) -> Value {
 }
 
 fn asset(a: &Asset, owner: &str) -> Result<Value> {
-    if let Some(text) = &a.text {
-        return Ok(call("fn::stringAsset", literal(text)));
-    }
-    if let Some(path) = &a.path {
-        return Ok(call("fn::fileAsset", literal(path)));
-    }
-    if let Some(uri) = &a.uri {
-        return Ok(call("fn::remoteAsset", literal(uri)));
-    }
-    bail!("{owner}: an asset has no text, path or URI")
+    Ok(match super::asset_source(a, owner)? {
+        super::AssetSource::Text(text) => call("fn::stringAsset", literal(text)),
+        super::AssetSource::Path(path) => call("fn::fileAsset", literal(path)),
+        super::AssetSource::Uri(uri) => call("fn::remoteAsset", literal(uri)),
+    })
 }
