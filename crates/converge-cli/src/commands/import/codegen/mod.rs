@@ -5,6 +5,7 @@
 //! records for it, so the program previews with no changes; protect,
 //! parent and provider become resource options; IDs are not written.
 
+mod literal;
 mod nodejs;
 mod python;
 mod yaml;

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use anyhow::{bail, Result};
 use converge_model::{package_of, Asset, PropertyValue};
 
+use super::literal::{literal, string, Syntax};
 use super::Resource;
 
 /// How the generated code loads modules.
@@ -236,59 +237,53 @@ fn key(k: &str) -> String {
     }
 }
 
-/// A string literal.
-fn string(s: &str) -> String {
-    // JSON's strings are JavaScript string literals.
-    serde_json::Value::String(s.to_owned()).to_string()
+/// JavaScript's (and TypeScript's) literals.
+struct JavaScript;
+
+impl Syntax for JavaScript {
+    const LANGUAGE: &'static str = "Node.js";
+
+    fn null() -> &'static str {
+        "undefined"
+    }
+
+    fn boolean(b: bool) -> &'static str {
+        if b {
+            "true"
+        } else {
+            "false"
+        }
+    }
+
+    fn object(entries: Vec<(&str, String)>, depth: usize) -> String {
+        let entries: Vec<String> = entries
+            .into_iter()
+            .map(|(k, v)| format!("{}: {v}", key(k)))
+            .collect();
+        object(&entries, depth)
+    }
+
+    fn secret(inner: String) -> String {
+        format!("pulumi.secret({inner})")
+    }
+
+    fn asset(a: &Asset, owner: &str) -> Result<String> {
+        Ok(match super::asset_source(a, owner)? {
+            super::AssetSource::Text(text) => {
+                format!("new pulumi.asset.StringAsset({})", string(text))
+            }
+            super::AssetSource::Path(path) => {
+                format!("new pulumi.asset.FileAsset({})", string(path))
+            }
+            super::AssetSource::Uri(uri) => {
+                format!("new pulumi.asset.RemoteAsset({})", string(uri))
+            }
+        })
+    }
 }
 
-fn value(v: &PropertyValue, owner: &str, indent: usize) -> Result<String> {
-    Ok(match v {
-        PropertyValue::Null => "undefined".to_owned(),
-        PropertyValue::Bool(b) => b.to_string(),
-        PropertyValue::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => {
-            format!("{}", *n as i64)
-        }
-        PropertyValue::Number(n) => format!("{n:?}"),
-        PropertyValue::String(s) => string(s),
-        PropertyValue::Array(items) => {
-            let items: Vec<String> = items
-                .iter()
-                .map(|i| value(i, owner, indent))
-                .collect::<Result<_>>()?;
-            format!("[{}]", items.join(", "))
-        }
-        PropertyValue::Object(map) => {
-            let entries: Vec<String> = map
-                .iter()
-                .map(|(k, v)| Ok(format!("{}: {}", key(k), value(v, owner, indent + 1)?)))
-                .collect::<Result<_>>()?;
-            object(&entries, indent)
-        }
-        PropertyValue::Secret(inner) => format!("pulumi.secret({})", value(inner, owner, indent)?),
-        PropertyValue::Output(o) => match (&o.element, o.secret) {
-            (Some(inner), true) => format!("pulumi.secret({})", value(inner, owner, indent)?),
-            (Some(inner), false) => value(inner, owner, indent)?,
-            (None, _) => bail!("{owner}: an input is not known"),
-        },
-        PropertyValue::Asset(a) => asset(a, owner)?,
-        PropertyValue::Archive(_)
-        | PropertyValue::ResourceReference(_)
-        | PropertyValue::Unknown => {
-            bail!(
-                "{owner}: an input is a {}, which the generated code cannot write in Node.js",
-                v.kind_name()
-            )
-        }
-    })
-}
-
-fn asset(a: &Asset, owner: &str) -> Result<String> {
-    Ok(match super::asset_source(a, owner)? {
-        super::AssetSource::Text(text) => format!("new pulumi.asset.StringAsset({})", string(text)),
-        super::AssetSource::Path(path) => format!("new pulumi.asset.FileAsset({})", string(path)),
-        super::AssetSource::Uri(uri) => format!("new pulumi.asset.RemoteAsset({})", string(uri)),
-    })
+fn value(v: &PropertyValue, owner: &str, depth: usize) -> Result<String> {
+    literal::<JavaScript>(v, owner, depth)
 }
 
 #[cfg(test)]

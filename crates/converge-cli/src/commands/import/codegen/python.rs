@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use anyhow::{bail, Result};
 use converge_model::{package_of, Asset, PropertyValue};
 
+use super::literal::{literal, string, Syntax};
 use super::Resource;
 
 pub fn render(resources: &[Resource]) -> Result<String> {
@@ -166,60 +167,47 @@ fn snake(s: &str) -> String {
     out
 }
 
-/// A Python string literal.
-fn string(s: &str) -> String {
-    // JSON's escapes are valid in Python string literals.
-    serde_json::Value::String(s.to_owned()).to_string()
+/// Python's literals.
+struct Python;
+
+impl Syntax for Python {
+    const LANGUAGE: &'static str = "Python";
+
+    fn null() -> &'static str {
+        "None"
+    }
+
+    fn boolean(b: bool) -> &'static str {
+        if b {
+            "True"
+        } else {
+            "False"
+        }
+    }
+
+    fn object(entries: Vec<(&str, String)>, _depth: usize) -> String {
+        let entries: Vec<String> = entries
+            .into_iter()
+            .map(|(k, v)| format!("{}: {v}", string(k)))
+            .collect();
+        format!("{{{}}}", entries.join(", "))
+    }
+
+    fn secret(inner: String) -> String {
+        format!("pulumi.Output.secret({inner})")
+    }
+
+    fn asset(a: &Asset, owner: &str) -> Result<String> {
+        Ok(match super::asset_source(a, owner)? {
+            super::AssetSource::Text(text) => format!("pulumi.StringAsset({})", string(text)),
+            super::AssetSource::Path(path) => format!("pulumi.FileAsset({})", string(path)),
+            super::AssetSource::Uri(uri) => format!("pulumi.RemoteAsset({})", string(uri)),
+        })
+    }
 }
 
 fn value(v: &PropertyValue, owner: &str) -> Result<String> {
-    Ok(match v {
-        PropertyValue::Null => "None".to_owned(),
-        PropertyValue::Bool(true) => "True".to_owned(),
-        PropertyValue::Bool(false) => "False".to_owned(),
-        PropertyValue::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => {
-            format!("{}", *n as i64)
-        }
-        PropertyValue::Number(n) => format!("{n:?}"),
-        PropertyValue::String(s) => string(s),
-        PropertyValue::Array(items) => {
-            let items: Vec<String> = items
-                .iter()
-                .map(|i| value(i, owner))
-                .collect::<Result<_>>()?;
-            format!("[{}]", items.join(", "))
-        }
-        PropertyValue::Object(map) => {
-            let entries: Vec<String> = map
-                .iter()
-                .map(|(k, v)| Ok(format!("{}: {}", string(k), value(v, owner)?)))
-                .collect::<Result<_>>()?;
-            format!("{{{}}}", entries.join(", "))
-        }
-        PropertyValue::Secret(inner) => format!("pulumi.Output.secret({})", value(inner, owner)?),
-        PropertyValue::Output(o) => match (&o.element, o.secret) {
-            (Some(inner), true) => format!("pulumi.Output.secret({})", value(inner, owner)?),
-            (Some(inner), false) => value(inner, owner)?,
-            (None, _) => bail!("{owner}: an input is not known"),
-        },
-        PropertyValue::Asset(a) => asset(a, owner)?,
-        PropertyValue::Archive(_)
-        | PropertyValue::ResourceReference(_)
-        | PropertyValue::Unknown => {
-            bail!(
-                "{owner}: an input is a {}, which --out cannot write in Python",
-                v.kind_name()
-            )
-        }
-    })
-}
-
-fn asset(a: &Asset, owner: &str) -> Result<String> {
-    Ok(match super::asset_source(a, owner)? {
-        super::AssetSource::Text(text) => format!("pulumi.StringAsset({})", string(text)),
-        super::AssetSource::Path(path) => format!("pulumi.FileAsset({})", string(path)),
-        super::AssetSource::Uri(uri) => format!("pulumi.RemoteAsset({})", string(uri)),
-    })
+    literal::<Python>(v, owner, 0)
 }
 
 #[cfg(test)]
