@@ -404,3 +404,31 @@ fn repair_names_what_it_cannot_fix_and_changes_nothing() {
         "{err}"
     );
 }
+
+/// A file replaced in place (`--replace`, or tainted) is deleted before it
+/// is written again: the update leaves the file there, as the state says.
+#[test]
+fn a_file_replaced_at_the_same_path_is_still_there() {
+    let scratch = crate::common::Scratch::new("name: filerep\nruntime: yaml\n");
+    let path = scratch.project.join("hello.txt");
+    std::fs::write(
+        scratch.project.join("Pulumi.yaml"),
+        format!(
+            "name: filerep\nruntime: yaml\nresources:\n  f:\n    type: converge:index:File\n    \
+             properties: {{path: {}, content: hello}}\n",
+            path.display()
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| crate::common::stdout_of(scratch.command("pw"), args);
+    run(&["stack", "init", "dev"]);
+    run(&["up", "--yes"]);
+    let urn = "urn:pulumi:dev::filerep::converge:index:File::f";
+    let up = run(&["up", "--yes", "--replace", urn]);
+    assert!(up.contains("replaced"), "{up}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello");
+    run(&["state", "taint", urn, "--yes"]);
+    run(&["up", "--yes"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello");
+    run(&["refresh", "--preview-only", "--expect-no-changes"]);
+}

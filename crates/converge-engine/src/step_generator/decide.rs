@@ -45,18 +45,17 @@ pub(crate) async fn decide(
             diff: BTreeMap::new(),
         });
     }
-    // `--replace`, or tainted by `converge state taint`.
-    if d.opts.replaces(&new.urn) || old.taint {
+    // `--replace`, tainted by `converge state taint`, `replacementTrigger`
+    // changed, or `replaceWith` names a resource replaced in this
+    // deployment: a replacement whatever the diff — in the order the
+    // provider's Diff asks for, since an object that keeps its identity
+    // (a file at the same path) must go before its replacement comes.
+    if d.opts.replaces(&new.urn) || old.taint || trigger_changed(old, new) || replaced_with(d, new)
+    {
+        let delete_before_replace =
+            same_provider(d, old, new) && provider_diff(d, old, new).await?.delete_before_replace;
         return Ok(Decision::Replace {
-            delete_before_replace: false,
-            diff: BTreeMap::new(),
-        });
-    }
-    // `replacementTrigger` changed, or `replaceWith` names a resource
-    // replaced in this deployment.
-    if trigger_changed(old, new) || replaced_with(d, new) {
-        return Ok(Decision::Replace {
-            delete_before_replace: false,
+            delete_before_replace,
             diff: BTreeMap::new(),
         });
     }

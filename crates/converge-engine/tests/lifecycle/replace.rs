@@ -425,3 +425,41 @@ async fn a_default_provider_whose_config_diff_replaces_replaces_its_resources() 
     assert_eq!(cloud.counts().creates, 2);
     assert_eq!(cloud.len(), 1);
 }
+
+/// A forced replacement (`--replace`, a taint) goes in the order the
+/// provider's Diff asks for: an object that keeps its identity (a file at
+/// the same path) is deleted before its replacement is created, so the
+/// delete never removes the new object.
+#[tokio::test]
+async fn a_forced_replacement_deletes_first_when_the_provider_asks() {
+    let events = log();
+    let always_dbr = replacing("k", false, events.clone()).on_diff(|_| {
+        Ok(DiffResponse {
+            delete_before_replace: true,
+            ..DiffResponse::none()
+        })
+    });
+    let (mut w, cloud) = world(always_dbr);
+    expect_ok(&w.up(&single("1")).await);
+    let urn = w.resource("a").unwrap().urn.clone();
+    w.options.replace = vec![urn.into()];
+    let r = w.up(&single("1")).await;
+    expect_ok(&r);
+    assert_eq!(entries(&events), vec!["create a", "delete a", "create a"]);
+    assert_eq!(cloud.len(), 1);
+
+    // And a taint.
+    w.options.replace = Vec::new();
+    for r in &mut w.snapshot.resources {
+        if r.urn.name() == "a" {
+            r.taint = true;
+        }
+    }
+    let r = w.up(&single("1")).await;
+    expect_ok(&r);
+    assert_eq!(
+        entries(&events),
+        vec!["create a", "delete a", "create a", "delete a", "create a"]
+    );
+    assert_eq!(cloud.len(), 1);
+}

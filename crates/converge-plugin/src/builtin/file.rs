@@ -12,8 +12,9 @@
 //!   parent directories. Read returns the file as it is now, so a refresh
 //!   sees drift; a file that is gone reads as ID `""`. Import by path.
 //! - Diff compares the new inputs with the last state: a new `path`
-//!   replaces (deleting the old file first, in case both paths name the same
-//!   file); `content` and `permissions` update in place.
+//!   replaces; `content` and `permissions` update in place. Any
+//!   replacement (a new path, replaceOnChanges, `--replace`, a taint)
+//!   deletes the old file first, in case both name the same file.
 //! - Delete removes the file; a missing file is fine.
 
 use std::io;
@@ -278,7 +279,12 @@ impl Provider for FileProvider {
             &req.ignore_changes,
             |k| k == "path",
         );
-        diff.delete_before_replace = diff.requires_replacement();
+        // Whatever makes the file replaced (a new path, or the program's
+        // replaceOnChanges, --replace, a taint), one at the same path
+        // must be deleted before its replacement is written, or the
+        // delete would remove the new file.
+        let same_path = olds.get("path") == req.new_inputs.get("path");
+        diff.delete_before_replace = same_path || diff.requires_replacement();
         Ok(diff)
     }
 
