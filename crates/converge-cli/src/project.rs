@@ -220,6 +220,17 @@ impl Project {
         // closest; other runtimes ignore them.
         if runtime_name(&doc) != Some("yaml") {
             crate::unknown_keys::warn(file, &unknown, &KNOWN_KEYS);
+            // `runtime: {name, options}`: a misspelled `options` would
+            // otherwise drop them silently (a virtualenv not used).
+            if let Some(Value::Mapping(runtime)) = doc.get("runtime") {
+                let strays: Vec<String> = runtime
+                    .keys()
+                    .filter_map(|k| k.as_str())
+                    .filter(|k| !matches!(*k, "name" | "options"))
+                    .map(|k| format!("runtime.{k}"))
+                    .collect();
+                crate::unknown_keys::warn(file, &strays, &["runtime.name", "runtime.options"]);
+            }
         }
         let opts = ParseOptions {
             project: &name,

@@ -112,6 +112,20 @@ fn misspelled_project_keys_name_the_key_meant() {
         "{err}"
     );
     assert_eq!(err.matches("warning:").count(), 1, "{err}");
+
+    // A misspelled key inside `runtime:` (its options would be ignored).
+    std::fs::write(
+        s.project.join("Pulumi.yaml"),
+        "name: slips\nruntime:\n  name: python\n  option:\n    virtualenv: venv\n",
+    )
+    .unwrap();
+    let out = run(&s, &["stack", "ls"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("unknown key `runtime.option` is ignored; did you mean `runtime.options`?"),
+        "{err}"
+    );
 }
 
 #[test]
