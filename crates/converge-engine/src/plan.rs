@@ -90,5 +90,5 @@ impl Plan {
 /// the engine adds rather than the program.
 fn is_default_provider(step: &PlannedStep) -> bool {
     let name = step.urn.rsplit("::").next().unwrap_or_default();
-    step.type_token.starts_with("pulumi:providers:") && name.starts_with("default")
+    converge_model::is_default_provider(&step.type_token, name)
 }

@@ -26,7 +26,8 @@ pub use path::{
 pub use resource::{DependencyKind, ProviderReference, ProviderReferenceError, ResourceState};
 pub use timeouts::{go_duration_seconds, CustomTimeouts, TimeoutError};
 pub use urn::{
-    package_of, provider_package, provider_type, Urn, UrnError, PROVIDER_TYPE_PREFIX, STACK_TYPE,
+    is_default_provider, package_of, provider_package, provider_type, Urn, UrnError,
+    PROVIDER_TYPE_PREFIX, STACK_TYPE,
 };
 pub use urn_pattern::UrnPattern;
 pub use value::{

@@ -32,6 +32,13 @@ pub fn provider_package(type_token: &str) -> Option<&str> {
     type_token.strip_prefix(PROVIDER_TYPE_PREFIX)
 }
 
+/// Whether a resource of `type_token` named `name` is a default provider
+/// (`pulumi:providers:<pkg>` named `default…`): one the engine registers,
+/// not the program.
+pub fn is_default_provider(type_token: &str, name: &str) -> bool {
+    provider_package(type_token).is_some() && name.starts_with("default")
+}
+
 /// The package of a resource type or function token: its first segment
 /// (`aws` of `aws:s3/bucket:Bucket`).
 pub fn package_of(token: &str) -> &str {
@@ -150,10 +157,9 @@ impl Urn {
         self.type_token() == STACK_TYPE
     }
 
-    /// True for a default provider's URN (`pulumi:providers:<pkg>` named
-    /// `default…`): one the engine registers, not the program.
+    /// True for a default provider's URN (see [`is_default_provider`]).
     pub fn is_default_provider(&self) -> bool {
-        self.type_token().starts_with("pulumi:providers:") && self.name().starts_with("default")
+        is_default_provider(self.type_token(), self.name())
     }
 
     pub fn as_str(&self) -> &str {

@@ -157,5 +157,5 @@ fn is_default_provider(metadata: &Value) -> bool {
             .unwrap_or_default()
     };
     let name = text("urn").rsplit("::").next().unwrap_or_default();
-    text("type").starts_with("pulumi:providers:") && name.starts_with("default")
+    converge_model::is_default_provider(text("type"), name)
 }

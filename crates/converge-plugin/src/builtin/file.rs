@@ -279,12 +279,10 @@ impl Provider for FileProvider {
             &req.ignore_changes,
             |k| k == "path",
         );
-        // Whatever makes the file replaced (a new path, or the program's
-        // replaceOnChanges, --replace, a taint), one at the same path
-        // must be deleted before its replacement is written, or the
-        // delete would remove the new file.
-        let same_path = olds.get("path") == req.new_inputs.get("path");
-        diff.delete_before_replace = same_path || diff.requires_replacement();
+        // Whatever replaces the file (a new path, which may name the same
+        // file, or the program's replaceOnChanges, --replace, a taint),
+        // the old one goes first, or its delete would remove the new one.
+        diff.delete_before_replace = true;
         Ok(diff)
     }
 
