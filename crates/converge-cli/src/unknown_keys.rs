@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The files already warned about in this process: a command may load one
-/// file several times.
-static WARNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+/// The keys already warned about in this process, by file: a command may
+/// load one file several times.
+static WARNED: Mutex<BTreeSet<(PathBuf, String)>> = Mutex::new(BTreeSet::new());
 
 /// The known key closest to `key`, if one is close enough to be a typo of
 /// it: at most a third of the longer name's characters edited (a swap of
@@ -39,17 +39,11 @@ pub fn warning(file: &Path, key: &str, known: &[&str]) -> String {
     )
 }
 
-/// Warns on stderr about each of `unknown`, once per file.
+/// Warns on stderr about each of `unknown`, once per file and key.
 pub fn warn(file: &Path, unknown: &[String], known: &[&str]) {
-    if unknown.is_empty() {
-        return;
-    }
-    let first = WARNED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(file.to_path_buf());
-    if first {
-        for key in unknown {
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    for key in unknown {
+        if warned.insert((file.to_path_buf(), key.clone())) {
             eprintln!("{}", warning(file, key, known));
         }
     }

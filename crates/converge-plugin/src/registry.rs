@@ -30,9 +30,17 @@ pub trait ProviderLoader: Send + Sync + fmt::Debug {
     ) -> Result<Arc<dyn Provider>, RegistryError>;
 }
 
+/// The plugin directory a [`RegistryError::NotFound`] names: the one this
+/// process searches (`$PULUMI_HOME/plugins` when set).
+fn plugin_dir_text() -> String {
+    crate::host::PluginDirectory::default_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|| "~/.pulumi/plugins".to_owned())
+}
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RegistryError {
-    #[error("no provider plugin found for package {package}{} (looked for a Pulumi plugin pulumi-resource-{package} on PATH and in ~/.pulumi/plugins, a Terraform provider of type {package} in ~/.terraform.d/plugins, $TF_PLUGIN_CACHE_DIR and ~/.local/share/terraform/plugins, and the built-in providers)", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default())]
+    #[error("no provider plugin found for package {package}{} (looked for a Pulumi plugin pulumi-resource-{package} on PATH and in {}, a Terraform provider of type {package} in ~/.terraform.d/plugins, $TF_PLUGIN_CACHE_DIR and ~/.local/share/terraform/plugins, and the built-in providers)", version.as_ref().map(|v| format!(" version {v}")).unwrap_or_default(), plugin_dir_text())]
     NotFound {
         package: String,
         version: Option<String>,

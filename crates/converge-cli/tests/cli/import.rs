@@ -488,7 +488,17 @@ fn a_provider_error_is_printed_once() {
             "n",
             "x",
             "import of urn:pulumi:dev::imp::random:index/nope:Nope::n failed: \
-             random: unknown resource type random:index/nope:Nope",
+             unknown resource type: package random has no resource type \
+             'random:index/nope:Nope'",
+        ),
+        (
+            "random:index/randomStrin:RandomString",
+            "t",
+            "x",
+            "import of urn:pulumi:dev::imp::random:index/randomStrin:RandomString::t failed: \
+             unknown resource type: package random has no resource type \
+             'random:index/randomStrin:RandomString'; did you mean \
+             'random:index/randomString:RandomString'?",
         ),
         (
             "random:index/randomUuid:RandomUuid",

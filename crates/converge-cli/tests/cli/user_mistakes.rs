@@ -116,16 +116,20 @@ fn misspelled_project_keys_name_the_key_meant() {
     // A misspelled key inside `runtime:` (its options would be ignored).
     std::fs::write(
         s.project.join("Pulumi.yaml"),
-        "name: slips\nruntime:\n  name: python\n  option:\n    virtualenv: venv\n",
+        "name: slips\nruntime:\n  name: python\n  option:\n    virtualenv: venv\n\
+         descripton: typo\n",
     )
     .unwrap();
     let out = run(&s, &["stack", "ls"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("unknown key `runtime.option` is ignored; did you mean `runtime.options`?"),
-        "{err}"
-    );
+    // Both slips, each once.
+    for line in [
+        "unknown key `runtime.option` is ignored; did you mean `runtime.options`?",
+        "unknown key `descripton` is ignored; did you mean `description`?",
+    ] {
+        assert_eq!(err.matches(line).count(), 1, "{line:?} in\n{err}");
+    }
 }
 
 #[test]
@@ -189,4 +193,27 @@ fn stack_ls_names_a_stack_whose_state_cannot_be_read() {
         "{err}"
     );
     assert!(!err.contains("prod"), "{err}");
+}
+
+/// A package no plugin serves (a misspelled package name): the error
+/// names where Converge looked, the plugin directory of `$PULUMI_HOME`
+/// when it is set.
+#[test]
+fn a_missing_plugin_names_the_plugin_directory_searched() {
+    let s = world("name: slips\nruntime: yaml\nresources:\n  q:\n    type: nosuchpkg:index:Thing\n");
+    let home = s.dir.path().join("pulumi-home");
+    let out = s
+        .command("pw")
+        .env("PULUMI_HOME", &home)
+        .arg("preview")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    let searched = format!(
+        "no provider plugin found for package nosuchpkg (looked for a Pulumi plugin \
+         pulumi-resource-nosuchpkg on PATH and in {},",
+        home.join("plugins").display()
+    );
+    assert!(err.contains(&searched), "{err}");
 }

@@ -101,6 +101,20 @@ pub(crate) fn provider_schema(package: &str) -> Result<Arc<PackageSchema>, Provi
     package_schema(package).ok_or(ProviderError::Unimplemented("GetSchema"))
 }
 
+/// The failure for a resource type the built-in `package` does not serve,
+/// naming the closest types it does (a misspelled token in a program).
+pub(crate) fn unknown_type(package: &str, token: &str) -> ProviderError {
+    let hint = package_schema(package)
+        .and_then(|schema| {
+            schema
+                .resolve(crate::MemberKind::Resource, token)
+                .err()
+                .map(|e| e.to_string())
+        })
+        .unwrap_or_else(|| format!("package {package} has no resource type '{token}'"));
+    ProviderError::failed(format!("unknown resource type: {hint}"))
+}
+
 /// Loads the built-in providers; any other package is not found. Compose
 /// it after the plugin loader so that an installed plugin wins.
 #[derive(Debug, Clone, Copy, Default)]

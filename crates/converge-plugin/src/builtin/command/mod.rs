@@ -199,10 +199,7 @@ fn check_type(urn: &converge_model::Urn) -> Result<(), ProviderError> {
     if urn.type_token() == COMMAND {
         Ok(())
     } else {
-        Err(ProviderError::failed(format!(
-            "command: unknown resource type {}",
-            urn.type_token()
-        )))
+        Err(crate::builtin::unknown_type(PACKAGE, urn.type_token()))
     }
 }
 

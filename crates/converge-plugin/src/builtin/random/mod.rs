@@ -121,7 +121,7 @@ impl Kind {
         Kind::ALL
             .into_iter()
             .find(|k| k.spec().token == token)
-            .ok_or_else(|| ProviderError::failed(format!("random: unknown resource type {token}")))
+            .ok_or_else(|| crate::builtin::unknown_type(PACKAGE, token))
     }
 
     /// Validation beyond types, on known values.
