@@ -67,6 +67,7 @@ impl PolicyLog {
                     version: info.version.clone(),
                     violations: Vec::new(),
                     remediations: Vec::new(),
+                    error: None,
                 });
                 inner.reports.len() - 1
             }
@@ -81,6 +82,21 @@ impl PolicyLog {
             PolicyLog::report(&mut inner, a.as_ref());
         }
         inner.reports.clone()
+    }
+
+    /// `result` of a call to `analyzer`; a failure is recorded on the
+    /// pack's report (so it is not listed as passed) and returned.
+    fn noted<T>(
+        &self,
+        analyzer: &dyn Analyzer,
+        result: Result<T, converge_plugin::policy::AnalyzerError>,
+    ) -> Result<T, EngineError> {
+        result.map_err(|e| {
+            let mut inner = self.lock();
+            let report = PolicyLog::report(&mut inner, analyzer);
+            report.error.get_or_insert_with(|| e.to_string());
+            EngineError::from(e)
+        })
     }
 
     /// The mandatory violations a preview went on past.
@@ -226,7 +242,10 @@ pub(crate) async fn check_resource(
     }
     let mut resource = analyzed(d, state, goal_options(goal));
     for analyzer in &d.opts.analyzers {
-        for remediation in analyzer.remediate(&resource).await? {
+        let remediations = d
+            .policies
+            .noted(analyzer.as_ref(), analyzer.remediate(&resource).await)?;
+        for remediation in remediations {
             if let Some(note) = &remediation.diagnostic {
                 d.events.diagnostic(
                     Severity::Warning,
@@ -285,7 +304,9 @@ async fn analyze(
 ) -> Result<(), EngineError> {
     let mut mandatory = Vec::new();
     for analyzer in &d.opts.analyzers {
-        let diagnostics = analyzer.analyze(resource).await?;
+        let diagnostics = d
+            .policies
+            .noted(analyzer.as_ref(), analyzer.analyze(resource).await)?;
         mandatory.extend(report(d, analyzer.as_ref(), Some(urn), false, diagnostics));
     }
     if mandatory.is_empty() {
@@ -382,7 +403,9 @@ pub(crate) async fn check_stack(d: &Deployment, snapshot: &Snapshot) -> Result<(
     let resources = stack_resources(snapshot);
     let mut mandatory = Vec::new();
     for analyzer in &d.opts.analyzers {
-        let mut diagnostics = analyzer.analyze_stack(&resources).await?;
+        let mut diagnostics = d
+            .policies
+            .noted(analyzer.as_ref(), analyzer.analyze_stack(&resources).await)?;
         place_stack_diagnostics(snapshot, &mut diagnostics);
         mandatory.extend(report(d, analyzer.as_ref(), None, true, diagnostics));
     }
@@ -429,6 +452,7 @@ pub async fn analyze_snapshot(
             version: info.version.clone(),
             violations,
             remediations: Vec::new(),
+            error: None,
         });
     }
     Ok(reports)

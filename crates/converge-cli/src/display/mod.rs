@@ -270,7 +270,9 @@ pub fn policies(reports: &[converge_engine::events::PackReport]) -> Vec<String> 
             .violations
             .iter()
             .any(|v| v.level == converge_engine::events::EnforcementLevel::Mandatory);
-        let verdict = if mandatory {
+        let verdict = if r.error.is_some() {
+            "could not run (see the error below)"
+        } else if mandatory {
             "failed"
         } else if r.violations.is_empty() {
             "passed"

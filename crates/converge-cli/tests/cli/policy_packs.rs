@@ -587,3 +587,47 @@ PolicyPack(name="kinds", policies=[
     let state = state_of(&w.scratch, "pyproj").unwrap_or_default();
     assert!(!state.contains("box-s"), "{state}");
 }
+
+/// A pack whose policy code raises fails the command with what it raised,
+/// and the Policies section does not list it as passed; the state is left
+/// as it was.
+#[test]
+fn a_pack_whose_policy_raises_is_not_listed_as_passed() {
+    let Some(venv) = common::python::venv() else {
+        return;
+    };
+    let scratch = yaml_world(OK_ONLY);
+    let before = state_of(&scratch, "yamlproj");
+    let pack = python_pack_dir(&scratch.dir.path().join("raising-pack"), &venv);
+    std::fs::write(
+        pack.join("__main__.py"),
+        r#"from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+def check(args, report_violation):
+    if args.resource_type.startswith("random:"):
+        raise ValueError("the policy tripped over its own feet")
+
+PolicyPack(name="raising", enforcement_level=EnforcementLevel.MANDATORY, policies=[
+    ResourceValidationPolicy(name="trips", description="d", validate=check),
+])
+"#,
+    )
+    .unwrap();
+    let pack = pack_arg(&pack);
+    for args in [
+        vec!["preview", "--policy-pack", &pack],
+        vec!["up", "--yes", "--policy-pack", &pack],
+    ] {
+        let out = fails(&scratch, &args);
+        assert!(
+            out.contains("raising@v1.0.0: could not run"),
+            "{args:?}:\n{out}"
+        );
+        assert!(!out.contains("raising@v1.0.0: passed"), "{args:?}:\n{out}");
+        assert!(
+            out.contains("the policy tripped over its own feet"),
+            "{args:?}:\n{out}"
+        );
+        assert_eq!(state_of(&scratch, "yamlproj"), before, "{args:?}");
+    }
+}

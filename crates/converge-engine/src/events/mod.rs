@@ -157,6 +157,9 @@ pub struct PackReport {
     pub version: String,
     pub violations: Vec<PolicyViolation>,
     pub remediations: Vec<PolicyRemediation>,
+    /// Why the pack could not judge (its policy code failed, its process
+    /// died): the operation failed with it, and the pack did not pass.
+    pub error: Option<String>,
 }
 
 /// What a step starts with, as [`EngineEvent::StepStarted`] reports it
