@@ -200,7 +200,8 @@ fn stack_ls_names_a_stack_whose_state_cannot_be_read() {
 /// when it is set.
 #[test]
 fn a_missing_plugin_names_the_plugin_directory_searched() {
-    let s = world("name: slips\nruntime: yaml\nresources:\n  q:\n    type: nosuchpkg:index:Thing\n");
+    let s =
+        world("name: slips\nruntime: yaml\nresources:\n  q:\n    type: nosuchpkg:index:Thing\n");
     let home = s.dir.path().join("pulumi-home");
     let out = s
         .command("pw")

@@ -512,3 +512,75 @@ async fn every_registration_is_judged_components_providers_and_the_stack_include
     assert_eq!(exported(&w.snapshot), before);
     assert_eq!(cloud.counts(), counts);
 }
+
+/// A pack whose `Analyze` fails on `Thing`s (its policy code raised).
+#[derive(Debug)]
+struct FailingPack(PackInfo);
+
+#[async_trait]
+impl Analyzer for FailingPack {
+    fn info(&self) -> &PackInfo {
+        &self.0
+    }
+
+    async fn remediate(&self, _: &AnalyzedResource) -> Result<Vec<Remediation>, AnalyzerError> {
+        Ok(Vec::new())
+    }
+
+    async fn analyze(
+        &self,
+        resource: &AnalyzedResource,
+    ) -> Result<Vec<PolicyDiagnostic>, AnalyzerError> {
+        if resource.type_token != T {
+            return Ok(Vec::new());
+        }
+        Err(AnalyzerError::Call {
+            pack: "failing@v2.0.0".to_owned(),
+            call: "Analyze",
+            message: "it raised".to_owned(),
+        })
+    }
+
+    async fn analyze_stack(
+        &self,
+        _: &[StackResource],
+    ) -> Result<Vec<PolicyDiagnostic>, AnalyzerError> {
+        Ok(Vec::new())
+    }
+}
+
+#[tokio::test]
+async fn a_pack_that_fails_is_reported_as_failed_and_nothing_changes() {
+    let (mut w, cloud, _log) = policed();
+    let failing = FailingPack(PackInfo {
+        name: "failing".to_owned(),
+        version: "2.0.0".to_owned(),
+        policies: Vec::new(),
+        initial_config: Default::default(),
+    });
+    w.options.analyzers.push(Arc::new(failing));
+    let (events, mut rx) = converge_engine::EventSink::channel();
+    w.events = events;
+    let result = w.up(&thing("1", "1")).await;
+    let error = result.error.as_ref().expect("the update fails");
+    assert!(error.to_string().contains("it raised"), "{error}");
+    assert_eq!(cloud.counts().creates, 0, "nothing was created");
+    let mut reports = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let converge_engine::EngineEvent::Policies(r) = event {
+            reports = r;
+        }
+    }
+    let verdicts: Vec<(String, Option<String>)> =
+        reports.into_iter().map(|r| (r.pack, r.error)).collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            ("mock".to_owned(), None),
+            (
+                "failing".to_owned(),
+                Some("policy pack failing@v2.0.0: Analyze failed: it raised".to_owned())
+            ),
+        ]
+    );
+}
