@@ -558,20 +558,30 @@ fn python_out_for_a_package_without_an_sdk_is_refused_before_importing() {
         stderr,
         format!(
             "error: --out {}: cannot write notes (converge:index:File): the package converge \
-             has no Python SDK, so a Python program cannot declare its resources; import \
-             without --out (in a Pulumi YAML project --out writes them)\n",
+             has no Python SDK, so a Python program cannot declare its resources (a Pulumi \
+             YAML program can); import without --out, or with --out in a Pulumi YAML project\n",
             out.display()
         )
     );
     assert!(w.resources().is_empty(), "nothing was imported");
     assert!(!out.exists());
-    w.run(&[
+    // Without --out the import goes on, and says why it prints no code.
+    let done = w.converge(&[
         "import",
         "converge:index:File",
         "notes",
         file.to_str().unwrap(),
         "--yes",
     ]);
+    assert!(done.status.success());
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        stderr.contains(
+            "warning: no code for the imported resources: the package converge has no Python \
+             SDK, so a Python program cannot declare its resources (a Pulumi YAML program can)\n"
+        ),
+        "{stderr}"
+    );
     assert_eq!(w.resource("notes").unwrap()["inputs"]["content"], "hello");
 
     let y = World::yaml();

@@ -136,7 +136,8 @@ pub fn check(project: &Project, path: &Path, specs: &[ImportSpec]) -> Result<()>
             .find(|s| sdk_module(package_of(&s.type_token)).is_none());
         if let Some(spec) = without {
             bail!(
-                "--out {}: cannot write {} ({}): {}",
+                "--out {}: cannot write {} ({}): {}; import without --out, or with --out in a \
+                 Pulumi YAML project",
                 path.display(),
                 spec.name,
                 spec.type_token,

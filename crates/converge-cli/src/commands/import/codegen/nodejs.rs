@@ -124,8 +124,7 @@ pub(super) fn sdk_module(package: &str) -> Option<String> {
 pub(super) fn no_sdk(package: &str) -> String {
     format!(
         "the package {package} has no Node.js SDK, so a Node.js program cannot declare its \
-         resources; import without code (--generate-code=false), or declare them in a \
-         Pulumi YAML project"
+         resources (a Pulumi YAML program can)"
     )
 }
 

@@ -91,7 +91,7 @@ pub(super) fn sdk_module(package: &str) -> Option<String> {
 pub(super) fn no_sdk(package: &str) -> String {
     format!(
         "the package {package} has no Python SDK, so a Python program cannot declare its \
-         resources; import without --out (in a Pulumi YAML project --out writes them)"
+         resources (a Pulumi YAML program can)"
     )
 }
 
