@@ -39,6 +39,20 @@ pub(crate) struct RenderOptions {
     /// Keep each step's detailed diff, for the confirmation prompt's
     /// `details` answer.
     pub details: bool,
+    /// How the phase joins its neighbours in the event log.
+    pub join: PhaseJoin,
+}
+
+/// A phase that is part of one operation with its neighbours (`--refresh`'s
+/// refresh and the update after it): Pulumi's event stream has one
+/// prelude and one summary for the whole.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PhaseJoin {
+    /// The phase continues the one before: no prelude of its own.
+    pub continues_previous: bool,
+    /// Another phase follows this one if it succeeds: no summary of its
+    /// own unless it failed.
+    pub continued_by_next: bool,
 }
 
 /// The task rendering one operation's events.
@@ -85,7 +99,8 @@ impl Renderer {
         let display_options = options.display;
         let shows = !options.json;
         let event_log = options.event_log;
-        if let Some(log) = &event_log {
+        let join = options.join;
+        if let Some(log) = event_log.as_ref().filter(|_| !join.continues_previous) {
             log.prelude(&options.config, display_options.preview);
         }
         // `--json`: Pulumi's digest, folded from the same events in
@@ -114,7 +129,9 @@ impl Renderer {
                 let _held = crate::display::hold_lines();
                 let mut next = Some(first);
                 while let Some(event) = next {
-                    if let Some(log) = &event_log {
+                    let continued = join.continued_by_next
+                        && matches!(event, EngineEvent::Summary { error: None, .. });
+                    if let Some(log) = event_log.as_ref().filter(|_| !continued) {
                         log.record(&event);
                     }
                     if let Some((translator, digest)) = &mut digest {

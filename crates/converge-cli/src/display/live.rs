@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use converge_engine::EngineEvent;
+use converge_engine::{EngineEvent, StepOp};
 use converge_model::Urn;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
@@ -21,21 +21,25 @@ pub enum Display {
     Quiet,
 }
 
-/// Start times of steps in flight, for elapsed times.
+/// Start times (and kinds) of steps in flight, for elapsed times.
 #[derive(Debug, Default)]
 pub struct Timings {
-    started: HashMap<Urn, Instant>,
+    started: HashMap<Urn, (Instant, StepOp)>,
 }
 
 impl Timings {
-    fn elapsed(&mut self, event: &EngineEvent) -> Option<Duration> {
+    /// The elapsed time of a finished step, and the kind it started as.
+    fn elapsed(&mut self, event: &EngineEvent) -> (Option<Duration>, Option<StepOp>) {
         match event {
-            EngineEvent::StepStarted { urn, .. } => {
-                self.started.insert(urn.clone(), Instant::now());
-                None
+            EngineEvent::StepStarted { urn, op, .. } => {
+                self.started.insert(urn.clone(), (Instant::now(), *op));
+                (None, None)
             }
-            EngineEvent::StepFinished { urn, .. } => self.started.remove(urn).map(|t| t.elapsed()),
-            _ => None,
+            EngineEvent::StepFinished { urn, .. } => match self.started.remove(urn) {
+                Some((t, op)) => (Some(t.elapsed()), Some(op)),
+                None => (None, None),
+            },
+            _ => (None, None),
         }
     }
 }
@@ -80,7 +84,19 @@ impl Display {
         match self {
             Display::Quiet => {}
             Display::Plain(timings) => {
-                let elapsed = timings.elapsed(event);
+                let (elapsed, started_as) = timings.elapsed(event);
+                // A refresh printed its `refreshing...` line: one that
+                // found nothing changed closes it as unchanged, shown or
+                // not, so that no line is left open.
+                let opts = match event {
+                    EngineEvent::StepFinished {
+                        op: StepOp::Same, ..
+                    } if !opts.preview && started_as == Some(StepOp::Refresh) => DisplayOptions {
+                        show_sames: true,
+                        ..opts
+                    },
+                    _ => opts,
+                };
                 for line in render(event, elapsed, opts) {
                     super::say(line);
                 }
@@ -104,11 +120,11 @@ impl LiveDisplay {
     }
 
     fn handle(&mut self, event: &EngineEvent, opts: DisplayOptions) {
-        let elapsed = self.timings.elapsed(event);
+        let (elapsed, _) = self.timings.elapsed(event);
         match event {
             EngineEvent::StepStarted { op, urn, .. }
                 if !opts.preview
-                    && *op != converge_engine::StepOp::Same
+                    && *op != StepOp::Same
                     && super::shown(event, opts) =>
             {
                 let bar = self.bars.add(ProgressBar::new_spinner());

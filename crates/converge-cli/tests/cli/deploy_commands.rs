@@ -150,7 +150,8 @@ fn the_quickstart_deploys_offline_and_a_second_run_changes_nothing() {
     let motd = std::fs::read_to_string(w.project.join("out/motd-dev.txt")).unwrap();
     assert!(motd.starts_with("hello, "), "{motd}");
     let out = w.ok(&["up", "--yes", "-s", "dev", "--refresh"]);
-    assert!(out.contains("Refreshing (dev)"), "{out}");
+    assert!(out.contains("refreshing..."), "{out}");
+    assert_eq!(out.matches("Updating (dev)").count(), 1, "{out}");
     assert!(
         out.contains("6 unchanged") && !out.contains("created"),
         "{out}"

@@ -159,8 +159,11 @@ fn refresh_previews_and_refresh_before_an_operation() {
     assert!(out.contains("changes were proposed"), "{out}");
     // `preview --refresh` sees the drift and plans to undo it; neither
     // preview changes the state.
+    // One preview, as Pulumi shows it: the refresh's steps first.
     let p = w.run(&["preview", "--refresh"]);
-    assert!(p.contains("Previewing refresh (dev):"), "{p}");
+    assert_eq!(p.matches("Previewing update (dev):").count(), 1, "{p}");
+    assert!(!p.contains("Previewing refresh"), "{p}");
+    assert_eq!(p.matches("Resources:").count(), 1, "{p}");
     assert!(p.contains("motd update"), "{p}");
     assert_eq!(w.run(&["stack", "export"]), before);
 
@@ -179,19 +182,45 @@ fn refresh_previews_and_refresh_before_an_operation() {
     yaml.push_str("options:\n  refresh: always\n");
     std::fs::write(&project, yaml).unwrap();
     let up = w.run(&["up", "--yes"]);
+    for header in ["Previewing update (dev):", "Updating (dev):"] {
+        assert_eq!(up.matches(header).count(), 1, "{header:?} in\n{up}");
+    }
+    assert!(!up.contains("refresh (dev)") && !up.contains("Refreshing (dev)"), "{up}");
+    assert_eq!(up.matches("Resources:").count(), 2, "{up}");
     let mut from = 0;
     for s in [
-        "Previewing refresh (dev):",
         "Previewing update (dev):",
         "motd update",
-        "Refreshing (dev):",
         "Updating (dev):",
+        "motd refreshing...",
+        "motd refreshed",
         "motd updated",
     ] {
         let at = up[from..].find(s);
         from += at.unwrap_or_else(|| panic!("no {s:?} after byte {from} in\n{up}"));
     }
     assert_eq!(std::fs::read_to_string(motd(&w)).unwrap(), "hello");
+
+    // In sync: each `refreshing...` line is closed, and the event log has
+    // one prelude and one summary for the preview and for the update.
+    let log = w.scratch.dir.path().join("events.jsonl");
+    let again = w.run(&["up", "--yes", "--event-log", log.to_str().unwrap()]);
+    let refreshing: Vec<&str> = again
+        .lines()
+        .filter_map(|l| l.strip_suffix(" refreshing..."))
+        .collect();
+    assert!(!refreshing.is_empty(), "{again}");
+    for line in refreshing {
+        let resource = line.trim_start_matches([' ', '~']);
+        assert!(
+            again.contains(&format!("    {resource} unchanged")),
+            "{resource:?} left open in\n{again}"
+        );
+    }
+    let events = std::fs::read_to_string(&log).unwrap();
+    for kind in ["\"preludeEvent\"", "\"summaryEvent\""] {
+        assert_eq!(events.matches(kind).count(), 2, "{kind} in\n{events}");
+    }
 
     // --preview-only belongs to refresh and destroy.
     let out = w.fails(&["up", "--yes", "--preview-only"]);

@@ -459,11 +459,13 @@ async fn run_locked(
             config: shown_config,
             suppress_progress: args.suppress_progress,
             details: needs_confirmation,
+            join: Default::default(),
         },
         needs_confirmation,
         renderer: None,
         rendered: None,
         started: None,
+        header_shown: None,
     };
     let loader = providers.loader();
     let sources = Sources {

@@ -10,7 +10,7 @@ use converge_state::Snapshot;
 use super::{print_lines, print_output_changes, report_interrupted, Operation};
 use crate::args::OperationArgs;
 use crate::commands::confirm::confirm_with_details;
-use crate::commands::execute::{RenderOptions, Rendered, Renderer};
+use crate::commands::execute::{PhaseJoin, RenderOptions, Rendered, Renderer};
 use crate::context::Context;
 use crate::display::{say, DisplayOptions};
 use crate::interrupts::check_not_cancelled;
@@ -34,6 +34,9 @@ pub(super) struct Terminal<'a> {
     pub(super) rendered: Option<Rendered>,
     /// When the operation itself started.
     pub(super) started: Option<std::time::Instant>,
+    /// The last phase's header (a phase that follows under the same
+    /// header prints none).
+    pub(super) header_shown: Option<&'static str>,
 }
 
 #[async_trait::async_trait]
@@ -41,16 +44,19 @@ impl FrontEnd for Terminal<'_> {
     type Error = anyhow::Error;
 
     fn start(&mut self, phase: Phase) -> converge_engine::EventSink {
+        // `--refresh`'s refreshes show under the header of what they
+        // come before, as Pulumi shows them: one "Previewing update" and
+        // one "Updating", each with the refresh's steps first.
         let header = match phase {
-            Phase::RefreshPreview => Operation::Refresh.preview_header(),
-            Phase::Preview => self.op.preview_header(),
-            Phase::Refresh => Operation::Refresh.verb(),
+            Phase::RefreshPreview | Phase::Preview => self.op.preview_header(),
+            Phase::Refresh => self.op.verb(),
             Phase::Operation => {
                 self.started = Some(std::time::Instant::now());
                 self.op.verb()
             }
         };
-        if !self.args.json {
+        let repeated = self.header_shown.replace(header) == Some(header);
+        if !self.args.json && !repeated {
             say(format!("{header} ({}):", self.stack));
             if self.args.show_config {
                 print_config(&self.render.config);
@@ -65,6 +71,10 @@ impl FrontEnd for Terminal<'_> {
                 },
                 // The prompt's `details` are the preview's steps.
                 details: self.render.details && phase == Phase::Preview,
+                join: PhaseJoin {
+                    continues_previous: repeated,
+                    continued_by_next: matches!(phase, Phase::RefreshPreview | Phase::Refresh),
+                },
                 ..self.render.clone()
             },
         );
@@ -78,7 +88,9 @@ impl FrontEnd for Terminal<'_> {
             None => Rendered::default(),
         };
         match phase {
-            Phase::RefreshPreview | Phase::Refresh => print_lines(&rendered.summary),
+            // The refresh's steps were shown; the summary that follows
+            // is the operation's.
+            Phase::RefreshPreview | Phase::Refresh => {}
             Phase::Preview => {
                 // A preview that failed (its program, a provider) never
                 // saw the stack's outputs: no changes to them are shown.

@@ -202,6 +202,7 @@ async fn run_locked(
                     config: Default::default(),
                     suppress_progress: args.suppress_progress,
                     details: false,
+                    join: Default::default(),
                 },
             },
         )
@@ -250,6 +251,7 @@ async fn run_locked(
                 config: Default::default(),
                 suppress_progress: args.suppress_progress,
                 details: false,
+                join: Default::default(),
             },
         },
     )
