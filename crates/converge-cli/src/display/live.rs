@@ -123,9 +123,7 @@ impl LiveDisplay {
         let (elapsed, _) = self.timings.elapsed(event);
         match event {
             EngineEvent::StepStarted { op, urn, .. }
-                if !opts.preview
-                    && *op != StepOp::Same
-                    && super::shown(event, opts) =>
+                if !opts.preview && *op != StepOp::Same && super::shown(event, opts) =>
             {
                 let bar = self.bars.add(ProgressBar::new_spinner());
                 let style = ProgressStyle::with_template(" {spinner} {msg} ({elapsed})")

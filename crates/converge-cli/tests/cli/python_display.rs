@@ -185,7 +185,10 @@ fn refresh_previews_and_refresh_before_an_operation() {
     for header in ["Previewing update (dev):", "Updating (dev):"] {
         assert_eq!(up.matches(header).count(), 1, "{header:?} in\n{up}");
     }
-    assert!(!up.contains("refresh (dev)") && !up.contains("Refreshing (dev)"), "{up}");
+    assert!(
+        !up.contains("refresh (dev)") && !up.contains("Refreshing (dev)"),
+        "{up}"
+    );
     assert_eq!(up.matches("Resources:").count(), 2, "{up}");
     let mut from = 0;
     for s in [
