@@ -22,7 +22,6 @@ use crate::args::OperationArgs;
 use crate::commands::execute::RenderOptions;
 use crate::commands::open_stack::{self, Opened};
 use crate::commands::plan_file;
-use crate::commands::stack::output::{display_json, stack_outputs};
 use crate::commands::stack::{history, tags};
 use crate::context::Context;
 use crate::display::{say, DisplayOptions};
@@ -38,6 +37,9 @@ use converge_engine::events::pulumi::PulumiEventOptions;
 
 mod pending;
 pub(crate) use pending::{report_interrupted, report_pending};
+mod output;
+pub(crate) use output::{go_duration, print_json, print_lines};
+use output::{prelude_config, print_digest, print_output_changes, print_outputs};
 mod protected;
 mod terminal;
 use terminal::Terminal;
@@ -678,24 +680,6 @@ fn has_changes(result: &OperationResult) -> bool {
         .any(|(op, n)| *n > 0 && !matches!(op, StepOp::Same | StepOp::Read))
 }
 
-pub(crate) fn print_lines(lines: &[String]) {
-    for line in lines {
-        say(line);
-    }
-}
-
-/// A duration as Go prints one rounded to seconds, as Pulumi shows it:
-/// `3s`, `1m5s`, `2h0m1s`.
-pub(crate) fn go_duration(d: std::time::Duration) -> String {
-    let secs = d.as_secs() + u64::from(d.subsec_millis() >= 500);
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    match (h, m) {
-        (0, 0) => format!("{s}s"),
-        (0, _) => format!("{m}m{s}s"),
-        _ => format!("{h}h{m}m{s}s"),
-    }
-}
-
 fn parse_patterns(list: &[String], flag: &str) -> Result<Vec<UrnPattern>> {
     list.iter()
         .map(|u| UrnPattern::parse(u).with_context(|| format!("--{flag} {u}")))
@@ -770,84 +754,4 @@ fn provider_config(
             .insert(name.to_owned(), v);
     }
     out
-}
-
-fn print_outputs(snapshot: &Snapshot, reveal: bool) {
-    let outputs = stack_outputs(Some(snapshot));
-    if outputs.is_empty() {
-        return;
-    }
-    say("\nOutputs:");
-    let width = outputs.keys().map(String::len).max().unwrap_or(0);
-    let style = crate::display::values::ValueStyle {
-        show_secrets: reveal,
-    };
-    for (k, v) in &outputs {
-        for line in crate::display::values::output_lines(&format!("{k:<width$}"), v, style) {
-            say(line);
-        }
-    }
-}
-
-/// A preview's changes to the stack's outputs, old → new, as Pulumi shows
-/// them before the resource counts.
-fn print_output_changes(base: &Snapshot, planned: &Snapshot, reveal: bool) {
-    let style = crate::display::values::ValueStyle {
-        show_secrets: reveal,
-    };
-    let lines = crate::display::values::diff_lines(
-        &stack_outputs(Some(base)),
-        &stack_outputs(Some(planned)),
-        style,
-    );
-    if lines.is_empty() {
-        return;
-    }
-    say("\nOutputs:");
-    for line in lines {
-        say(line);
-    }
-}
-
-/// `--json`: the operation in Pulumi's digest shape
-/// (`converge_engine::events::digest`).
-fn print_digest(digest: Option<&serde_json::Value>) -> Result<()> {
-    let digest = digest.context("the operation's events ended before its summary")?;
-    say(serde_json::to_string_pretty(digest)?);
-    Ok(())
-}
-
-/// `import --json`: Converge's own shape.
-pub(crate) fn print_json(result: &OperationResult, reveal: bool) -> Result<()> {
-    let outputs: serde_json::Map<String, serde_json::Value> = stack_outputs(Some(&result.snapshot))
-        .iter()
-        .map(|(k, v)| (k.clone(), display_json(v, reveal)))
-        .collect();
-    let out = serde_json::json!({
-        "steps": result.plan.steps,
-        "changeSummary": result.plan.counts().into_iter().map(|(k, v)| (k.as_str().to_owned(), v)).collect::<std::collections::BTreeMap<_, _>>(),
-        "outputs": outputs,
-        "error": result.error.as_ref().map(ToString::to_string),
-    });
-    say(serde_json::to_string_pretty(&out)?);
-    Ok(())
-}
-
-/// The configuration a `preludeEvent` shows: each value's text, a
-/// secret's as `[secret]` unless revealed.
-fn prelude_config(
-    config: &BTreeMap<String, ConfigValue>,
-    reveal: bool,
-) -> BTreeMap<String, String> {
-    config
-        .iter()
-        .map(|(k, v)| {
-            let text = if v.secret && !reveal {
-                "[secret]".to_owned()
-            } else {
-                v.value.clone()
-            };
-            (k.clone(), text)
-        })
-        .collect()
 }
