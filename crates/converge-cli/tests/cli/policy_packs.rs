@@ -237,6 +237,8 @@ fn a_mandatory_stack_policy_fails_the_update_after_it_ran() {
     type: random:index/randomString:RandomString
     properties:
       length: 10
+outputs:
+  size: ${a.length}
 ",
     );
     let pack = pack_arg(&python_pack(scratch.dir.path(), &venv));
@@ -248,6 +250,11 @@ fn a_mandatory_stack_policy_fails_the_update_after_it_ran() {
     assert!(
         preview.contains("[mandatory]  max-strings  (pulumi:pulumi:Stack yamlproj-dev)")
             && preview.contains("2 strings, at most 1"),
+        "{preview}"
+    );
+    // The program ran to its end: its outputs' changes are shown.
+    assert!(
+        preview.contains("\nOutputs:\n") && preview.contains("+ size: 10"),
         "{preview}"
     );
     let up = fails(

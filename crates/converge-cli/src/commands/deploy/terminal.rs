@@ -94,7 +94,13 @@ impl FrontEnd for Terminal<'_> {
             Phase::Preview => {
                 // A preview that failed (its program, a provider) never
                 // saw the stack's outputs: no changes to them are shown.
-                if !self.args.json && !self.args.suppress_outputs && result.error.is_none() {
+                // One its policies failed ran to the end (a preview goes on
+                // past mandatory violations to show them all).
+                let finished = matches!(
+                    result.error,
+                    None | Some(converge_engine::EngineError::PolicyViolation { .. })
+                );
+                if !self.args.json && !self.args.suppress_outputs && finished {
                     print_output_changes(base, &result.snapshot, self.args.show_secrets);
                 }
                 print_lines(&rendered.summary);
