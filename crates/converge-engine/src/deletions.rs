@@ -40,8 +40,14 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
         // A resource the program still declares is never deleted here,
         // even if its step failed.
         let seen = disposition.and_then(Disposition::holder).is_some();
-        let op = if replaced || (r.delete && !gone) {
+        // An old copy a previous operation left to delete (its replacement
+        // failed or was cancelled before the original went) is an ordinary
+        // deletion, shown and counted as one, as Pulumi's pending deletes
+        // are; the original of a replacement in this operation is not.
+        let op = if replaced {
             StepOp::DeleteReplaced
+        } else if r.delete && !gone {
+            StepOp::Delete
         } else if gone && (destroy || !seen) {
             StepOp::RemovePendingReplace
         } else if destroy || !seen {
@@ -126,7 +132,7 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
     }
     for c in &out {
         let r = &d.base.resources[c.index];
-        if r.protect && c.op == StepOp::Delete {
+        if r.protect && c.op == StepOp::Delete && !r.delete {
             return Err(failed(
                 d,
                 StepOp::Delete,
@@ -291,6 +297,13 @@ async fn delete_one(d: &Arc<Deployment>, c: Candidate, ok: bool) -> Result<bool,
     let urn = d.base.resources[c.index].urn.clone();
     if let Err(e) = crate::saved_plan::enforce::deletion(d, &urn) {
         return Err(crate::steps::failed(d, c.op, &urn, e));
+    }
+    if d.base.resources[c.index].delete {
+        d.events.diagnostic(
+            crate::events::Severity::Info,
+            Some(&urn),
+            "completing deletion from previous update".to_string(),
+        );
     }
     delete::run(d, c.op, c.index, DeleteMode::Remove, c.action).await?;
     Ok(true)

@@ -503,3 +503,51 @@ fn get_reads_an_existing_object_without_managing_it() {
     w.run(&["destroy", "--yes"]);
     assert!(w.resources().is_empty());
 }
+
+/// An update that fails after a replacement leaves the original to
+/// delete; the next preview shows that deletion and the next update makes
+/// it, counts it and records it in the history, as Pulumi's pending
+/// deletes are: never a deletion nobody was shown.
+#[test]
+fn an_original_left_by_a_failed_update_is_shown_counted_and_recorded_when_deleted() {
+    let text = |trigger: &str, check: &str| {
+        program(&[
+            logged("r", &format!("triggers: [\"{trigger}\"]"), ""),
+            format!(
+                "  after:\n    type: {COMMAND}\n    properties:\n      \
+                 create: {check} ${{r.stdout}}\n"
+            ),
+        ])
+    };
+    let w = World::new(&text("1", "true"));
+    w.run(&["up", "--yes"]);
+    assert_eq!(w.log(), ["create-r"]);
+    w.write(&text("2", "false"));
+    w.fails(&["up", "--yes"]);
+    assert_eq!(w.log(), ["create-r"], "the replacement, then the failure");
+    w.write(&text("2", "true"));
+
+    let preview = w.run(&["preview"]);
+    assert!(
+        preview.contains("completing deletion from previous update")
+            && preview.contains(&format!(" -  {COMMAND} r delete"))
+            && preview.contains("- 1 to delete"),
+        "{preview}"
+    );
+    assert!(w.log().is_empty(), "a preview deletes nothing");
+    let up = w.run(&["up", "--yes"]);
+    assert!(
+        up.contains(&format!(" -  {COMMAND} r deleted")) && up.contains("- 1 deleted"),
+        "{up}"
+    );
+    assert_eq!(w.log(), ["delete-r"]);
+    let history: Value = serde_json::from_str(&w.run(&["stack", "history", "--json"])).unwrap();
+    assert_eq!(history[0]["resourceChanges"]["delete"], 1, "{history}");
+    assert_eq!(
+        w.resources()
+            .iter()
+            .filter(|r| r["urn"].as_str().unwrap().ends_with("::r"))
+            .count(),
+        1
+    );
+}

@@ -463,3 +463,75 @@ async fn a_forced_replacement_deletes_first_when_the_provider_asks() {
     );
     assert_eq!(cloud.len(), 1);
 }
+
+/// An original a failed update left behind (its replacement was created,
+/// then the program failed before deletions) is deleted by the next
+/// update as an ordinary deletion: previewed, shown, counted and
+/// announced, as Pulumi's pending deletes are. Never silently.
+#[tokio::test]
+async fn an_original_a_failed_update_left_is_deleted_as_an_ordinary_deletion_next_time() {
+    use converge_engine::{EngineEvent, EventSink, Severity};
+
+    let events = log();
+    let (mut w, cloud) = world(replacing("k", false, events.clone()));
+    expect_ok(&w.up(&single("1")).await);
+    let failing = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        reg(&m, &stack, custom(T, "a", inputs(&[("k", "2")]))).await?;
+        Err("the program failed after the replacement".to_string())
+    });
+    let r = w.up(&failing).await;
+    assert!(r.error.is_some());
+    assert_eq!(cloud.len(), 2, "the original is still there");
+    let pending: Vec<bool> = w
+        .snapshot
+        .resources
+        .iter()
+        .filter(|r| r.urn.name() == "a")
+        .map(|r| r.delete)
+        .collect();
+    assert_eq!(
+        pending,
+        vec![false, true],
+        "the original is pending deletion"
+    );
+
+    for preview in [true, false] {
+        let (sink, mut rx) = EventSink::channel();
+        w.events = sink;
+        let r = if preview {
+            w.preview(&single("2")).await
+        } else {
+            w.up(&single("2")).await
+        };
+        expect_ok(&r);
+        assert_eq!(ops_of(&r, "a"), vec![StepOp::Same, StepOp::Delete]);
+        assert_eq!(r.plan.counts().get(&StepOp::Delete), Some(&1));
+        let mut notes = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let EngineEvent::Diagnostic {
+                severity: Severity::Info,
+                message,
+                ..
+            } = event
+            {
+                notes.push(message);
+            }
+        }
+        assert_eq!(notes, ["completing deletion from previous update"]);
+        assert_eq!(cloud.len(), if preview { 2 } else { 1 });
+    }
+    assert_eq!(
+        entries(&events),
+        vec!["create a", "create a", "delete a"],
+        "the original deleted once, by the update"
+    );
+    assert_eq!(
+        w.snapshot
+            .resources
+            .iter()
+            .filter(|r| r.urn.name() == "a")
+            .count(),
+        1
+    );
+}
