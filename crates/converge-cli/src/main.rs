@@ -78,15 +78,9 @@ fn usage_error(e: clap::Error) -> ! {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if e.kind() == ErrorKind::InvalidSubcommand {
         if let Some(ContextValue::String(name)) = e.get(ContextKind::InvalidSubcommand) {
-            let command = Cli::command();
-            let commands: Vec<&str> = command
-                .get_subcommands()
-                .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
-                .chain(["help"])
-                .collect();
             let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-            if let Some(message) = pulumi_commands::absent(name)
-                .filter(|_| pulumi_commands::is_command(&args, name, &commands))
+            if let Some(message) = pulumi_commands::command_path(&args, name, &Cli::command())
+                .and_then(|path| pulumi_commands::absent(&path))
             {
                 eprintln!("error: {message}");
                 exit(2);

@@ -1,13 +1,14 @@
-//! Pulumi's top-level commands that Converge does not have. Typed to
-//! `converge`, each is refused with what it is in Pulumi and where to look
-//! instead, rather than clap's "unrecognized subcommand 'logs' … similar
-//! subcommands: logout, login" (`main.rs` intercepts clap's error; the
-//! exit code stays clap's 2 for a usage error).
+//! Pulumi's commands that Converge does not have (`logs`, `state edit`).
+//! Typed to `converge`, each is refused with what it is in Pulumi and
+//! where to look instead, rather than clap's "unrecognized subcommand
+//! 'logs' … similar subcommands: logout, login" (`main.rs` intercepts
+//! clap's error; the exit code stays clap's 2 for a usage error).
 
 use std::ffi::OsString;
 
-/// A command of Pulumi's that Converge lacks: its name, what it does in
-/// Pulumi, and what to do instead.
+/// A command of Pulumi's that Converge lacks: its name (a subcommand's
+/// with its parent's: `state edit`), what it does in Pulumi, and what to
+/// do instead.
 struct Absent {
     name: &'static str,
     pulumi: &'static str,
@@ -74,6 +75,20 @@ const ABSENT: &[Absent] = &[
         instead: "Converge checks the project file whenever a command loads it",
     },
     Absent {
+        name: "state edit",
+        pulumi: "opens the stack's state in an editor and writes back what was saved",
+        instead: "`converge stack export --file state.json`, edit the file, then \
+                  `converge stack import --file state.json`, which checks it before \
+                  writing it; `converge state` has a subcommand for each common edit",
+    },
+    Absent {
+        name: "state upgrade",
+        pulumi: "moves a file or bucket backend from the legacy layout to the \
+                 project-scoped one",
+        instead: "Converge reads and writes both layouts; `pulumi state upgrade` run on \
+                  the same backend upgrades it, and Converge reads the result",
+    },
+    Absent {
         name: "template",
         pulumi: "publishes templates to Pulumi Cloud's registry",
         instead: "`converge new` takes a local template directory or a .zip URL",
@@ -107,22 +122,26 @@ pub fn absent(name: &str) -> Option<String> {
     ))
 }
 
-/// Whether `name`, the word clap did not recognize, is the command itself
-/// (`converge logs`), not a subcommand of one (`converge config env`):
-/// no command of `commands` comes before it.
-pub fn is_command(args: &[OsString], name: &str, commands: &[&str]) -> bool {
-    for arg in args {
-        let Some(arg) = arg.to_str() else {
-            continue;
-        };
+/// The command `name`, the word clap did not recognize, was meant as:
+/// the subcommands before it on the command line and `name` itself
+/// (`logs`, `state edit`, `config env`); `None` after `help`.
+pub fn command_path(args: &[OsString], name: &str, root: &clap::Command) -> Option<String> {
+    let mut command = root;
+    let mut path = Vec::new();
+    for arg in args.iter().filter_map(|a| a.to_str()) {
         if arg == name {
-            return true;
+            path.push(name);
+            return Some(path.join(" "));
         }
-        if commands.contains(&arg) {
-            return false;
+        if arg == "help" && path.is_empty() {
+            return None;
+        }
+        if let Some(sub) = command.find_subcommand(arg) {
+            path.push(sub.get_name());
+            command = sub;
         }
     }
-    false
+    None
 }
 
 #[cfg(test)]
@@ -155,12 +174,25 @@ mod tests {
     }
 
     #[test]
-    fn a_subcommand_is_not_the_command() {
+    fn the_path_names_the_subcommands_before_the_word() {
+        use clap::CommandFactory;
+        let root = crate::args::Cli::command();
         let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
-        let commands = ["config", "stack", "help"];
-        assert!(is_command(&args(&["logs", "-f"]), "logs", &commands));
-        assert!(is_command(&args(&["-C", "dir", "env"]), "env", &commands));
-        assert!(!is_command(&args(&["config", "env"]), "env", &commands));
-        assert!(!is_command(&args(&["help", "logs"]), "logs", &commands));
+        let path = |a: &[&str], name| command_path(&args(a), name, &root);
+        assert_eq!(path(&["logs", "-f"], "logs").as_deref(), Some("logs"));
+        assert_eq!(path(&["-C", "dir", "env"], "env").as_deref(), Some("env"));
+        assert_eq!(
+            path(&["config", "env"], "env").as_deref(),
+            Some("config env")
+        );
+        assert_eq!(
+            path(&["state", "edit", "-s", "dev"], "edit").as_deref(),
+            Some("state edit")
+        );
+        assert_eq!(path(&["help", "logs"], "logs"), None);
+        assert!(absent("config env").is_none());
+        assert!(absent("state edit")
+            .unwrap()
+            .contains("`state edit` command"));
     }
 }

@@ -105,6 +105,12 @@ pub enum StackCommand {
         #[arg(long, value_name = "PROVIDER", requires = "create", long_help = SECRETS_PROVIDER_HELP)]
         secrets_provider: Option<String>,
     },
+    /// Forget which stack is selected: the next command asks, or needs
+    /// --stack.
+    Unselect,
+    /// Write the stack's dependency graph (resources, their dependencies
+    /// and parents) to FILE in Graphviz DOT.
+    Graph(GraphArgs),
     /// Remove a stack and its configuration.
     Rm {
         name: Option<String>,
@@ -178,6 +184,34 @@ pub enum StackCommand {
         #[arg(long)]
         show_secrets: bool,
     },
+}
+
+/// `stack graph`, with Pulumi's flags.
+#[derive(Debug, Args, Clone)]
+pub struct GraphArgs {
+    /// The DOT file to write.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub stack: StackArg,
+    /// The colour of dependency edges.
+    #[arg(long, value_name = "COLOR", default_value = "#246C60")]
+    pub dependency_edge_color: String,
+    /// The colour of parent edges.
+    #[arg(long, value_name = "COLOR", default_value = "#AA6639")]
+    pub parent_edge_color: String,
+    /// Leave out the edges of dependencies.
+    #[arg(long)]
+    pub ignore_dependency_edges: bool,
+    /// Leave out the edges from a child to its parent.
+    #[arg(long)]
+    pub ignore_parent_edges: bool,
+    /// Label each node with the resource's name rather than its URN.
+    #[arg(long)]
+    pub short_node_name: bool,
+    /// DOT text put at the top of the graph (styles, graph attributes).
+    #[arg(long, value_name = "DOT")]
+    pub dot_fragment: Option<String>,
 }
 
 /// `stack history`.

@@ -139,11 +139,67 @@ fn stack_lifecycle_init_ls_select_rm() {
     let err = w.fails(w.converge().args(["stack", "select", "nope"]));
     assert!(err.contains("no stack named nope"), "{err}");
 
+    // unselect forgets the selection: the next command needs --stack.
+    assert!(w
+        .ok(&["stack", "unselect"])
+        .contains("'dev' is no longer selected"));
+    assert!(!w.ok(&["stack", "ls"]).contains('*'));
+    let err = w.fails(w.converge().args(["stack", "output"]));
+    assert!(err.contains("no stack selected"), "{err}");
+    w.ok(&["stack", "output", "--stack", "dev"]);
+    w.ok(&["stack", "select", "dev"]);
+
     // rm needs confirmation when not interactive.
     let err = w.fails(w.converge().args(["stack", "rm", "prod"]));
     assert!(err.contains("--yes"), "{err}");
     w.ok(&["stack", "rm", "prod", "--yes"]);
     assert!(!w.ok(&["stack", "ls"]).contains("prod"));
+}
+
+/// `stack graph FILE` writes the stack's resources and their edges in
+/// DOT, as Pulumi's does: a dependency edge from db-password to pet, a
+/// parent edge from each to the stack.
+#[test]
+fn graph_writes_the_stacks_dependencies_and_parents_in_dot() {
+    let w = World::new();
+    w.init_with_demo_state();
+    let file = w.project.join("stack.dot");
+    let out = w.ok(&["stack", "graph", file.to_str().unwrap()]);
+    assert!(out.contains("wrote stack dependency graph to"), "{out}");
+    let dot = std::fs::read_to_string(&file).unwrap();
+    let node = |name: &str| {
+        let line = dot
+            .lines()
+            .find(|l| l.contains(&format!("::{name}\"]")))
+            .unwrap_or_else(|| panic!("no node {name} in {dot}"));
+        line.trim().split(' ').next().unwrap().to_owned()
+    };
+    let (stack, pet, password) = (node("demo-dev"), node("pet"), node("db-password"));
+    assert!(
+        dot.contains(&format!("{password} -> {pet} [color = \"#246C60\"]")),
+        "{dot}"
+    );
+    for child in [&pet, &password] {
+        assert!(
+            dot.contains(&format!("{child} -> {stack} [color = \"#AA6639\"]")),
+            "{dot}"
+        );
+    }
+    w.ok(&[
+        "stack",
+        "graph",
+        file.to_str().unwrap(),
+        "--ignore-parent-edges",
+        "--short-node-name",
+    ]);
+    let dot = std::fs::read_to_string(&file).unwrap();
+    assert!(dot.contains("[label=\"db-password\"]"), "{dot}");
+    assert_eq!(dot.matches(" -> ").count(), 1, "{dot}");
+    let err = w.fails(
+        w.converge()
+            .args(["stack", "graph", "/nonexistent/dir/g.dot"]),
+    );
+    assert!(err.contains("cannot write /nonexistent/dir/g.dot"), "{err}");
 }
 
 #[test]

@@ -143,8 +143,12 @@ fn pulumi_commands_converge_lacks_say_so() {
         "env",
         "convert",
         "gen-completion",
+        "state edit",
+        "state upgrade",
     ] {
-        let out = run(&s, &[command, "--flag"]);
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("--flag");
+        let out = run(&s, &args);
         assert_eq!(out.status.code(), Some(2), "{command}");
         let err = stderr(&out);
         assert!(

@@ -1,5 +1,5 @@
 //! `converge stack init | ls | select | rm | export | import | output |
-//! history | rename | tag`.
+//! history | rename | tag | unselect | graph`.
 
 use std::io::IsTerminal;
 
@@ -16,6 +16,7 @@ use crate::context::Context;
 use crate::project::Project;
 use crate::secrets::ProviderChoice;
 
+mod graph;
 pub mod history;
 mod ls;
 pub mod output;
@@ -108,6 +109,8 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
             transfer::import(ctx, stack.stack, transfer::ImportOptions { file, force }).await
         }
         StackCommand::History(args) => history::run(ctx, args).await,
+        StackCommand::Graph(args) => graph::run(ctx, args).await,
+        StackCommand::Unselect => unselect(ctx),
         StackCommand::Rename { new_name, stack } => {
             rename::run(ctx, &new_name, stack.stack.as_deref()).await
         }
@@ -270,6 +273,19 @@ async fn select(
     }
     ctx.home
         .select_stack(&project.name, &project.dir, Some(&stack.stack))
+}
+
+/// `stack unselect`: the project's workspace names no stack any more.
+fn unselect(ctx: &Context) -> Result<()> {
+    let project = ctx.project()?;
+    match ctx.home.selected_stack(&project.name, &project.dir)? {
+        Some(previous) => {
+            ctx.home.select_stack(&project.name, &project.dir, None)?;
+            println!("Stack '{previous}' is no longer selected");
+        }
+        None => println!("No stack is selected"),
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Copy, Default)]
