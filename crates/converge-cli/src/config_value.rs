@@ -2,7 +2,7 @@
 //! scalar, a secure value (`{secure: <ciphertext>}`), or an object or
 //! array whose leaves may be secure.
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use converge_state::secrets::Crypter;
 use serde_norway::{Mapping, Value};
 
@@ -104,6 +104,36 @@ pub fn content(v: &Value, crypter: Option<&dyn Crypter>) -> Result<serde_json::V
     } else {
         Ok(serde_json::Value::String(to_text(v, crypter)?))
     }
+}
+
+/// Why a secure value of `key` in `file` cannot be read: where it is and
+/// how to set it again. The decryption's own error follows it.
+pub fn undecryptable(file: &std::path::Path, project: &str, key: &str) -> String {
+    let shown = key.strip_prefix(&format!("{project}:")).unwrap_or(key);
+    format!(
+        "{}: configuration key `{shown}` holds a secure value the stack's secrets provider \
+         cannot decrypt (set it again with `converge config set --secret {shown} VALUE`)",
+        file.display()
+    )
+}
+
+/// Decrypts each secure value of `config` (the stack's own
+/// configuration, `project:key` → value), naming the file and key of the
+/// first that cannot be: a damaged or foreign ciphertext is reported
+/// where it is, not as a bare decryption error.
+pub fn check_secure_values(
+    file: &std::path::Path,
+    project: &str,
+    config: &Mapping,
+    crypter: &dyn Crypter,
+) -> Result<()> {
+    for (key, value) in config {
+        if contains_secure(value) {
+            to_json(value, Some(crypter))
+                .with_context(|| undecryptable(file, project, key.as_str().unwrap_or_default()))?;
+        }
+    }
+    Ok(())
 }
 
 /// The value with each secure leaf decrypted by `from` and encrypted by

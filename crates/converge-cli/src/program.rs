@@ -47,6 +47,12 @@ pub fn program_config(
     crypter: &dyn Crypter,
 ) -> Result<BTreeMap<String, ConfigValue>> {
     let stack_config = settings.config();
+    crate::config_value::check_secure_values(
+        &settings.path,
+        &project.name,
+        &stack_config,
+        crypter,
+    )?;
     project
         .config
         .check(stack, &stack_config, crypter)

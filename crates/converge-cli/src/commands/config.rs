@@ -250,7 +250,9 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             } else {
                 None
             };
-            print_value(value, crypter.as_deref(), json)
+            print_value(value, crypter.as_deref(), json).with_context(|| {
+                crate::config_value::undecryptable(&settings.path, &project.name, &shown)
+            })
         }
         Some(ConfigCommand::Rm { key, path }) => {
             let key = parse_key(&project.name, &key, path)?;

@@ -2,8 +2,9 @@
 //! in `Pulumi.<stack>.yaml` or `Pulumi.yaml` (a warning naming the file,
 //! the key and the key meant; the key kept when Converge rewrites the
 //! file), a Pulumi command Converge lacks (what it is and where to look,
-//! exit code 2), and a stack whose state cannot be read in `stack ls`
-//! (listed, with a warning naming it and why).
+//! exit code 2), a stack whose state cannot be read in `stack ls`
+//! (listed, with a warning naming it and why), and a damaged secure value
+//! (named with its file and key, and how to set it again).
 
 use crate::common;
 
@@ -221,4 +222,59 @@ fn a_missing_plugin_names_the_plugin_directory_searched() {
         home.join("plugins").display()
     );
     assert!(err.contains(&searched), "{err}");
+}
+
+/// A secure value damaged by hand (or pasted from another stack) is named
+/// where it is, with how to set it again, by every command that decrypts
+/// it; the state stays as it was, and `config set --secret` repairs it.
+#[test]
+fn a_damaged_secure_value_names_its_file_and_key() {
+    let s = world(PROGRAM);
+    common::stdout_of(s.command("pw"), &["up", "--yes"]);
+    common::stdout_of(
+        s.command("pw"),
+        &["config", "set", "--secret", "token", "s3cr3t"],
+    );
+    let file = s.project.join("Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let start = text.find("secure: ").unwrap() + "secure: ".len();
+    let end = start + text[start..].find('\n').unwrap();
+    std::fs::write(
+        &file,
+        format!("{}v1:damaged{}", &text[..start], &text[end..]),
+    )
+    .unwrap();
+    let state = s.backend.join(".pulumi/stacks/slips/dev.json");
+    let before = std::fs::read(&state).unwrap();
+
+    let expected = format!(
+        "error: {}: configuration key `token` holds a secure value the stack's secrets \
+         provider cannot decrypt (set it again with `converge config set --secret token VALUE`)",
+        file.display()
+    );
+    for args in [
+        &["preview"][..],
+        &["up", "--yes"],
+        &["config", "get", "token"],
+        &["config", "--show-secrets"],
+    ] {
+        let out = run(&s, args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.starts_with(&expected), "{args:?}: {err}");
+        assert!(!err.contains("s3cr3t"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read(&state).unwrap(),
+        before,
+        "the state is unchanged"
+    );
+
+    common::stdout_of(
+        s.command("pw"),
+        &["config", "set", "--secret", "token", "again"],
+    );
+    let got = common::stdout_of(s.command("pw"), &["config", "get", "token"]);
+    assert_eq!(got.trim(), "again");
+    common::stdout_of(s.command("pw"), &["preview"]);
 }

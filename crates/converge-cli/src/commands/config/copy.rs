@@ -78,10 +78,11 @@ pub async fn copy(
         copied
             .into_iter()
             .map(|(k, v)| {
-                Ok((
-                    k,
-                    reencrypt(&v, from_crypter.as_ref(), to_crypter.as_ref())?,
-                ))
+                let value = reencrypt(&v, from_crypter.as_ref(), to_crypter.as_ref())
+                    .with_context(|| {
+                        crate::config_value::undecryptable(&from.path, &project.name, &k.top)
+                    })?;
+                Ok((k, value))
             })
             .collect::<Result<Vec<_>>>()
             .context("cannot re-encrypt the secrets for the destination stack")?

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_norway::Value;
 
 use super::display_key;
-use crate::config_value::{contains_secure, is_object, to_json, to_text};
+use crate::config_value::{check_secure_values, contains_secure, is_object, to_json, to_text};
 use crate::passphrase::PassphraseOptions;
 use crate::project::Project;
 use crate::secrets::stack_secrets;
@@ -85,6 +85,9 @@ pub async fn list(
         None
     };
     let crypter = crypter.as_deref();
+    if let Some(crypter) = crypter {
+        check_secure_values(&settings.path, &project.name, &settings.config(), crypter)?;
+    }
     if opts.json {
         let mut out = serde_json::Map::new();
         for (k, v) in &config {
