@@ -24,12 +24,35 @@ use crate::stack_settings::StackSettings;
 /// there would otherwise run as an empty one and delete every resource).
 pub fn check_runtime(project: &Project) -> Result<()> {
     match project.runtime() {
-        Some("yaml" | "python" | "nodejs") => {}
-        Some(other) => bail!("{}: unknown runtime {other:?}", project.dir.display()),
+        Some(runtime) if RUNTIMES.contains(&runtime) => {}
+        Some(other) => bail!("{}", unsupported_runtime(&project.file(), other)),
         None => bail!("{}: the project has no runtime", project.dir.display()),
     }
     entry_point::resolve(&project.dir, project.main())?;
     Ok(())
+}
+
+/// The runtimes Converge runs programs of.
+const RUNTIMES: [&str; 3] = ["yaml", "python", "nodejs"];
+
+/// Why `runtime` cannot run: another of Pulumi's runtimes Converge does
+/// not run, or a name that is no runtime (with the one meant, if close).
+fn unsupported_runtime(file: &Path, runtime: &str) -> String {
+    let known = "Converge runs `yaml`, `python` and `nodejs` programs";
+    if ["go", "dotnet", "java", "bun"].contains(&runtime) {
+        return format!(
+            "{}: runtime `{runtime}` is not supported by Converge: {known}",
+            file.display()
+        );
+    }
+    let hint = match crate::unknown_keys::closest(runtime, RUNTIMES) {
+        Some(meant) => format!("; did you mean `{meant}`?"),
+        None => String::new(),
+    };
+    format!(
+        "{}: unknown runtime `{runtime}`{hint} ({known})",
+        file.display()
+    )
 }
 
 /// The stack's configuration as programs see it: `project:key` → value,

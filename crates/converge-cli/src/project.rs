@@ -230,6 +230,23 @@ impl Project {
                     .map(|k| format!("runtime.{k}"))
                     .collect();
                 crate::unknown_keys::warn(file, &strays, &["runtime.name", "runtime.options"]);
+                if let (Some(known), Some(Value::Mapping(options))) = (
+                    runtime_name(&doc).and_then(runtime_options),
+                    runtime.get("options"),
+                ) {
+                    let strays: Vec<String> = options
+                        .keys()
+                        .filter_map(|k| k.as_str())
+                        .filter(|k| !known.contains(k))
+                        .map(|k| format!("runtime.options.{k}"))
+                        .collect();
+                    let known: Vec<String> = known
+                        .iter()
+                        .map(|k| format!("runtime.options.{k}"))
+                        .collect();
+                    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                    crate::unknown_keys::warn(file, &strays, &known);
+                }
             }
         }
         let opts = ParseOptions {
@@ -263,6 +280,16 @@ impl Project {
             doc,
             stack_config_override: None,
         })
+    }
+
+    /// The project file (`Pulumi.yaml`, or `Pulumi.yml` where that is
+    /// the one there).
+    pub fn file(&self) -> PathBuf {
+        PROJECT_FILE_NAMES
+            .iter()
+            .map(|n| self.dir.join(n))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| self.dir.join(PROJECT_FILE_NAMES[0]))
     }
 
     /// The runtime's name (`runtime: python` or `runtime: {name: python}`).
@@ -333,6 +360,16 @@ fn runtime_name(doc: &Mapping) -> Option<&str> {
     match doc.get("runtime")? {
         Value::String(s) => Some(s),
         Value::Mapping(m) => m.get("name")?.as_str(),
+        _ => None,
+    }
+}
+
+/// The options Pulumi's language host of `runtime` takes under
+/// `runtime.options` (for the runtimes Converge runs besides YAML).
+fn runtime_options(runtime: &str) -> Option<&'static [&'static str]> {
+    match runtime {
+        "python" => Some(&["toolchain", "virtualenv", "typechecker"]),
+        "nodejs" => Some(&["typescript", "nodeargs", "packagemanager"]),
         _ => None,
     }
 }

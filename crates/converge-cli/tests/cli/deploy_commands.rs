@@ -73,7 +73,7 @@ fn an_unsupported_program_is_a_clear_error_that_changes_nothing() {
     .unwrap();
     let before = w.state();
     let err = w.fails(&["up", "--yes"]);
-    assert!(err.contains("unknown runtime \"cobol\""), "{err}");
+    assert!(err.contains("unknown runtime `cobol`"), "{err}");
     let err = w.fails(&["preview"]);
     assert!(err.contains("unknown runtime"), "{err}");
     assert_eq!(before, w.state());

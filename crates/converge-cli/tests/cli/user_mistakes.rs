@@ -131,6 +131,68 @@ fn misspelled_project_keys_name_the_key_meant() {
     ] {
         assert_eq!(err.matches(line).count(), 1, "{line:?} in\n{err}");
     }
+
+    // A misspelled runtime option (the virtualenv would not be used, and
+    // the program would run without its SDK), for each runtime; the
+    // options Pulumi's language hosts take draw no warning.
+    for (runtime, options, line) in [
+        (
+            "python",
+            "virtualen: venv\n    toolchain: pip\n    typechecker: mypy",
+            "unknown key `runtime.options.virtualen` is ignored; did you mean \
+             `runtime.options.virtualenv`?",
+        ),
+        (
+            "nodejs",
+            "packagemanger: npm\n    typescript: true\n    nodeargs: --x",
+            "unknown key `runtime.options.packagemanger` is ignored; did you mean \
+             `runtime.options.packagemanager`?",
+        ),
+    ] {
+        std::fs::write(
+            s.project.join("Pulumi.yaml"),
+            format!("name: slips\nruntime:\n  name: {runtime}\n  options:\n    {options}\n"),
+        )
+        .unwrap();
+        let out = run(&s, &["stack", "ls"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(line), "{line:?} in\n{err}");
+        assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    }
+}
+
+/// A misspelled runtime names the runtime meant; another of Pulumi's
+/// runtimes says Converge does not run it; nothing is locked or changed.
+#[test]
+fn a_misspelled_or_unsupported_runtime_says_which_runtimes_run() {
+    let s = world(PROGRAM);
+    let file = s.project.join("Pulumi.yaml");
+    let state = s.backend.join(".pulumi/stacks/slips/dev.json");
+    let before = std::fs::read(&state).unwrap();
+    for (runtime, expected) in [
+        (
+            "pyhton",
+            "unknown runtime `pyhton`; did you mean `python`? (Converge runs `yaml`, \
+             `python` and `nodejs` programs)",
+        ),
+        (
+            "go",
+            "runtime `go` is not supported by Converge: Converge runs `yaml`, `python` and \
+             `nodejs` programs",
+        ),
+    ] {
+        std::fs::write(&file, format!("name: slips\nruntime: {runtime}\n")).unwrap();
+        for command in [&["preview"][..], &["up", "--yes"]] {
+            let out = run(&s, command);
+            assert_eq!(out.status.code(), Some(255), "{command:?}");
+            assert_eq!(
+                stderr(&out).trim_end(),
+                format!("error: {}: {expected}", file.display())
+            );
+        }
+    }
+    assert_eq!(std::fs::read(&state).unwrap(), before);
 }
 
 #[test]
