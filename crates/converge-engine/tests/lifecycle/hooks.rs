@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use converge_engine::hooks::{
     ErrorHookCall, HookCall, HookError, HookKind, HookRunner, MAX_ERROR_HOOK_RETRIES,
 };
-use converge_engine::{EngineEvent, EventSink, Severity};
+use converge_engine::{EventSink, Severity};
 use converge_plugin::{CreateResponse, ProviderError};
 use converge_testkit::{custom, program, register_stack, TestProgram};
 
@@ -259,17 +259,7 @@ async fn a_failing_before_hook_fails_the_step_and_after_hooks_only_warn() {
         .await;
     expect_ok(&result);
     assert_eq!(cloud.len(), 1);
-    let mut warnings = Vec::new();
-    while let Ok(event) = rx.try_recv() {
-        if let EngineEvent::Diagnostic {
-            severity: Severity::Warning,
-            message,
-            ..
-        } = event
-        {
-            warnings.push(message);
-        }
-    }
+    let warnings = diagnostics(&mut rx, Severity::Warning);
     assert!(
         warnings
             .iter()

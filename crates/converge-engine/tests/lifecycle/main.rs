@@ -58,6 +58,37 @@ pub fn s(v: &str) -> PropertyValue {
     PropertyValue::from(v)
 }
 
+/// The messages of the diagnostics of `severity` received so far.
+pub fn diagnostics(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<converge_engine::EngineEvent>,
+    severity: converge_engine::Severity,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let converge_engine::EngineEvent::Diagnostic {
+            severity: s,
+            message,
+            ..
+        } = event
+        {
+            if s == severity {
+                out.push(message);
+            }
+        }
+    }
+    out
+}
+
+/// How many states of the snapshot (pending deletions included) carry
+/// resource name `name`.
+pub fn copies(w: &Lifecycle, name: &str) -> usize {
+    w.snapshot
+        .resources
+        .iter()
+        .filter(|r| r.urn.name() == name)
+        .count()
+}
+
 /// The ops of a result's steps for one resource name, in plan order.
 pub fn ops_of(result: &OperationResult, name: &str) -> Vec<StepOp> {
     result

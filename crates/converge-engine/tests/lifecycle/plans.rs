@@ -323,18 +323,7 @@ async fn a_refresh_only_plan_applies_what_the_preview_read() {
 }
 
 fn warnings(rx: &mut tokio::sync::mpsc::UnboundedReceiver<EngineEvent>) -> Vec<String> {
-    let mut out = Vec::new();
-    while let Ok(event) = rx.try_recv() {
-        if let EngineEvent::Diagnostic {
-            severity: Severity::Warning,
-            message,
-            ..
-        } = event
-        {
-            out.push(message);
-        }
-    }
-    out
+    diagnostics(rx, Severity::Warning)
 }
 
 #[tokio::test]

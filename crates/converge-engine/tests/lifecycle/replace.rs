@@ -105,14 +105,7 @@ async fn create_before_delete_replacement() {
     assert_eq!(entries(&events), vec!["create a", "create a", "delete a"]);
     assert_eq!(cloud.len(), 1);
     assert_ne!(w.resource("a").unwrap().id, old_id);
-    assert_eq!(
-        w.snapshot
-            .resources
-            .iter()
-            .filter(|r| r.urn.name() == "a")
-            .count(),
-        1
-    );
+    assert_eq!(copies(&w, "a"), 1);
 }
 
 #[tokio::test]
@@ -470,7 +463,7 @@ async fn a_forced_replacement_deletes_first_when_the_provider_asks() {
 /// announced, as Pulumi's pending deletes are. Never silently.
 #[tokio::test]
 async fn an_original_a_failed_update_left_is_deleted_as_an_ordinary_deletion_next_time() {
-    use converge_engine::{EngineEvent, EventSink, Severity};
+    use converge_engine::{EventSink, Severity};
 
     let events = log();
     let (mut w, cloud) = world(replacing("k", false, events.clone()));
@@ -507,18 +500,10 @@ async fn an_original_a_failed_update_left_is_deleted_as_an_ordinary_deletion_nex
         expect_ok(&r);
         assert_eq!(ops_of(&r, "a"), vec![StepOp::Same, StepOp::Delete]);
         assert_eq!(r.plan.counts().get(&StepOp::Delete), Some(&1));
-        let mut notes = Vec::new();
-        while let Ok(event) = rx.try_recv() {
-            if let EngineEvent::Diagnostic {
-                severity: Severity::Info,
-                message,
-                ..
-            } = event
-            {
-                notes.push(message);
-            }
-        }
-        assert_eq!(notes, ["completing deletion from previous update"]);
+        assert_eq!(
+            diagnostics(&mut rx, Severity::Info),
+            ["completing deletion from previous update"]
+        );
         assert_eq!(cloud.len(), if preview { 2 } else { 1 });
     }
     assert_eq!(
@@ -526,12 +511,5 @@ async fn an_original_a_failed_update_left_is_deleted_as_an_ordinary_deletion_nex
         vec!["create a", "create a", "delete a"],
         "the original deleted once, by the update"
     );
-    assert_eq!(
-        w.snapshot
-            .resources
-            .iter()
-            .filter(|r| r.urn.name() == "a")
-            .count(),
-        1
-    );
+    assert_eq!(copies(&w, "a"), 1);
 }
