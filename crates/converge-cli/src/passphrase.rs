@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use converge_backend::StackRef;
 use converge_engine::pulumi_provider::{OpenError, SecretsOpener};
 use converge_state::secrets::cloud::{self, CloudProviderState};
-use converge_state::secrets::passphrase::PROVIDER_TYPE;
+use converge_state::secrets::passphrase::{EMPTY_PASSPHRASE_WARNING, PROVIDER_TYPE};
 use converge_state::secrets::{Crypter, PassphraseCrypter, PassphraseError};
 use converge_state::SecretsProviders;
 
@@ -28,9 +28,84 @@ pub struct PassphraseOptions {
 /// The passphrase from `PULUMI_CONFIG_PASSPHRASE`, else from the file named
 /// by `PULUMI_CONFIG_PASSPHRASE_FILE`, else from a prompt in a terminal.
 pub fn read_passphrase(opts: PassphraseOptions, prompt: &str) -> Result<String> {
+    if let Some(p) = from_environment()? {
+        return Ok(p);
+    }
+    require_prompt(opts)?;
+    crate::prompt::read_secret(prompt).context("cannot read the passphrase from the terminal")
+}
+
+/// What a new passphrase is for (the first prompt says which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewPassphrase {
+    /// A stack's first passphrase.
+    First,
+    /// The passphrase that replaces a stack's secrets provider.
+    Replacement,
+}
+
+/// How many times a new passphrase may be entered twice differently.
+const CONFIRM_ATTEMPTS: usize = 3;
+
+/// A new passphrase: from the environment as it is, or entered twice at a
+/// terminal, as Pulumi asks, so that a typo does not lock the stack's
+/// secrets away under a passphrase nobody knows.
+pub fn read_new_passphrase(opts: PassphraseOptions, purpose: NewPassphrase) -> Result<String> {
+    if let Some(p) = from_environment()? {
+        return Ok(p);
+    }
+    require_prompt(opts)?;
+    let first_prompt = match purpose {
+        NewPassphrase::First => "Enter your passphrase to protect config/secrets: ",
+        NewPassphrase::Replacement => "Enter your new passphrase to protect config/secrets: ",
+    };
+    for _ in 0..CONFIRM_ATTEMPTS {
+        let first = crate::prompt::read_secret(first_prompt)
+            .context("cannot read the passphrase from the terminal")?;
+        let again = crate::prompt::read_secret("Re-enter your passphrase to confirm: ")
+            .context("cannot read the passphrase from the terminal")?;
+        if first == again {
+            if first.is_empty() {
+                eprintln!("{EMPTY_PASSPHRASE_WARNING}");
+            }
+            return Ok(first);
+        }
+        eprintln!("error: the passphrases do not match; enter it again");
+    }
+    bail!(
+        "the two passphrases entered differed {CONFIRM_ATTEMPTS} times; nothing was changed \
+         (or set {ENV_PASSPHRASE} and run the command again)"
+    )
+}
+
+/// Whether a passphrase is at hand without asking: in the environment.
+pub fn in_environment() -> bool {
+    std::env::var_os(ENV_PASSPHRASE).is_some()
+        || std::env::var_os(ENV_PASSPHRASE_FILE).is_some_and(|f| !f.is_empty())
+}
+
+/// Whether a passphrase may be asked for at a terminal.
+pub fn can_prompt(opts: PassphraseOptions) -> bool {
+    !opts.non_interactive && std::io::stdin().is_terminal()
+}
+
+fn require_prompt(opts: PassphraseOptions) -> Result<()> {
+    if !can_prompt(opts) {
+        bail!(
+            "a passphrase is needed to encrypt or decrypt this stack's secrets: \
+             set {ENV_PASSPHRASE} or {ENV_PASSPHRASE_FILE}"
+        );
+    }
+    Ok(())
+}
+
+/// The passphrase `PULUMI_CONFIG_PASSPHRASE` holds, else the one in the
+/// file `PULUMI_CONFIG_PASSPHRASE_FILE` names (without its line ending).
+fn from_environment() -> Result<Option<String>> {
     if let Some(p) = std::env::var_os(ENV_PASSPHRASE) {
         return p
             .into_string()
+            .map(Some)
             .map_err(|_| anyhow::anyhow!("{ENV_PASSPHRASE} is not valid UTF-8"));
     }
     if let Some(file) = std::env::var_os(ENV_PASSPHRASE_FILE).filter(|f| !f.is_empty()) {
@@ -42,15 +117,9 @@ pub fn read_passphrase(opts: PassphraseOptions, prompt: &str) -> Result<String> 
         })?;
         let text = text.strip_suffix('\n').unwrap_or(&text);
         let text = text.strip_suffix('\r').unwrap_or(text);
-        return Ok(text.to_owned());
+        return Ok(Some(text.to_owned()));
     }
-    if opts.non_interactive || !std::io::stdin().is_terminal() {
-        bail!(
-            "a passphrase is needed to encrypt or decrypt this stack's secrets: \
-             set {ENV_PASSPHRASE} or {ENV_PASSPHRASE_FILE}"
-        );
-    }
-    crate::prompt::read_secret(prompt).context("cannot read the passphrase from the terminal")
+    Ok(None)
 }
 
 /// The passphrase crypter for a stack's secrets (see
@@ -86,10 +155,7 @@ pub fn passphrase_crypter(
             settings.path.display()
         );
     }
-    let passphrase = read_passphrase(
-        opts,
-        "Enter a passphrase to protect config/secrets for this stack: ",
-    )?;
+    let passphrase = read_new_passphrase(opts, NewPassphrase::First)?;
     let (crypter, salt) =
         PassphraseCrypter::generate(&passphrase).context("cannot set up passphrase encryption")?;
     settings.set_encryption_salt(&salt);

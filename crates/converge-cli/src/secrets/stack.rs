@@ -15,7 +15,10 @@ use converge_state::secrets::{Crypter, PassphraseCrypter};
 use converge_state::SecretsProviders;
 
 use super::{open_key_service, unsupported, KeyServiceError, ProviderChoice};
-use crate::passphrase::{passphrase_crypter, provider_salt, read_passphrase, PassphraseOptions};
+use crate::passphrase::{
+    passphrase_crypter, provider_salt, read_new_passphrase, read_passphrase, NewPassphrase,
+    PassphraseOptions,
+};
 use crate::stack_settings::StackSettings;
 
 /// A stack's crypter and the secrets provider its state records for it.
@@ -168,10 +171,7 @@ impl NewProvider {
     pub async fn make(choice: &ProviderChoice, opts: PassphraseOptions) -> Result<NewProvider> {
         match choice {
             ProviderChoice::Passphrase => {
-                let passphrase = read_passphrase(
-                    opts,
-                    "Enter a passphrase to protect config/secrets for this stack: ",
-                )?;
+                let passphrase = read_new_passphrase(opts, NewPassphrase::Replacement)?;
                 let (crypter, salt) = PassphraseCrypter::generate(&passphrase)
                     .context("cannot set up passphrase encryption")?;
                 Ok(NewProvider {

@@ -32,6 +32,7 @@ mod nodejs_compat;
 mod nodejs_parameterized;
 mod nodejs_programs;
 mod operation_flags;
+mod passphrase_prompts;
 mod plugin_commands;
 mod plugin_startup;
 mod policy_commands;

@@ -43,7 +43,7 @@ pub enum PassphraseError {
     #[error(
         "incorrect passphrase: it does not match this stack's encryptionsalt. \
          Set PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE, a file holding it) \
-         to the passphrase the stack was created with"
+         to the passphrase this stack's secrets are encrypted with"
     )]
     WrongPassphrase,
     /// The `encryptionsalt` string is not of the expected form.

@@ -333,8 +333,8 @@ fn set_config(
     interactive: bool,
 ) -> Result<()> {
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-    let has_passphrase = std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some()
-        || std::env::var_os("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
+    let has_passphrase = crate::passphrase::in_environment()
+        || crate::passphrase::can_prompt(ctx.passphrase_options());
     let any_secret = template.config.iter().any(|c| c.secret);
     let crypter: Option<Box<dyn Crypter>> = if has_passphrase || any_secret {
         Some(Box::new(passphrase_crypter(

@@ -18,9 +18,11 @@ use serde_norway::Mapping;
 use crate::atomic_write::write_atomically;
 use crate::config_value::{contains_secure, reencrypt};
 use crate::context::Context;
+use crate::passphrase::{can_prompt, in_environment, read_new_passphrase, NewPassphrase};
 use crate::secrets::stack::{new_cloud, NewProvider};
 use crate::secrets::{stack_secrets, ProviderChoice};
 use crate::stack_settings::StackSettings;
+use converge_state::secrets::PassphraseCrypter;
 
 /// Refuses to give a settings file that already has a secrets provider
 /// another one (`stack init --secrets-provider` on an existing file).
@@ -45,8 +47,8 @@ fn refuse_other_provider(settings: &StackSettings, url: &str) -> Result<()> {
 /// stack, so a key that cannot be used leaves nothing behind; a settings
 /// file that already has one for the same key (a checked-in file) keeps it,
 /// since its secure values need it. Passphrase encryption is set up now
-/// when a passphrase is at hand, as Pulumi does; otherwise by the first
-/// secret.
+/// when a passphrase is at hand or can be asked for, as Pulumi does;
+/// otherwise by the first secret.
 pub(super) async fn create_stack_with(
     ctx: &Context,
     backend: &Arc<dyn Backend>,
@@ -79,16 +81,30 @@ pub(super) async fn create_stack_with(
         }
         None => None,
     };
+    // The first passphrase is asked for before the stack is made, and its
+    // salt written after, so that neither a cancelled prompt nor a stack
+    // that exists already leaves anything behind.
+    let opts = ctx.passphrase_options();
+    let needs_salt = cloud.is_none()
+        && settings.encryption_salt().is_none()
+        && settings.encrypted_key().is_none()
+        && (in_environment() || can_prompt(opts));
+    let salt = if needs_salt && !backend.stack_exists(stack).await? {
+        let passphrase = read_new_passphrase(opts, NewPassphrase::First)?;
+        let (_, salt) = PassphraseCrypter::generate(&passphrase)
+            .context("cannot set up passphrase encryption")?;
+        Some(salt)
+    } else {
+        None
+    };
     super::create_stack(backend, stack).await?;
     if let Some(cloud) = cloud {
         settings.set_cloud_provider(&cloud.url, &cloud.encrypted_key_base64());
         return settings.save();
     }
-    let has_passphrase = std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some()
-        || std::env::var_os("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
-    if settings.encryption_salt().is_none() && settings.encrypted_key().is_none() && has_passphrase
-    {
-        stack_secrets(&mut settings, None, ctx.passphrase_options(), true).await?;
+    if let Some(salt) = salt {
+        settings.set_encryption_salt(&salt);
+        settings.save()?;
     }
     Ok(())
 }

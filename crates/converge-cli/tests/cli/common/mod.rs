@@ -132,6 +132,8 @@ pub fn failure_of(mut cmd: Command, args: &[&str]) -> String {
 pub mod nodejs;
 pub mod python;
 pub mod service;
+#[cfg(unix)]
+pub mod terminal;
 /// `converge` in a scratch world with the convergetest plugin on PATH and
 /// its mock cloud in `cloud.json` of the scratch directory.
 pub struct ConvergetestCloud {
