@@ -251,6 +251,10 @@ pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptio
             vec![format!("{prefix}{place}: {message}")]
         }
         // The operation's error is the command's: `main` prints it, once.
+        // A failed preview shows no counts, as in Pulumi: they would not
+        // describe the changes the whole program asks for, only those
+        // made up to the error.
+        EngineEvent::Summary { error: Some(_), .. } if opts.preview => Vec::new(),
         EngineEvent::Summary { counts, .. } => summary(counts, opts),
         // Violations and remediations are shown together, by pack, at
         // the end.

@@ -305,6 +305,7 @@ fn a_preview_with_detailed_diffs_and_a_failure() {
             None,
         ),
     ];
+    // A failed preview has no `Resources:` counts.
     insta::assert_snapshot!(run(&events, opts), @r#"
          ~  random:index/randomPet:RandomPet a update
               ~ password: [secret] => [secret]
@@ -320,11 +321,6 @@ fn a_preview_with_detailed_diffs_and_a_failure() {
                   + [1]: "b"
                 ]
          -  random:index/randomPet:RandomPet b **delete failed**: permission denied
-
-        Resources:
-            + 1 to create
-            ~ 1 to update
-            - 1 to delete
         "#);
     // Without --diff, the changed keys on the step's line.
     insta::assert_snapshot!(run(&[(update, None)], DisplayOptions { preview: true, ..Default::default() }), @r" ~  random:index/randomPet:RandomPet a update [diff: ~size,tags]");

@@ -272,6 +272,7 @@ fn a_programs_exception_is_shown_once() {
         out.contains("error: the program failed (its error is shown above)"),
         "{out}"
     );
+    assert!(!out.contains("Resources:"), "{out}");
 }
 
 /// A program that fails never registers the stack's outputs: a preview

@@ -4,7 +4,8 @@
 //! file), a Pulumi command Converge lacks (what it is and where to look,
 //! exit code 2), a stack whose state cannot be read in `stack ls`
 //! (listed, with a warning naming it and why), and a damaged secure value
-//! (named with its file and key, and how to set it again).
+//! (named with its file and key, and how to set it again), a failed
+//! preview (its error, without resource counts).
 
 use crate::common;
 
@@ -339,4 +340,33 @@ fn a_damaged_secure_value_names_its_file_and_key() {
     let got = common::stdout_of(s.command("pw"), &["config", "get", "token"]);
     assert_eq!(got.trim(), "again");
     common::stdout_of(s.command("pw"), &["preview"]);
+}
+
+/// A preview that fails shows no `Resources:` counts, as in Pulumi: they
+/// would describe only what was planned before the error. An update that
+/// fails still counts what it did.
+#[test]
+fn a_failed_preview_shows_no_resource_counts() {
+    let s = world(&PROGRAM.replace("length: 4", "lenght: 4"));
+    for args in [&["preview"][..], &["up", "--yes"]] {
+        let out = run(&s, args);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(!out.status.success(), "{args:?}: {text}");
+        assert!(text.contains("lenght"), "{args:?}: {text}");
+        assert!(!text.contains("Resources:"), "{args:?}: {text}");
+    }
+
+    let missing = "urn:pulumi:dev::slips::random:index/randomString:RandomString::nope";
+    let s = world(PROGRAM);
+    let out = run(&s, &["preview", "--target", missing]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(!out.status.success(), "{text}");
+    assert!(!text.contains("Resources:"), "{text}");
+
+    // A failed update (no preview first) counts what it did.
+    let s = world(&PROGRAM.replace("length: 4", "length: -4"));
+    let out = run(&s, &["up", "--yes", "--skip-preview"]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("Resources:"), "{text}");
 }
