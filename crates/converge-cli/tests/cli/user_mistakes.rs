@@ -370,3 +370,115 @@ fn a_failed_preview_shows_no_resource_counts() {
     assert!(!out.status.success(), "{text}");
     assert!(text.contains("Resources:"), "{text}");
 }
+
+/// A hand-edited state whose keys look misspelled, or whose resource
+/// types contradict their URNs, is refused by `stack import` with each
+/// slip named, the stack untouched; `--force` imports it as it is. A key
+/// unlike any Converge reads (a newer Pulumi's) is kept, with a warning.
+#[test]
+fn stack_import_refuses_misspelled_keys_of_a_hand_edited_state() {
+    let s = world(PROGRAM);
+    let up = run(&s, &["up", "--yes"]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    let export = || common::stdout_of(s.command("pw"), &["stack", "export"]);
+    let before = export();
+    let state: serde_json::Value = serde_json::from_str(&before).unwrap();
+    let import = |edited: &serde_json::Value, extra: &[&str]| {
+        let path = s.dir.path().join("edited.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(edited).unwrap()).unwrap();
+        let mut args = vec!["stack", "import", "--file", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        run(&s, &args)
+    };
+
+    let mut emptied = state.clone();
+    let deployment = emptied["deployment"].as_object_mut().unwrap();
+    let resources = deployment.remove("resources").unwrap();
+    deployment.insert("resource".into(), resources);
+    let out = import(&emptied, &[]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("`deployment`: unknown key `resource`; did you mean `resources`?"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(export(), before);
+
+    let mut edited = state.clone();
+    let r = edited["deployment"]["resources"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["urn"].as_str().unwrap().ends_with("::r"))
+        .unwrap();
+    r["protected"] = true.into();
+    r["type"] = "random:index/randomString:RandomStrng".into();
+    let out = import(&edited, &[]);
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("unknown key `protected`; did you mean `protect`?")
+            && err.contains(
+                "its `type` is `random:index/randomString:RandomStrng`, but its URN names the \
+                 type `random:index/randomString:RandomString`"
+            )
+            && err.contains("pass --force"),
+        "{err}"
+    );
+    assert_eq!(export(), before);
+
+    let mut newer = state.clone();
+    newer["deployment"]["resources"][0]["futureField"] = 1.into();
+    let out = import(&newer, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("key `futureField` is not one Converge reads; it is kept"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(export().contains("\"futureField\": 1"));
+
+    let out = import(&edited, &["--force"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("warning: "), "{}", stderr(&out));
+}
+
+/// The property names a resource's options list are checked against its
+/// schema: a misspelled `ignoreChanges` entry would let the change it was
+/// to ignore replace the resource, a misspelled `additionalSecretOutputs`
+/// leave the output in plaintext.
+#[test]
+fn misspelled_property_names_in_resource_options_are_refused() {
+    let program = |options: &str| {
+        format!(
+            "name: slips\nruntime: yaml\nresources:\n  r:\n    type: random:RandomString\n    \
+             properties:\n      length: 4\n    options:\n{options}"
+        )
+    };
+    let s = world(&program(
+        "      ignoreChanges: [lenght]\n      additionalSecretOutputs: [reslt]\n      \
+         replaceOnChanges: [\"keepers.a\", specail]\n",
+    ));
+    let out = run(&s, &["preview"]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    for expected in [
+        "Pulumi.yaml:9:23: resource 'r' (random:index/randomString:RandomString): ignoreChanges \
+         names 'lenght', but it has no input property 'lenght'; did you mean 'length'?",
+        "Pulumi.yaml:10:33: resource 'r' (random:index/randomString:RandomString): \
+         additionalSecretOutputs names 'reslt', but it has no output property 'reslt'; did you \
+         mean 'result'?",
+        "replaceOnChanges names 'specail', but it has no input property 'specail'; did you mean \
+         'special'?",
+    ] {
+        assert!(err.contains(expected), "{expected}\n{err}");
+    }
+    assert!(!err.contains("keepers"), "{err}");
+
+    let s = world(&program(
+        "      ignoreChanges: [length, \"keepers.a\", \"keepers[\\\"b\\\"]\"]\n      \
+         additionalSecretOutputs: [result, id]\n      replaceOnChanges: [\"*\"]\n",
+    ));
+    let out = run(&s, &["preview"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

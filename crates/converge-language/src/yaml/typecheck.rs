@@ -12,6 +12,9 @@
 //!   `fn::invoke` (its result as the function's `outputs` describe it;
 //!   with `return:`, that property of it), or `fn::secret` of one;
 //! - `return:` of `fn::invoke` against the function's result;
+//! - the property names `ignoreChanges` and `replaceOnChanges` list
+//!   (the first step of each path) against `inputProperties`, and those
+//!   `additionalSecretOutputs` lists against the outputs;
 //! - a resource's property names against its `inputProperties`, and an
 //!   invoke's argument names against the function's `inputs`; literal
 //!   objects and lists inside them as deep as their types describe them.
@@ -43,6 +46,7 @@ pub(crate) fn check(loaded: &Loaded, tokens: &Tokens) -> Vec<YamlError> {
         variables: vec![Memo::New; loaded.template.variables.len()],
     };
     c.inputs();
+    c.option_names();
     c.invokes();
     for e in tokens::expressions(loaded) {
         let mut accesses = Vec::new();
@@ -135,6 +139,62 @@ impl<'a> Checker<'a> {
                             ),
                         );
                     }
+                }
+            }
+        }
+    }
+
+    /// The property names the options `ignoreChanges` and
+    /// `replaceOnChanges` (inputs) and `additionalSecretOutputs` (outputs)
+    /// list, where written literally: a misspelled one would leave the
+    /// option without effect — a replacement it was to prevent, a secret
+    /// in plaintext.
+    fn option_names(&mut self) {
+        let t = &self.loaded.template;
+        for (i, r) in t.resources.iter().enumerate() {
+            if r.get.is_some() {
+                continue;
+            }
+            let Some((member, spec)) = self.resource(i) else {
+                continue;
+            };
+            let o = r.opts();
+            let what = |option: &str| {
+                format!(
+                    "resource '{}' ({}): {option} names",
+                    r.key.name, member.canonical
+                )
+            };
+            if let Some(inputs) = &spec.inputs {
+                for (option, e) in [
+                    ("ignoreChanges", &o.ignore_changes),
+                    ("replaceOnChanges", &o.replace_on_changes),
+                ] {
+                    for (pos, path) in literal_strings(e) {
+                        let first = first_segment(path);
+                        if first == "*" || inputs.contains_key(first) {
+                            continue;
+                        }
+                        let hint = hint(first, inputs.keys().map(String::as_str));
+                        let message = format!(
+                            "{} '{path}', but it has no input property '{first}'{hint}",
+                            what(option)
+                        );
+                        self.error(pos, message);
+                    }
+                }
+            }
+            if spec.outputs.is_some() {
+                for (pos, name) in literal_strings(&o.additional_secret_outputs) {
+                    if spec.output(name).is_some() {
+                        continue;
+                    }
+                    let hint = hint(name, spec.output_names());
+                    let message = format!(
+                        "{} '{name}', but it has no output property '{name}'{hint}",
+                        what("additionalSecretOutputs")
+                    );
+                    self.error(pos, message);
                 }
             }
         }
@@ -380,6 +440,29 @@ fn step<'a>(
 }
 
 /// ` (token)` of a named object type, for messages.
+/// The plain strings of a literal list option, with their places.
+fn literal_strings(e: &Option<Expr>) -> Vec<(Pos, &str)> {
+    match e.as_ref().map(|e| &e.kind) {
+        Some(ExprKind::List(items)) => items
+            .iter()
+            .filter_map(|item| match &item.kind {
+                ExprKind::String(s) => Some((item.pos, s.as_str())),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The top-level property a property path starts with: `tags` of
+/// `tags.env` and `tags["env"]`, `a.b` of `["a.b"].c`.
+fn first_segment(path: &str) -> &str {
+    if let Some(quoted) = path.strip_prefix("[\"") {
+        return quoted.split("\"]").next().unwrap_or(quoted);
+    }
+    path.split(['.', '[']).next().unwrap_or(path)
+}
+
 fn named(ty: &TypeSpec) -> String {
     match ty {
         TypeSpec::Named(token) => format!(" ({token})"),

@@ -168,6 +168,57 @@ impl<'de> Deserialize<'de> for Props<'_> {
     }
 }
 
+/// The keys of a `stack export` file, of its `deployment`, of a resource
+/// (`ResourceV3`) and of a pending operation, as this version reads them:
+/// what a check of a hand-edited file compares unknown keys with.
+pub const FILE_KEYS: &[&str] = &["version", "features", "deployment"];
+/// See [`FILE_KEYS`].
+pub const DEPLOYMENT_KEYS: &[&str] = &[
+    "manifest",
+    "secrets_providers",
+    "resources",
+    "pending_operations",
+    "metadata",
+];
+/// See [`FILE_KEYS`].
+pub const OPERATION_KEYS: &[&str] = &["resource", "type"];
+/// See [`FILE_KEYS`]; `ResourceVisitor` reads each of them.
+pub const RESOURCE_KEYS: &[&str] = &[
+    "urn",
+    "custom",
+    "delete",
+    "id",
+    "type",
+    "inputs",
+    "outputs",
+    "parent",
+    "protect",
+    "external",
+    "dependencies",
+    "initErrors",
+    "provider",
+    "propertyDependencies",
+    "pendingReplacement",
+    "additionalSecretOutputs",
+    "aliases",
+    "customTimeouts",
+    "importID",
+    "retainOnDelete",
+    "deletedWith",
+    "created",
+    "modified",
+    "sourcePosition",
+    "ignoreChanges",
+    "replaceOnChanges",
+    "refreshBeforeUpdate",
+    "viewOf",
+    "taint",
+    "hideDiff",
+    "replaceWith",
+    "replacementTrigger",
+    "resourceHooks",
+];
+
 /// `ResourceV3`. Keys this version does not know are kept in `unknown`.
 #[derive(Debug, Default, Serialize)]
 pub(crate) struct Resource<'a> {
@@ -325,4 +376,20 @@ pub(crate) struct CustomTimeouts {
     pub delete: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read: Option<Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_resource_key_is_read_and_no_other() {
+        let mut object = Map::new();
+        for key in RESOURCE_KEYS {
+            object.insert((*key).to_owned(), Value::Null);
+        }
+        object.insert("futureField".to_owned(), Value::Bool(true));
+        let r: Resource = serde_json::from_value(Value::Object(object)).unwrap();
+        assert_eq!(r.unknown.keys().collect::<Vec<_>>(), ["futureField"]);
+    }
 }

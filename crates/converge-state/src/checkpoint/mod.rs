@@ -38,6 +38,7 @@ use crate::secrets::SecretsMode;
 use crate::snapshot::{Manifest, Snapshot};
 
 pub use decrypt::decrypt_snapshot;
+pub use dto::{DEPLOYMENT_KEYS, FILE_KEYS, OPERATION_KEYS, RESOURCE_KEYS};
 pub use json_text::to_pretty_json;
 use props_out::{PropsWriter, WriteFailure};
 pub use resource_list::{resources_from_json, resources_to_json};

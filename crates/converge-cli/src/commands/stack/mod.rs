@@ -18,6 +18,7 @@ use crate::secrets::ProviderChoice;
 
 mod graph;
 pub mod history;
+mod import_check;
 mod ls;
 pub mod output;
 mod plaintext;

@@ -1,8 +1,10 @@
 //! `converge stack export | import`: a stack's deployment out to JSON and
-//! back in. An import is checked before anything is written: integrity,
-//! and that every resource belongs to the target stack and project (an
-//! export of another stack would make the next update delete that stack's
-//! objects and create them anew) — both overridable with `--force`.
+//! back in. An import is checked before anything is written: keys that
+//! look misspelled and types their URNs contradict (`import_check.rs`),
+//! integrity, and that every resource belongs to the target stack and
+//! project (an export of another stack would make the next update delete
+//! that stack's objects and create them anew) — all overridable with
+//! `--force`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use converge_state::secrets::{CloudProviderState, SecretsMode};
 use converge_state::{integrity, SecretsProviders, Snapshot};
 use serde_json::Value;
 
-use super::{current_checkpoint, plaintext};
+use super::{current_checkpoint, import_check, plaintext};
 use crate::atomic_write::{Dash, Output};
 use crate::context::{now_rfc3339, Context};
 use crate::input_file::read_file;
@@ -158,6 +160,9 @@ pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOpti
     json_limits::check(&bytes).map_err(|e| anyhow::anyhow!("cannot import {source}: {e}"))?;
     let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
     let parsed = json_limits::from_slice::<Value>(&bytes).ok();
+    if let Some(json) = &parsed {
+        report_slips(import_check::check(json), &source, opts.force)?;
+    }
     let (plain, encrypted) = parsed.as_ref().map_or((0, 0), plaintext::count);
     let sealed_with = match parsed {
         Some(mut json) if plain > 0 => {
@@ -219,6 +224,27 @@ pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOpti
     result?;
     println!("Import complete.");
     Ok(())
+}
+
+/// Refuses a file with misspelled keys or mismatched types (warnings with
+/// `force`), naming each; warns about the keys kept as they are.
+fn report_slips(findings: import_check::Findings, source: &str, force: bool) -> Result<()> {
+    for kept in &findings.kept {
+        eprintln!("warning: {source}: {kept}");
+    }
+    if findings.slips.is_empty() {
+        return Ok(());
+    }
+    if force {
+        for slip in &findings.slips {
+            eprintln!("warning: {source}: {slip}");
+        }
+        return Ok(());
+    }
+    bail!(
+        "cannot import {source}:\n  {}\nfix them, or pass --force to import the file as it is",
+        findings.slips.join("\n  ")
+    )
 }
 
 /// Refuses a deployment holding resources of another stack or project
