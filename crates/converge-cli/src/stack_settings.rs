@@ -1,6 +1,7 @@
 //! `Pulumi.<stack>.yaml`: a stack's configuration and secrets settings, read
-//! and written in Pulumi's format. Keys Converge does not know are warned
-//! about (`unknown_keys`) and kept.
+//! and written in Pulumi's format. A key that looks like a misspelling of
+//! one Converge reads is refused; other keys Converge does not know are
+//! warned about (`unknown_keys`) and kept.
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +54,23 @@ impl StackSettings {
             .filter(|k| !k.as_str().is_some_and(|k| KEY_ORDER.contains(&k)))
             .map(key_text)
             .collect();
+        // A misspelled key would run the stack without what it holds (its
+        // whole configuration, its salt): refused. Any other unknown key
+        // is warned about and kept.
+        let misspelled: Vec<String> = unknown
+            .iter()
+            .filter_map(|k| {
+                crate::unknown_keys::closest(k, KEY_ORDER).map(|m| format!("`{k}` (`{m}`?)"))
+            })
+            .collect();
+        if !misspelled.is_empty() {
+            bail!(
+                "{}: unknown key {}: Converge would go on without what it holds; rename it to \
+                 the key meant",
+                path.display(),
+                misspelled.join(", ")
+            );
+        }
         crate::unknown_keys::warn(path, &unknown, &KEY_ORDER);
         Ok(StackSettings {
             path: path.to_path_buf(),

@@ -1,7 +1,7 @@
 //! What a Pulumi user's slips meet, through `converge`: a misspelled key
-//! in `Pulumi.<stack>.yaml` or `Pulumi.yaml` (a warning naming the file,
-//! the key and the key meant; the key kept when Converge rewrites the
-//! file), a Pulumi command Converge lacks (what it is and where to look,
+//! in `Pulumi.<stack>.yaml` (refused, naming the key meant) or
+//! `Pulumi.yaml` (a warning naming the file, the key and the key meant;
+//! an unknown key kept when Converge rewrites the file), a Pulumi command Converge lacks (what it is and where to look,
 //! exit code 2), a stack whose state cannot be read in `stack ls`
 //! (listed, with a warning naming it and why), and a damaged secure value
 //! (named with its file and key, and how to set it again), a failed
@@ -37,47 +37,58 @@ fn stderr(out: &Output) -> String {
 }
 
 #[test]
-fn misspelled_stack_settings_keys_are_warned_about_and_kept() {
+fn misspelled_stack_settings_keys_are_refused_and_strangers_kept() {
     let s = world(PROGRAM);
     let file = s.project.join("Pulumi.dev.yaml");
-    let mut text = std::fs::read_to_string(&file).unwrap();
-    text.push_str("encryptionsalf: v1:abc\nconfg:\n  slips:x: 1\nfuture: 1\n");
-    std::fs::write(&file, &text).unwrap();
+    let original = std::fs::read_to_string(&file).unwrap();
+    let name = file.display();
 
+    // A misspelled key would run the stack without its configuration (or
+    // salt): every command refuses, naming the key meant.
+    std::fs::write(
+        &file,
+        format!("{original}encryptionsalf: v1:abc\nconfg:\n  slips:x: 1\n"),
+    )
+    .unwrap();
+    for args in [
+        &["preview"][..],
+        &["up", "--yes"],
+        &["config", "set", "y", "2"],
+    ] {
+        let out = run(&s, args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr(&out).contains(&format!(
+                "{name}: unknown key `encryptionsalf` (`encryptionsalt`?), `confg` (`config`?): \
+                 Converge would go on without what it holds; rename it to the key meant"
+            )),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // Nothing was deployed.
+    std::fs::write(&file, &original).unwrap();
+    let state = common::stdout_of(s.command("pw"), &["stack", "export"]);
+    assert!(!state.contains("RandomString"), "{state}");
+
+    // A key unlike any known one (a newer tool's) is warned about and kept.
+    let mut text = original.clone();
+    text.push_str("future: 1\n");
+    std::fs::write(&file, &text).unwrap();
     let out = run(&s, &["preview"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let err = stderr(&out);
-    let name = file.display();
-    for line in [
-        format!(
-            "warning: {name}: unknown key `encryptionsalf` is ignored; did you mean \
-             `encryptionsalt`?"
-        ),
-        format!("warning: {name}: unknown key `confg` is ignored; did you mean `config`?"),
-        format!(
-            "warning: {name}: unknown key `future` is ignored (the known keys are \
-             secretsprovider, encryptedkey, encryptionsalt, environment, config)"
-        ),
-    ] {
-        // Once each, though the command reads the file more than once.
-        assert_eq!(err.matches(&line).count(), 1, "{line:?} in\n{err}");
-    }
+    let line = format!(
+        "warning: {name}: unknown key `future` is ignored (the known keys are \
+         secretsprovider, encryptedkey, encryptionsalt, environment, config)"
+    );
+    // Once, though the command reads the file more than once.
+    assert_eq!(stderr(&out).matches(&line).count(), 1, "{}", stderr(&out));
 
     // A rewrite keeps what the user wrote.
     let out = run(&s, &["config", "set", "y", "2"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("unknown key `confg`"),
-        "{}",
-        stderr(&out)
-    );
     let after = std::fs::read_to_string(&file).unwrap();
-    for kept in [
-        "encryptionsalf: v1:abc",
-        "confg:\n  slips:x: 1",
-        "future: 1",
-        "slips:y: '2'",
-    ] {
+    for kept in ["future: 1", "slips:y: '2'"] {
         assert!(after.contains(kept), "no {kept:?} in\n{after}");
     }
 }
