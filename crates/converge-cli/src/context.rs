@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context as _, Result};
 pub use converge_backend::now_rfc3339;
 use converge_backend::{
-    is_object_store_url, Backend, FileBackend, LockInfo, ObjectBackend, StackRef,
+    is_object_store_url, Backend, FileBackend, ListStacksOptions, LockInfo, ObjectBackend, StackRef,
 };
 
 use crate::args::GlobalArgs;
@@ -121,9 +121,23 @@ impl Context {
     /// Fails with an actionable message when the stack does not exist.
     pub async fn require_stack(&self, backend: &dyn Backend, stack: &StackRef) -> Result<()> {
         if !backend.stack_exists(stack).await? {
+            // The project's stack the name looks like a slip of, if any.
+            let listed = backend
+                .list_stacks(&ListStacksOptions {
+                    project: Some(stack.project.clone()),
+                })
+                .await
+                .unwrap_or_default();
+            let names = listed
+                .iter()
+                .filter(|s| s.stack_ref.organization == stack.organization)
+                .map(|s| s.stack_ref.stack.as_str());
+            let meant = crate::unknown_keys::closest(&stack.stack, names)
+                .map(|m| format!("; did you mean `{m}`?"))
+                .unwrap_or_default();
             bail!(
-                "no stack named {} found in {}: run `converge stack ls` to see the stacks, \
-                 or `converge stack init {}` to create it",
+                "no stack named {} found in {}{meant} (run `converge stack ls` to see the \
+                 stacks, or `converge stack init {}` to create it)",
                 stack.stack,
                 backend.url(),
                 stack.stack

@@ -5,7 +5,9 @@
 //! exit code 2), a stack whose state cannot be read in `stack ls`
 //! (listed, with a warning naming it and why), and a damaged secure value
 //! (named with its file and key, and how to set it again), a failed
-//! preview (its error, without resource counts).
+//! preview (its error, without resource counts), a hand-edited state
+//! (misspelled keys refused), a resource option naming a property the
+//! schema lacks, and a misspelled stack name (the stack meant).
 
 use crate::common;
 
@@ -492,4 +494,25 @@ fn misspelled_property_names_in_resource_options_are_refused() {
     ));
     let out = run(&s, &["preview"]);
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// A stack name one slip away from a stack of the project names it.
+#[test]
+fn a_misspelled_stack_name_names_the_stack_meant() {
+    let s = world(PROGRAM);
+    for args in [
+        &["stack", "select", "dve"][..],
+        &["preview", "--stack", "dve"],
+    ] {
+        let out = run(&s, args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr(&out).contains("no stack named dve found in file://")
+                && stderr(&out).contains("; did you mean `dev`? (run `converge stack ls`"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let out = run(&s, &["stack", "select", "production"]);
+    assert!(!stderr(&out).contains("did you mean"), "{}", stderr(&out));
 }
