@@ -1,13 +1,14 @@
 //! What a Pulumi user's slips meet, through `converge`: a misspelled key
 //! in `Pulumi.<stack>.yaml` (refused, naming the key meant) or
 //! `Pulumi.yaml` (a warning naming the file, the key and the key meant;
-//! an unknown key kept when Converge rewrites the file), a Pulumi command Converge lacks (what it is and where to look,
-//! exit code 2), a stack whose state cannot be read in `stack ls`
-//! (listed, with a warning naming it and why), and a damaged secure value
-//! (named with its file and key, and how to set it again), a failed
-//! preview (its error, without resource counts), a hand-edited state
-//! (misspelled keys refused), a resource option naming a property the
-//! schema lacks, and a misspelled stack name (the stack meant).
+//! an unknown key kept when Converge rewrites the file), a Pulumi command
+//! Converge lacks (what it is and where to look, exit code 2), a stack
+//! whose state cannot be read in `stack ls` (listed, with a warning naming
+//! it and why), a damaged secure value (named with its file and key, and
+//! how to set it again), a failed preview (its error, without resource
+//! counts), a hand-edited state (misspelled keys refused), a resource
+//! option naming a property the schema lacks, and a misspelled stack name
+//! (the stack meant).
 
 use crate::common;
 
