@@ -27,6 +27,20 @@ pub fn closest<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Optio
     best.map(|(_, k)| k)
 }
 
+/// The keys of `object` (a JSON object of a hand-edited file) that look
+/// like misspellings of `known` ones, each with the key meant. Keys unlike
+/// any known one are not among them: a newer tool's, kept as they are.
+pub fn misspelled<'k>(
+    object: &serde_json::Map<String, serde_json::Value>,
+    known: &[&'k str],
+) -> Vec<(String, &'k str)> {
+    object
+        .keys()
+        .filter(|k| !known.contains(&k.as_str()))
+        .filter_map(|k| closest(k, known.iter().copied()).map(|meant| (k.clone(), meant)))
+        .collect()
+}
+
 /// The warning for one unknown key of `file`.
 pub fn warning(file: &Path, key: &str, known: &[&str]) -> String {
     let hint = match closest(key, known.iter().copied()) {

@@ -11,13 +11,16 @@ use converge_engine::saved_plan::{check_fresh, Freshness, ResourcePlan};
 use converge_engine::LockedStack;
 use converge_model::Urn;
 use converge_state::json_limits;
-use converge_state::plan::{read_plan, write_plan, DeploymentPlan};
+use converge_state::plan::{
+    read_plan, write_plan, DeploymentPlan, DIFF_KEYS, GOAL_KEYS, PLAN_KEYS, RESOURCE_PLAN_KEYS,
+};
 use converge_state::secrets::{Crypter, SecretsMode};
 use converge_state::Manifest;
 
 use crate::atomic_write::{Dash, Output};
 use crate::context::now_rfc3339;
 use crate::stack_settings::StackSettings;
+use crate::unknown_keys::misspelled;
 
 /// What a plan file records of one preview.
 pub struct NewPlan<'a> {
@@ -64,6 +67,7 @@ pub async fn load(
 ) -> Result<DeploymentPlan> {
     let bytes = crate::input_file::read_file(path, "the plan")?;
     check_stack(path, &bytes, locked.stack())?;
+    check_keys(path, &bytes)?;
     let plan = read_plan(&bytes, SecretsMode::Crypter(crypter))
         .with_context(|| format!("could not read the plan {}", path.display()))?;
     match check_fresh(&plan, &locked.plan_base().await?)? {
@@ -75,6 +79,49 @@ pub async fn load(
         ),
     }
     Ok(plan)
+}
+
+/// Refuses a hand-edited plan whose keys look misspelled, naming each: a
+/// misspelled `resourcePlans` would read as a plan of nothing, a
+/// misspelled diff key as no change, and the refusal that follows would
+/// not say why.
+fn check_keys(path: &Path, bytes: &[u8]) -> Result<()> {
+    let Ok(serde_json::Value::Object(plan)) = json_limits::from_slice(bytes) else {
+        // Malformed or past a limit: `read_plan` says what and where.
+        return Ok(());
+    };
+    let mut slips = Vec::new();
+    let mut look = |object: &serde_json::Map<_, _>, known: &[&str], place: &str| {
+        for (key, meant) in misspelled(object, known) {
+            slips.push(format!(
+                "{place}: unknown key `{key}`; did you mean `{meant}`?"
+            ));
+        }
+    };
+    look(&plan, PLAN_KEYS, "the plan");
+    let resource_plans = plan.get("resourcePlans").and_then(|p| p.as_object());
+    for (urn, rp) in resource_plans.into_iter().flatten() {
+        let Some(rp) = rp.as_object() else { continue };
+        look(rp, RESOURCE_PLAN_KEYS, &format!("the plan of {urn}"));
+        let Some(goal) = rp.get("goal").and_then(|g| g.as_object()) else {
+            continue;
+        };
+        look(goal, GOAL_KEYS, &format!("the goal of {urn}"));
+        for diff in ["inputDiff", "outputDiff"] {
+            if let Some(d) = goal.get(diff).and_then(|d| d.as_object()) {
+                look(d, DIFF_KEYS, &format!("the {diff} of {urn}"));
+            }
+        }
+    }
+    if !slips.is_empty() {
+        bail!(
+            "could not read the plan {}:\n  {}\nfix the keys, or make the plan again with \
+             `converge preview --save-plan`",
+            path.display(),
+            slips.join("\n  ")
+        );
+    }
+    Ok(())
 }
 
 /// A plan names its stack in its resources' URNs: one made for another

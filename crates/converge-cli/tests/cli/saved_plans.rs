@@ -2,7 +2,8 @@
 //! built-in providers: `preview --save-plan` then `up --plan` applies;
 //! a program changed after the plan violates it; a stack whose state
 //! moved on refuses the plan as stale; secrets in the plan file are
-//! ciphertext; a refresh-only plan is saved and applied.
+//! ciphertext; a refresh-only plan is saved and applied; a hand-edited
+//! plan's misspelled keys are named.
 
 use crate::common;
 
@@ -189,4 +190,33 @@ fn a_refresh_only_plan_is_saved_and_applied() {
     let state = w.state();
     assert!(state.contains("drifted"), "{state}");
     assert!(!state.contains("later"), "{state}");
+}
+
+#[test]
+fn a_hand_edited_plans_misspelled_keys_are_named() {
+    let w = World::new();
+    let plan = w.plan_path();
+    w.run(&["preview", "--save-plan", &plan]);
+    let text = std::fs::read_to_string(&plan).unwrap();
+    assert!(text.contains("\"resourcePlans\"") && text.contains("\"inputDiff\""));
+    let edited = text
+        .replacen("\"resourcePlans\"", "\"resourcePlan\"", 1)
+        .replacen("\"inputDiff\"", "\"inputDif\"", 1);
+    std::fs::write(&plan, edited).unwrap();
+    let out = w.fail(&["up", "--plan", &plan, "--yes"]);
+    assert!(
+        out.contains("the plan: unknown key `resourcePlan`; did you mean `resourcePlans`?")
+            && out.contains("make the plan again with `converge preview --save-plan`"),
+        "{out}"
+    );
+    assert!(!w.state().contains("RandomPet"));
+    assert_eq!(w.motd(), "");
+
+    // The goal's keys too.
+    std::fs::write(&plan, text.replacen("\"inputDiff\"", "\"inputDif\"", 1)).unwrap();
+    let out = w.fail(&["up", "--plan", &plan, "--yes"]);
+    assert!(
+        out.contains("unknown key `inputDif`; did you mean `inputDiff`?"),
+        "{out}"
+    );
 }

@@ -50,6 +50,42 @@ pub enum PlanError {
     Timeouts(#[source] CheckpointError),
 }
 
+/// The keys of a plan file, of a resource's plan, of its goal and of a
+/// diff: Pulumi's `DeploymentPlanV1` and Converge's own (`converge…`), for
+/// a check of a hand-edited plan to compare unknown keys with.
+pub const PLAN_KEYS: &[&str] = &[
+    "manifest",
+    "config",
+    "resourcePlans",
+    "convergeBase",
+    "convergeRefreshOnly",
+];
+/// See [`PLAN_KEYS`].
+pub const RESOURCE_PLAN_KEYS: &[&str] = &["goal", "steps", "state", "seed", "convergeRefreshed"];
+/// See [`PLAN_KEYS`].
+pub const GOAL_KEYS: &[&str] = &[
+    "type",
+    "name",
+    "custom",
+    "inputDiff",
+    "outputDiff",
+    "parent",
+    "protect",
+    "dependencies",
+    "provider",
+    "propertyDependencies",
+    "deleteBeforeReplace",
+    "ignoreChanges",
+    "ignoreRefreshChanges",
+    "additionalSecretOutputs",
+    "aliases",
+    "structuredAliases",
+    "id",
+    "customTimeouts",
+];
+/// See [`PLAN_KEYS`].
+pub const DIFF_KEYS: &[&str] = &["adds", "deletes", "updates"];
+
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PlanDto {

@@ -17,7 +17,9 @@ use serde_json::{Map, Value};
 
 use crate::snapshot::Manifest;
 
-pub use json::{read_plan, write_plan, PlanError};
+pub use json::{
+    read_plan, write_plan, PlanError, DIFF_KEYS, GOAL_KEYS, PLAN_KEYS, RESOURCE_PLAN_KEYS,
+};
 
 /// A whole saved plan.
 #[derive(Debug, Clone, PartialEq)]

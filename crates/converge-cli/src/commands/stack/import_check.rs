@@ -9,7 +9,7 @@
 use converge_state::checkpoint::{DEPLOYMENT_KEYS, FILE_KEYS, OPERATION_KEYS, RESOURCE_KEYS};
 use serde_json::{Map, Value};
 
-use crate::unknown_keys::closest;
+use crate::unknown_keys::misspelled;
 
 /// What the check found.
 #[derive(Debug, Default)]
@@ -92,15 +92,20 @@ fn keys(
     f: &mut Findings,
     keep: KeepUnknown,
 ) {
-    for key in object.keys().filter(|k| !known.contains(&k.as_str())) {
-        match closest(key, known.iter().copied()) {
-            Some(meant) => f.slips.push(format!(
-                "{place}: unknown key `{key}`; did you mean `{meant}`?"
-            )),
-            None if keep == KeepUnknown::WithWarning => f.kept.push(format!(
+    let slips = misspelled(object, known);
+    for (key, meant) in &slips {
+        f.slips.push(format!(
+            "{place}: unknown key `{key}`; did you mean `{meant}`?"
+        ));
+    }
+    if keep == KeepUnknown::WithWarning {
+        let strangers = object
+            .keys()
+            .filter(|k| !known.contains(&k.as_str()) && !slips.iter().any(|(s, _)| s == *k));
+        for key in strangers {
+            f.kept.push(format!(
                 "{place}: key `{key}` is not one Converge reads; it is kept in the state as it is"
-            )),
-            None => {}
+            ));
         }
     }
 }
