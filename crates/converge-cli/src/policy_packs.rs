@@ -59,6 +59,7 @@ impl PackRequest {
         own.chain(required)
             .map(|(dir, config)| {
                 let pack = PolicyPackDir::load(dir)?;
+                check_manifest(&pack)?;
                 let config = match config {
                     Some(path) => Some(PackConfig::read(path)?),
                     None => None,
@@ -124,4 +125,31 @@ pub async fn start(
         analyzers.push(Arc::new(process));
     }
     Ok(analyzers)
+}
+
+/// Refuses a pack whose `PulumiPolicy.yaml` has a key that looks like a
+/// misspelling of one Converge reads (a misspelled `options:` would run
+/// the pack without them), naming the key meant; warns about any other
+/// unknown key.
+pub fn check_manifest(pack: &PolicyPackDir) -> Result<()> {
+    let mut slips = Vec::new();
+    for u in &pack.unknown_keys {
+        match crate::unknown_keys::closest(&u.key, u.known.iter().copied()) {
+            Some(meant) => slips.push(format!(
+                "{}: unknown key `{}`; did you mean `{meant}`?",
+                u.place, u.key
+            )),
+            None => eprintln!(
+                "warning: policy pack {}: {}: unknown key `{}` is ignored (the known keys are {})",
+                pack.dir.display(),
+                u.place,
+                u.key,
+                u.known.join(", ")
+            ),
+        }
+    }
+    if !slips.is_empty() {
+        anyhow::bail!("policy pack {}: {}", pack.dir.display(), slips.join("; "));
+    }
+    Ok(())
 }

@@ -517,3 +517,44 @@ fn a_misspelled_stack_name_names_the_stack_meant() {
     let out = run(&s, &["stack", "select", "production"]);
     assert!(!stderr(&out).contains("did you mean"), "{}", stderr(&out));
 }
+
+/// A misspelled key of a policy pack's `PulumiPolicy.yaml` is refused
+/// before the pack runs, naming the key meant (a misspelled `options:`
+/// ran the pack without its virtualenv, into a traceback that did not
+/// say why); a key unlike any known one is warned about.
+#[test]
+fn a_policy_packs_misspelled_manifest_key_names_the_key_meant() {
+    let s = world(PROGRAM);
+    let pack = s.dir.path().join("pack");
+    std::fs::create_dir_all(&pack).unwrap();
+    let manifest = pack.join("PulumiPolicy.yaml");
+    let pack_arg = pack.to_str().unwrap();
+    for (text, expected) in [
+        (
+            "runtime:\n  name: python\n  option:\n    virtualenv: venv\n",
+            "runtime: unknown key `option`; did you mean `options`?",
+        ),
+        (
+            "runtime:\n  name: python\n  options:\n    virtualEnv: venv\n",
+            "runtime.options: unknown key `virtualEnv`; did you mean `virtualenv`?",
+        ),
+        (
+            "runtime: python\nversion: [1]\n",
+            "`version` must be a string such as 1.2.3",
+        ),
+    ] {
+        std::fs::write(&manifest, text).unwrap();
+        for args in [
+            &["preview", "--policy-pack", pack_arg][..],
+            &["policy", "analyze", "--policy-pack", pack_arg],
+        ] {
+            let out = run(&s, args);
+            assert!(!out.status.success(), "{args:?}");
+            assert!(
+                stderr(&out).contains(expected) && stderr(&out).contains(pack_arg),
+                "{args:?}: {expected}\n{}",
+                stderr(&out)
+            );
+        }
+    }
+}

@@ -27,7 +27,7 @@ use async_trait::async_trait;
 use converge_model::PropertyMap;
 
 pub use config::{ConfigError, PackConfig, PolicyConfig};
-pub use pack::{PackError, PolicyPackDir};
+pub use pack::{PackError, PolicyPackDir, UnknownKey};
 pub use process::{PackStartOptions, PolicyPackProcess};
 
 /// What a policy's violation does.

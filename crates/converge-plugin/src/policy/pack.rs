@@ -60,6 +60,35 @@ struct Manifest {
     main: Option<String>,
 }
 
+/// The keys of `PulumiPolicy.yaml` (Pulumi's policy pack project).
+pub const MANIFEST_KEYS: &[&str] = &[
+    "runtime",
+    "version",
+    "description",
+    "main",
+    "name",
+    "author",
+    "website",
+    "license",
+];
+/// The keys of `runtime:` written as a mapping.
+pub const RUNTIME_KEYS: &[&str] = &["name", "options"];
+/// The options of the Python runtime.
+pub const PYTHON_OPTIONS: &[&str] = &["virtualenv", "toolchain", "typechecker"];
+/// The options of the Node.js runtime.
+pub const NODEJS_OPTIONS: &[&str] = &["typescript", "nodeargs", "packagemanager"];
+
+/// A key of `PulumiPolicy.yaml` that Converge does not read, where it is
+/// and the keys it could have meant, for the caller to warn about or
+/// refuse (a misspelled `options:` would run the pack without them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKey {
+    /// `PulumiPolicy.yaml`, `runtime` or `runtime.options`.
+    pub place: &'static str,
+    pub key: String,
+    pub known: &'static [&'static str],
+}
+
 /// A policy pack's directory and what its manifest says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PolicyPackDir {
@@ -73,6 +102,8 @@ pub struct PolicyPackDir {
     pub version: Option<String>,
     pub description: Option<String>,
     pub main: Option<String>,
+    /// The manifest's keys Converge does not read.
+    pub unknown_keys: Vec<UnknownKey>,
 }
 
 impl PolicyPackDir {
@@ -105,10 +136,19 @@ impl PolicyPackDir {
             RuntimeField::Name(name) => (name, serde_json::Map::new()),
             RuntimeField::Full { name, options } => (name, options),
         };
-        let version = manifest.version.map(|v| match v {
-            serde_json::Value::String(s) => s,
-            other => other.to_string(),
-        });
+        let version = match manifest.version {
+            None => None,
+            Some(serde_json::Value::String(s)) => Some(s),
+            Some(n @ serde_json::Value::Number(_)) => Some(n.to_string()),
+            Some(other) => {
+                return Err(PackError::BadManifest {
+                    dir,
+                    message: format!("`version` must be a string such as 1.2.3, not {other}"),
+                })
+            }
+        };
+        let document: serde_json::Value = serde_norway::from_str(&text).unwrap_or_default();
+        let unknown_keys = unknown_keys(&document, &runtime);
         Ok(PolicyPackDir {
             dir,
             runtime,
@@ -116,6 +156,7 @@ impl PolicyPackDir {
             version,
             description: manifest.description,
             main: manifest.main,
+            unknown_keys,
         })
     }
 
@@ -213,9 +254,62 @@ pub(crate) struct PackCommand {
     pub env: Vec<(OsString, OsString)>,
 }
 
+/// The keys of a manifest (parsed as `document`) Converge does not read.
+fn unknown_keys(document: &serde_json::Value, runtime: &str) -> Vec<UnknownKey> {
+    let mut found = Vec::new();
+    let mut look = |object: Option<&serde_json::Value>, place, known: &'static [&'static str]| {
+        let keys = object.and_then(|o| o.as_object()).into_iter().flatten();
+        for (key, _) in keys.filter(|(k, _)| !known.contains(&k.as_str())) {
+            found.push(UnknownKey {
+                place,
+                key: key.clone(),
+                known,
+            });
+        }
+    };
+    look(Some(document), MANIFEST, MANIFEST_KEYS);
+    let runtime_map = document.get("runtime");
+    look(runtime_map, "runtime", RUNTIME_KEYS);
+    let options = runtime_map.and_then(|r| r.get("options"));
+    match runtime {
+        "python" => look(options, "runtime.options", PYTHON_OPTIONS),
+        "nodejs" => look(options, "runtime.options", NODEJS_OPTIONS),
+        _ => {}
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_keys_are_found_where_they_are_and_a_list_version_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(MANIFEST),
+            "runtime:\n  name: python\n  option: {}\n  options:\n    virtualEnv: venv\n\
+             descripton: d\n",
+        )
+        .unwrap();
+        let pack = PolicyPackDir::load(dir.path()).unwrap();
+        let found: Vec<(&str, &str)> = pack
+            .unknown_keys
+            .iter()
+            .map(|u| (u.place, u.key.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (MANIFEST, "descripton"),
+                ("runtime", "option"),
+                ("runtime.options", "virtualEnv")
+            ]
+        );
+        std::fs::write(dir.path().join(MANIFEST), "runtime: python\nversion: [1]\n").unwrap();
+        let e = PolicyPackDir::load(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("`version` must be a string"), "{e}");
+    }
 
     #[test]
     fn manifests_name_their_runtime_and_version() {

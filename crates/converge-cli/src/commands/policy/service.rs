@@ -122,6 +122,7 @@ pub async fn run(ctx: &Context, command: PolicyServiceCommand) -> Result<()> {
 /// directory.
 async fn publish(service: &HttpBackend, dir: &Path) -> Result<()> {
     let pack = PolicyPackDir::load(dir)?;
+    crate::policy_packs::check_manifest(&pack)?;
     let options = PackStartOptions {
         stack: "publish".to_owned(),
         project: "publish".to_owned(),
