@@ -80,6 +80,9 @@ pub fn program_config(
         .config
         .check(stack, &stack_config, crypter)
         .context("validating stack config")?;
+    for warning in project.config.slips(&stack_config) {
+        eprintln!("{warning}");
+    }
     let mut out = BTreeMap::new();
     for (key, value) in project.config.apply(&stack_config) {
         let Some(key) = key.as_str() else { continue };

@@ -171,6 +171,37 @@ impl ProjectConfig {
         entries.into_iter().collect()
     }
 
+    /// The stack's keys of the project's namespace that the project does
+    /// not declare but that are one slip away from a declared key the
+    /// stack gives no value (`lenght` beside `length`): each a warning
+    /// naming the key meant, since the declared key took its default.
+    pub fn slips(&self, stack_config: &Mapping) -> Vec<String> {
+        let stack_config = &self.namespaced(stack_config);
+        let prefix = format!("{}:", self.project);
+        let unset: Vec<&Declaration> = self
+            .decls
+            .iter()
+            .filter(|d| d.own && stack_config.get(d.key.as_str()).is_none())
+            .collect();
+        let mut out = Vec::new();
+        for key in stack_config.keys().filter_map(Value::as_str) {
+            let Some(bare) = key.strip_prefix(&prefix) else {
+                continue;
+            };
+            if self.decls.iter().any(|d| d.key == key) {
+                continue;
+            }
+            let names = unset.iter().map(|d| d.name.as_str());
+            if let Some(meant) = crate::unknown_keys::closest(bare, names) {
+                out.push(format!(
+                    "warning: the stack sets config '{bare}', which the project does not \
+                     declare; did you mean '{meant}'? (the stack gives '{meant}' no value)"
+                ));
+            }
+        }
+        out
+    }
+
     /// Checks the stack's own values against the declarations, as Pulumi
     /// does before a deployment: a declared-secret key must be encrypted,
     /// a typed key must hold a value of its type, and a project key with

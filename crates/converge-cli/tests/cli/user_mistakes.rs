@@ -558,3 +558,38 @@ fn a_policy_packs_misspelled_manifest_key_names_the_key_meant() {
         }
     }
 }
+
+/// A stack value one slip away from a declared config key the stack gives
+/// no value is warned about, naming the key meant: the declaration took
+/// its default.
+#[test]
+fn a_misspelled_stack_config_key_names_the_declared_one() {
+    let s = world(
+        "name: slips
+runtime: yaml
+config:
+  length:
+    type: integer
+    default: 4
+resources:
+  r:
+    type: random:RandomString
+    properties:
+      length: ${length}
+",
+    );
+    common::stdout_of(s.command("pw"), &["config", "set", "lenght", "12"]);
+    let out = run(&s, &["preview"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "warning: the stack sets config 'lenght', which the project does not declare; did \
+             you mean 'length'? (the stack gives 'length' no value)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    common::stdout_of(s.command("pw"), &["config", "set", "length", "12"]);
+    let out = run(&s, &["preview"]);
+    assert!(!stderr(&out).contains("lenght"), "{}", stderr(&out));
+}
