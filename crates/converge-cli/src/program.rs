@@ -24,7 +24,7 @@ use crate::stack_settings::StackSettings;
 /// there would otherwise run as an empty one and delete every resource).
 pub fn check_runtime(project: &Project) -> Result<()> {
     match project.runtime() {
-        Some(runtime) if RUNTIMES.contains(&runtime) => {}
+        Some(runtime) if runs(runtime) => {}
         Some(other) => bail!("{}", unsupported_runtime(&project.file(), other)),
         None => bail!("{}: the project has no runtime", project.dir.display()),
     }
@@ -35,9 +35,14 @@ pub fn check_runtime(project: &Project) -> Result<()> {
 /// The runtimes Converge runs programs of.
 const RUNTIMES: [&str; 3] = ["yaml", "python", "nodejs"];
 
+/// Whether Converge runs programs of `runtime`.
+pub(crate) fn runs(runtime: &str) -> bool {
+    RUNTIMES.contains(&runtime)
+}
+
 /// Why `runtime` cannot run: another of Pulumi's runtimes Converge does
 /// not run, or a name that is no runtime (with the one meant, if close).
-fn unsupported_runtime(file: &Path, runtime: &str) -> String {
+pub(crate) fn unsupported_runtime(file: &Path, runtime: &str) -> String {
     let known = "Converge runs `yaml`, `python` and `nodejs` programs";
     if ["go", "dotnet", "java", "bun"].contains(&runtime) {
         return format!(

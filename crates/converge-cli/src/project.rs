@@ -262,8 +262,18 @@ impl Project {
                 file.display()
             ),
             Some(Value::String(_)) => ProjectConfig::parse(&Mapping::new(), opts)?,
-            Some(Value::Mapping(section)) => ProjectConfig::parse(section, opts)
-                .with_context(|| format!("{}: invalid project config", file.display()))?,
+            Some(Value::Mapping(section)) => match ProjectConfig::parse(section, opts) {
+                Ok(config) => config,
+                // A misspelled runtime reads YAML's config types as
+                // unknown: the runtime is the slip to name.
+                Err(e) => match runtime_name(&doc).filter(|r| !crate::program::runs(r)) {
+                    Some(r) => bail!("{}", crate::program::unsupported_runtime(file, r)),
+                    None => {
+                        return Err(e)
+                            .with_context(|| format!("{}: invalid project config", file.display()))
+                    }
+                },
+            },
             Some(_) => bail!(
                 "{}: `config` must be a mapping of configuration keys",
                 file.display()

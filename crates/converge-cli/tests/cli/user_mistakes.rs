@@ -197,14 +197,21 @@ fn a_misspelled_or_unsupported_runtime_says_which_runtimes_run() {
              `nodejs` programs",
         ),
     ] {
-        std::fs::write(&file, format!("name: slips\nruntime: {runtime}\n")).unwrap();
-        for command in [&["preview"][..], &["up", "--yes"]] {
-            let out = run(&s, command);
-            assert_eq!(out.status.code(), Some(255), "{command:?}");
-            assert_eq!(
-                stderr(&out).trim_end(),
-                format!("error: {}: {expected}", file.display())
-            );
+        // With YAML's config types, which only the YAML runtime knows,
+        // the runtime is still the slip named.
+        for config in [
+            "",
+            "config:\n  length:\n    type: Integer\n    default: 4\n",
+        ] {
+            std::fs::write(&file, format!("name: slips\nruntime: {runtime}\n{config}")).unwrap();
+            for command in [&["preview"][..], &["up", "--yes"]] {
+                let out = run(&s, command);
+                assert_eq!(out.status.code(), Some(255), "{command:?}");
+                assert_eq!(
+                    stderr(&out).trim_end(),
+                    format!("error: {}: {expected}", file.display())
+                );
+            }
         }
     }
     assert_eq!(std::fs::read(&state).unwrap(), before);
