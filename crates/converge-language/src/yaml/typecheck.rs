@@ -32,6 +32,7 @@
 
 use converge_plugin::schema::{ResourceSpec, Shapes, TypeSpec};
 
+use super::ast::Resource;
 use super::expr::{Access, Accessor, Call, Expr, ExprKind};
 use super::tokens::{self, Member, Tokens};
 use super::validate::Def;
@@ -111,16 +112,23 @@ impl<'a> Checker<'a> {
         Some((member, spec))
     }
 
+    /// The resources the program declares (not `get`s) whose types their
+    /// schemas describe.
+    fn described(&self) -> Vec<(&'a Resource, &'a Member, &'a ResourceSpec)> {
+        let t = &self.loaded.template;
+        let declared = t
+            .resources
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.get.is_none());
+        declared
+            .filter_map(|(i, r)| self.resource(i).map(|(member, spec)| (r, member, spec)))
+            .collect()
+    }
+
     /// Each resource's property names against its inputs.
     fn inputs(&mut self) {
-        let t = &self.loaded.template;
-        for (i, r) in t.resources.iter().enumerate() {
-            if r.get.is_some() {
-                continue;
-            }
-            let Some((member, spec)) = self.resource(i) else {
-                continue;
-            };
+        for (r, member, spec) in self.described() {
             let Some(inputs) = &spec.inputs else {
                 continue;
             };
@@ -150,14 +158,7 @@ impl<'a> Checker<'a> {
     /// option without effect — a replacement it was to prevent, a secret
     /// in plaintext.
     fn option_names(&mut self) {
-        let t = &self.loaded.template;
-        for (i, r) in t.resources.iter().enumerate() {
-            if r.get.is_some() {
-                continue;
-            }
-            let Some((member, spec)) = self.resource(i) else {
-                continue;
-            };
+        for (r, member, spec) in self.described() {
             let o = r.opts();
             let what = |option: &str| {
                 format!(

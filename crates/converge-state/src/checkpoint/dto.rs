@@ -182,7 +182,8 @@ pub const DEPLOYMENT_KEYS: &[&str] = &[
 ];
 /// See [`FILE_KEYS`].
 pub const OPERATION_KEYS: &[&str] = &["resource", "type"];
-/// See [`FILE_KEYS`]; `ResourceVisitor` reads each of them.
+/// See [`FILE_KEYS`]; `ResourceVisitor` reads each of them, and an
+/// unknown field by one of these names is never written.
 pub const RESOURCE_KEYS: &[&str] = &[
     "urn",
     "custom",

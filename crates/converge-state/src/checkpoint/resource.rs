@@ -18,44 +18,6 @@ use crate::json_limits::unchecked_from_slice;
 use crate::secrets::SecretsMode;
 use crate::snapshot::{Manifest, OperationType, PendingOperation, SecretsProviders, Snapshot};
 
-/// Every key of `ResourceV3` that has a field in [`dto::Resource`]; an
-/// unknown field by one of these names is never written.
-const KNOWN_RESOURCE_KEYS: &[&str] = &[
-    "urn",
-    "custom",
-    "delete",
-    "id",
-    "type",
-    "inputs",
-    "outputs",
-    "parent",
-    "protect",
-    "external",
-    "dependencies",
-    "initErrors",
-    "provider",
-    "propertyDependencies",
-    "pendingReplacement",
-    "additionalSecretOutputs",
-    "aliases",
-    "customTimeouts",
-    "importID",
-    "retainOnDelete",
-    "deletedWith",
-    "created",
-    "modified",
-    "sourcePosition",
-    "ignoreChanges",
-    "replaceOnChanges",
-    "refreshBeforeUpdate",
-    "viewOf",
-    "taint",
-    "hideDiff",
-    "replaceWith",
-    "replacementTrigger",
-    "resourceHooks",
-];
-
 // ---- reading ----
 
 pub(crate) fn snapshot_from_dto(
@@ -351,7 +313,7 @@ pub(crate) fn resource_to_dto<'a>(
 
     let mut unknown = Map::new();
     for (key, raw) in &r.unknown_fields {
-        if KNOWN_RESOURCE_KEYS.contains(&key.as_str()) {
+        if dto::RESOURCE_KEYS.contains(&key.as_str()) {
             continue;
         }
         let field = format!("resource {}: `{key}`", r.urn);
