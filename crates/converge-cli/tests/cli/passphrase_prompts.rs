@@ -57,6 +57,27 @@ fn stack_init_at_a_terminal_asks_for_the_passphrase_twice_and_keeps_its_salt() {
 }
 
 #[test]
+fn stack_select_create_at_a_terminal_asks_for_the_passphrase_as_init_does() {
+    let w = Scratch::new(PROJECT);
+    let mut t = AtTerminal::converge(&w, &["stack", "select", "--create", "dev"]);
+    t.expect(FIRST);
+    t.answer_secret("s3lect");
+    t.expect(AGAIN);
+    t.answer_secret("s3lect");
+    t.expect("Created stack 'dev'");
+    let ended = t.finish();
+    assert!(ended.status.success(), "{}", ended.text);
+    let settings = std::fs::read_to_string(w.project.join("Pulumi.dev.yaml")).unwrap();
+    assert!(settings.contains("encryptionsalt: v1:"), "{settings}");
+    stdout_of(
+        w.command("s3lect"),
+        &["config", "set", "--secret", "k", "v"],
+    );
+    let wrong = failure_of(w.command("other"), &["config", "get", "k"]);
+    assert!(wrong.contains("incorrect passphrase"), "{wrong}");
+}
+
+#[test]
 fn passphrases_that_never_match_create_no_stack() {
     let w = Scratch::new(PROJECT);
     let mut t = AtTerminal::converge(&w, &["stack", "init", "dev"]);

@@ -250,20 +250,10 @@ async fn select(
     let stack = ctx.stack_in_project(&project, &name)?;
     if !backend.stack_exists(&stack).await? {
         if create {
-            match secrets_provider.map(ProviderChoice::parse).transpose()? {
-                Some(choice) => {
-                    let settings = project.stack_config_file(&stack.stack);
-                    secrets_provider::create_stack_with(
-                        ctx,
-                        &backend,
-                        &stack,
-                        &settings,
-                        Some(&choice),
-                    )
-                    .await?
-                }
-                None => create_stack(&backend, &stack).await?,
-            }
+            let choice = secrets_provider.map(ProviderChoice::parse).transpose()?;
+            let settings = project.stack_config_file(&stack.stack);
+            secrets_provider::create_stack_with(ctx, &backend, &stack, &settings, choice.as_ref())
+                .await?;
             if let Err(e) = tags::record_builtin(backend.as_ref(), &stack, &project).await {
                 eprintln!("warning: the stack's tags could not be recorded: {e:#}");
             }
