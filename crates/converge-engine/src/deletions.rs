@@ -235,6 +235,17 @@ pub(crate) async fn run(d: &Arc<Deployment>, destroy: bool) -> Result<(), Engine
     if list.is_empty() {
         return Ok(());
     }
+    if !destroy {
+        // What the program no longer declares (not the old copies a
+        // previous operation left to delete).
+        let deleted = list
+            .iter()
+            .filter(|c| c.op == StepOp::Delete)
+            .map(|c| &d.base.resources[c.index])
+            .filter(|r| !r.delete)
+            .map(|r| &r.urn);
+        crate::alias_hints::warn(d, deleted);
+    }
     let mut order = Order::of(d, &list);
     let in_flight = d.opts.steps_in_flight();
     let mut tasks = tokio::task::JoinSet::new();

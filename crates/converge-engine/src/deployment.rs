@@ -153,6 +153,11 @@ impl Progress {
         self.aliases.get(urn).cloned().unwrap_or_default()
     }
 
+    /// Every registration with aliases, and its resolved aliases.
+    pub fn aliased(&self) -> impl Iterator<Item = (&Urn, &Vec<Urn>)> {
+        self.aliases.iter()
+    }
+
     pub fn record_aliases(&mut self, urn: Urn, aliases: Vec<Urn>) {
         if !aliases.is_empty() {
             self.aliases.insert(urn, aliases);

@@ -38,6 +38,7 @@
 //! - [`events`], [`plan`]: what the front-ends render; `events::pulumi`
 //!   is the stream in Pulumi's `EngineEvent` form.
 
+mod alias_hints;
 pub mod cancel;
 mod deletions;
 mod deployment;

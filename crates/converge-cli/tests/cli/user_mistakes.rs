@@ -600,3 +600,29 @@ resources:
     let out = run(&s, &["preview"]);
     assert!(!stderr(&out).contains("lenght"), "{}", stderr(&out));
 }
+
+/// An alias one slip away from the URN of the resource it was meant for
+/// finds nothing: the preview warns, naming the resource it deletes.
+#[test]
+fn an_alias_with_a_typo_is_warned_about_naming_the_resource_deleted() {
+    let s = world(&PROGRAM.replace("  r:\n", "  database:\n"));
+    let up = run(&s, &["up", "--yes"]);
+    assert!(up.status.success(), "{}", stderr(&up));
+    let typo = "urn:pulumi:dev::slips::random:index/randomString:RandomString::databsae";
+    let renamed = PROGRAM.replace(
+        "  r:\n",
+        &format!("  db:\n    options:\n      aliases: [\"{typo}\"]\n"),
+    );
+    std::fs::write(s.project.join("Pulumi.yaml"), renamed).unwrap();
+    let out = run(&s, &["preview"]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("its alias {typo} names no resource of the stack"))
+            && text.contains(
+                "urn:pulumi:dev::slips::random:index/randomString:RandomString::database, of the \
+                 same type, is deleted"
+            ),
+        "{text}"
+    );
+}

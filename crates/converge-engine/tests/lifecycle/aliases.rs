@@ -5,9 +5,13 @@
 //! send: a whole URN, or a spec with any of name, type, parent (a URN, or
 //! none: the stack), stack and project, unset parts being the resource's
 //! current ones. (Aliases inherited from a parent: `aliases_inherited.rs`;
-//! two registrations claiming one old resource: `claims.rs`.)
+//! two registrations claiming one old resource: `claims.rs`.) An alias one
+//! slip away from a URN the operation deletes is warned about.
 
-use converge_engine::{Alias, AliasParent, AliasSpec, DeploymentOptions, OperationResult, StepOp};
+use converge_engine::events::EventSink;
+use converge_engine::{
+    Alias, AliasParent, AliasSpec, DeploymentOptions, OperationResult, Severity, StepOp,
+};
 use converge_model::ResourceState;
 use converge_testkit::{
     component, custom, program, register_stack, Lifecycle, MockCloud, TestProgram,
@@ -430,4 +434,48 @@ async fn a_component_moved_under_another_through_an_alias_is_the_same() {
         "{}",
         c.urn
     );
+}
+
+/// An alias one slip away from the URN of a resource of its type that the
+/// operation deletes finds nothing, and the resource is created anew: the
+/// new resource is warned about, naming both, in the preview and the
+/// update. An alias far from anything deleted gets no warning.
+#[tokio::test]
+async fn an_alias_one_slip_from_a_deleted_urn_is_warned_about() {
+    let (mut w, _cloud) = world(provider());
+    expect_ok(&w.up(&prog(thing(T, "database", At::Stack))).await);
+    let typo = parse(&format!("urn:pulumi:test::proj::{T}::databsae"));
+    let renamed = prog(thing(T, "db", At::Stack).aliased(typo.clone()));
+    for preview in [true, false] {
+        let (sink, mut rx) = EventSink::channel();
+        w.events = sink;
+        let r = if preview {
+            w.preview(&renamed).await
+        } else {
+            w.up(&renamed).await
+        };
+        expect_ok(&r);
+        assert_eq!(ops_of(&r, "db"), vec![StepOp::Create], "{:?}", all_ops(&r));
+        let warnings = diagnostics(&mut rx, Severity::Warning);
+        assert_eq!(
+            warnings,
+            [format!(
+                "its alias {typo} names no resource of the stack, so it is created anew while \
+                 urn:pulumi:test::proj::{T}::database, of the same type, is deleted: if the \
+                 alias meant that resource, correct it"
+            )],
+            "preview: {preview}"
+        );
+    }
+
+    // Far from what is deleted: no hint.
+    expect_ok(&w.up(&prog(thing(T, "cache", At::Stack))).await);
+    let far = parse(&format!("urn:pulumi:test::proj::{T}::somethingelse"));
+    let (sink, mut rx) = EventSink::channel();
+    w.events = sink;
+    let r = w
+        .preview(&prog(thing(T, "queue", At::Stack).aliased(far)))
+        .await;
+    expect_ok(&r);
+    assert!(diagnostics(&mut rx, Severity::Warning).is_empty());
 }
