@@ -465,3 +465,24 @@ fn changing_the_secrets_provider_on_s3_and_the_service() {
         assert!(!export.contains(DB_PASSWORD), "{export}");
     }
 }
+
+/// A checked-in settings file that names a key but has no data key yet: a
+/// `stack init` with a passphrase in the environment makes the data key,
+/// and no passphrase salt.
+#[test]
+fn stack_init_on_a_file_naming_a_key_makes_its_data_key_not_a_salt() {
+    let Some(w) = World::new() else { return };
+    let url = w.url(&w.new_key());
+    std::fs::write(
+        w.scratch.project.join("Pulumi.dev.yaml"),
+        format!("secretsprovider: {url}\n"),
+    )
+    .unwrap();
+    w.run_pw(&["stack", "init", "dev"]);
+    let settings = w.settings();
+    assert!(
+        settings.starts_with(&format!("secretsprovider: {url}\nencryptedkey: ")),
+        "{settings}"
+    );
+    assert!(!settings.contains("encryptionsalt"), "{settings}");
+}

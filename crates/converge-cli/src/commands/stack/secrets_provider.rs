@@ -85,7 +85,12 @@ pub(super) async fn create_stack_with(
     // salt written after, so that neither a cancelled prompt nor a stack
     // that exists already leaves anything behind.
     let opts = ctx.passphrase_options();
+    // A checked-in file may name a key service without a data key yet.
+    let names_cloud = settings
+        .secrets_provider()
+        .is_some_and(|p| !matches!(p, "passphrase" | "default"));
     let needs_salt = cloud.is_none()
+        && !names_cloud
         && settings.encryption_salt().is_none()
         && settings.encrypted_key().is_none()
         && (in_environment() || can_prompt(opts));
@@ -105,6 +110,9 @@ pub(super) async fn create_stack_with(
     if let Some(salt) = salt {
         settings.set_encryption_salt(&salt);
         settings.save()?;
+    } else if names_cloud && settings.encrypted_key().is_none() && in_environment() {
+        // Its data key, made as the first secret would make it.
+        stack_secrets(&mut settings, None, opts, true).await?;
     }
     Ok(())
 }
