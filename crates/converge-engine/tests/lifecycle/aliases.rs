@@ -479,3 +479,46 @@ async fn an_alias_one_slip_from_a_deleted_urn_is_warned_about() {
     expect_ok(&r);
     assert!(diagnostics(&mut rx, Severity::Warning).is_empty());
 }
+
+/// `n` resources of type `T` named `{prefix}{i}`, each aliased by
+/// `alias(i)` when that gives one.
+fn many(prefix: &'static str, n: usize, alias: fn(usize) -> Option<Urn>) -> TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        for i in 0..n {
+            let mut goal = custom(T, &format!("{prefix}{i:03}"), inputs(&[("v", "1")]));
+            goal.options.aliases = alias(i).into_iter().map(Alias::from).collect();
+            reg(&m, &stack, goal).await?;
+        }
+        Ok(())
+    })
+}
+
+/// A refactor that deletes many resources of one type and creates as many
+/// new ones, each with an alias naming nothing, still names the one alias
+/// that is a slip, and only that one.
+#[tokio::test]
+async fn among_many_creates_beside_deletes_the_slipped_alias_is_named() {
+    let (mut w, _cloud) = world(provider());
+    expect_ok(&w.up(&many("server-", 150, |_| None)).await);
+    let renamed = many("node-", 150, |i| {
+        let old = if i == 77 {
+            "sevrer-077".to_owned()
+        } else {
+            format!("old-unrelated-host-{i:03}")
+        };
+        Some(parse(&format!("urn:pulumi:test::proj::{T}::{old}")))
+    });
+    let (sink, mut rx) = EventSink::channel();
+    w.events = sink;
+    let r = w.preview(&renamed).await;
+    expect_ok(&r);
+    let warnings = diagnostics(&mut rx, Severity::Warning);
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(
+        warnings[0].contains("::sevrer-077 names no resource")
+            && warnings[0].contains("::server-077, of the same type"),
+        "{}",
+        warnings[0]
+    );
+}
