@@ -25,6 +25,8 @@ pub struct Context {
     pub non_interactive: bool,
     /// `--debug`: debug-level messages are shown and forwarded too.
     pub debug: bool,
+    /// `-Q`: stacks are named `org/project/stack` wherever listed.
+    pub fully_qualify_stack_names: bool,
     /// Ctrl-C and SIGTERM: what the running command does about them.
     pub interrupts: Interrupts,
 }
@@ -46,6 +48,7 @@ impl Context {
             // may prompt.
             non_interactive: global.non_interactive || automation_api(),
             debug: global.diagnostics.debug,
+            fully_qualify_stack_names: global.fully_qualify_stack_names,
             interrupts,
         })
     }
@@ -83,15 +86,18 @@ impl Context {
         open_backend(&url, &self.cwd)
     }
 
-    /// The stack named by `--stack`, else the one selected for the project.
+    /// The stack named by `--stack`, else by `PULUMI_STACK`, else the one
+    /// selected for the project.
     pub fn resolve_stack(&self, project: &Project, name: Option<&str>) -> Result<StackRef> {
-        let name = match name {
-            Some(n) => n.to_owned(),
+        let from_env = std::env::var("PULUMI_STACK").ok().filter(|s| !s.is_empty());
+        let name = match name.map(str::to_owned).or(from_env) {
+            Some(n) => n,
             None => self
                 .home
                 .selected_stack(&project.name, &project.dir)?
                 .context(
-                    "no stack selected: pass --stack NAME, or run `converge stack select NAME` \
+                    "no stack selected: pass --stack NAME (or set PULUMI_STACK), or run \
+                     `converge stack select NAME` \
                      (or `converge stack init NAME` to create one)",
                 )?,
         };

@@ -1,8 +1,11 @@
 //! Converge's per-user files: which backend the user is logged in to, and
 //! which stack is selected for each project.
 //!
-//! They live in `$CONVERGE_HOME` (default `~/.converge`), apart from
-//! Pulumi's `~/.pulumi`, so that both tools can be used side by side.
+//! They live in `$CONVERGE_HOME`; without it, in `$PULUMI_HOME/converge`
+//! when `PULUMI_HOME` is set (a CI job or an Automation API workspace that
+//! isolates itself with its own `PULUMI_HOME` gets its own login and
+//! selected stacks), else in `~/.converge`. Never in Pulumi's own files,
+//! so that both tools can be used side by side.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,6 +66,11 @@ impl Home {
     pub fn from_env() -> Result<Self> {
         if let Some(dir) = std::env::var_os("CONVERGE_HOME").filter(|d| !d.is_empty()) {
             return Ok(Home { dir: dir.into() });
+        }
+        if let Some(dir) = std::env::var_os("PULUMI_HOME").filter(|d| !d.is_empty()) {
+            return Ok(Home {
+                dir: PathBuf::from(dir).join("converge"),
+            });
         }
         let home = user_home()?;
         Ok(Home {
@@ -152,6 +160,36 @@ impl Home {
         }
         self.write_credentials(&creds)?;
         Ok(previous)
+    }
+
+    /// Logs out of `url`: forgets its account, and the current login if
+    /// it is that one. Whether there was anything to forget.
+    pub fn logout_of(&self, url: &str) -> Result<bool> {
+        let mut creds = self.read_credentials()?;
+        let mut found = creds.accounts.remove(url).is_some();
+        if creds.current.as_deref() == Some(url) {
+            creds.current = None;
+            found = true;
+        }
+        if found {
+            self.write_credentials(&creds)?;
+        }
+        Ok(found)
+    }
+
+    /// Logs out of every backend; the URLs logged out of.
+    pub fn logout_all(&self) -> Result<Vec<String>> {
+        let creds = self.read_credentials()?;
+        let mut urls: Vec<String> = creds.accounts.into_keys().collect();
+        if let Some(current) = creds.current {
+            if !urls.contains(&current) {
+                urls.insert(0, current);
+            }
+        }
+        if !urls.is_empty() {
+            self.write_credentials(&Credentials::default())?;
+        }
+        Ok(urls)
     }
 
     fn workspace_path(&self, project: &str, project_dir: &Path) -> PathBuf {

@@ -27,6 +27,19 @@ pub fn apply(args: &DiagnosticArgs) -> Result<()> {
              sent there; for Converge's own logs use -v N with --logtostderr"
         );
     }
+    if args.disable_integrity_checking {
+        eprintln!(
+            "warning: --disable-integrity-checking: Converge checks every state it reads or \
+             writes regardless, and refuses one that fails before anything changes; \
+             `converge state repair` mends such a state"
+        );
+    }
+    if let Some(file) = &args.profiling {
+        eprintln!(
+            "warning: --profiling {file}: Converge writes no Go profiles; for its own \
+             timings use -v 4 with --logtostderr"
+        );
+    }
     if let Some(levels) = levels(args.verbose, args.logtostderr) {
         // A second subscriber cannot be set (only in tests, which run
         // in one process); logging then stays as it was.

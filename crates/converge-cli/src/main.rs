@@ -32,7 +32,7 @@ mod unknown_keys;
 
 use clap::{CommandFactory, Parser};
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, StackArg};
 use crate::commands::deploy::Operation;
 use crate::context::Context;
 use crate::interrupts::{Abandoned, Interrupts, Received};
@@ -53,7 +53,11 @@ fn main() {
     sigpipe::reset();
     #[cfg(feature = "mimalloc")]
     allocator::configure();
-    let cli = match Cli::try_parse() {
+    let argv =
+        args::pulumi_spelling::normalize(std::env::args_os().collect(), &Cli::command(), |name| {
+            std::env::var(name).ok()
+        });
+    let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };
@@ -238,11 +242,31 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
     logging::apply(&cli.global.diagnostics)?;
     let ctx = Context::new(&cli.global, interrupts)?;
     match cli.command {
-        Command::Login { url, local, token } => {
-            commands::login::login(&ctx, url, local, token).await
-        }
+        Command::Login {
+            url,
+            local,
+            cloud_url,
+            token,
+        } => commands::login::login(&ctx, url.or(cloud_url), local, token).await,
         Command::Serve(args) => commands::serve::run(&ctx, args).await,
-        Command::Logout => commands::login::logout(&ctx),
+        Command::Logout {
+            url,
+            local,
+            cloud_url,
+            all,
+        } => {
+            let which = if all {
+                commands::login::LogoutOf::All
+            } else if local {
+                commands::login::LogoutOf::Url(crate::context::DEFAULT_BACKEND_URL.to_owned())
+            } else {
+                match url.or(cloud_url) {
+                    Some(u) => commands::login::LogoutOf::Url(u),
+                    None => commands::login::LogoutOf::Current,
+                }
+            };
+            commands::login::logout(&ctx, which)
+        }
         Command::Whoami { json } => {
             let verbose = cli.global.diagnostics.verbose.is_some();
             commands::login::whoami(&ctx, verbose, json).await
@@ -258,7 +282,12 @@ async fn run(cli: Cli, interrupts: Interrupts) -> anyhow::Result<()> {
         Command::Refresh(args) => commands::deploy::run(&ctx, Operation::Refresh, args).await,
         Command::Destroy(args) => commands::deploy::run(&ctx, Operation::Destroy, args).await,
         Command::Import(args) => commands::import::run(&ctx, args).await,
-        Command::Cancel { stack, yes } => commands::cancel::run(&ctx, stack, yes).await,
+        Command::Cancel { name, stack, yes } => {
+            let stack = StackArg {
+                stack: name.or(stack.stack),
+            };
+            commands::cancel::run(&ctx, stack, yes).await
+        }
         Command::Plugin(cmd) => commands::plugin::run(&ctx, cmd),
         Command::About(args) => commands::about::run(&ctx, args).await,
         Command::New(args) => commands::new::run(&ctx, args).await,

@@ -44,6 +44,12 @@ const ABSENT: &[Absent] = &[
         instead: "set the stack's configuration and secrets with `converge config set`",
     },
     Absent {
+        name: "config env",
+        pulumi: "adds, lists and removes the Pulumi ESC environments a stack imports, a \
+                 Pulumi Cloud service",
+        instead: "set the stack's configuration and secrets with `converge config set`",
+    },
+    Absent {
         name: "gen-completion",
         pulumi: "writes a shell completion script",
         instead: "Converge has no completion scripts yet",
@@ -190,7 +196,7 @@ mod tests {
             Some("state edit")
         );
         assert_eq!(path(&["help", "logs"], "logs"), None);
-        assert!(absent("config env").is_none());
+        assert!(absent("config env").is_some());
         assert!(absent("state edit")
             .unwrap()
             .contains("`state edit` command"));

@@ -55,8 +55,10 @@ impl Default for FileBackendOptions {
 }
 
 impl FileBackendOptions {
-    /// The defaults, adjusted by `PULUMI_RETAIN_CHECKPOINTS` and
-    /// `PULUMI_DISABLE_CHECKPOINT_BACKUPS` (`1`/`true`).
+    /// The defaults, adjusted by `PULUMI_DIY_BACKEND_RETAIN_CHECKPOINTS`
+    /// and `PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS` (`1`/`true`), or
+    /// their older names `PULUMI_RETAIN_CHECKPOINTS` and
+    /// `PULUMI_DISABLE_CHECKPOINT_BACKUPS`.
     pub fn from_env() -> FileBackendOptions {
         let on = |var: &str| {
             std::env::var(var)
@@ -64,8 +66,10 @@ impl FileBackendOptions {
                 .unwrap_or(false)
         };
         FileBackendOptions {
-            retain_checkpoints: on("PULUMI_RETAIN_CHECKPOINTS"),
-            checkpoint_backups: !on("PULUMI_DISABLE_CHECKPOINT_BACKUPS"),
+            retain_checkpoints: on("PULUMI_DIY_BACKEND_RETAIN_CHECKPOINTS")
+                || on("PULUMI_RETAIN_CHECKPOINTS"),
+            checkpoint_backups: !(on("PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS")
+                || on("PULUMI_DISABLE_CHECKPOINT_BACKUPS")),
         }
     }
 }

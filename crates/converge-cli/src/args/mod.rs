@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod config;
+pub mod pulumi_spelling;
 mod stack;
 mod state;
 
@@ -38,6 +39,14 @@ pub struct GlobalArgs {
     /// has no colour).
     #[arg(long, global = true, value_name = "MODE", value_parser = ["always", "never", "raw", "auto"])]
     pub color: Option<String>,
+    /// Emoji in the output: accepted as Pulumi's; Converge's output has
+    /// none either way.
+    #[arg(short = 'e', long, global = true)]
+    pub emoji: bool,
+    /// Show stacks' fully qualified names (`org/project/stack`) in
+    /// `stack ls`.
+    #[arg(short = 'Q', long, global = true)]
+    pub fully_qualify_stack_names: bool,
     #[command(flatten)]
     pub diagnostics: DiagnosticArgs,
 }
@@ -68,6 +77,18 @@ pub struct DiagnosticArgs {
     /// traces (a warning says so); use -v and --logtostderr instead.
     #[arg(long, global = true, value_name = "URL")]
     pub tracing: Option<String>,
+    /// Pulumi's escape from its checkpoint checks: accepted, but
+    /// Converge checks every state it reads or writes (a warning says so);
+    /// `converge state repair` mends a state that fails.
+    #[arg(long, global = true)]
+    pub disable_integrity_checking: bool,
+    /// Pulumi's Go profiles: accepted, but Converge writes none (a warning
+    /// says so).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub profiling: Option<String>,
+    /// The Go memory profile rate of --profiling: accepted, no effect.
+    #[arg(long, global = true, value_name = "RATE")]
+    pub memprofilerate: Option<i64>,
     /// Pulumi's debugger attachment (`program`, `plugins`, `all`): refused,
     /// since Converge cannot start programs or plugins under a debugger.
     #[arg(long, global = true, value_name = "WHAT", num_args = 0..=1, default_missing_value = "program")]
@@ -88,10 +109,14 @@ pub enum Command {
     /// `file://~`.
     Login {
         /// Backend URL.
+        #[arg(conflicts_with_all = ["local", "cloud_url"])]
         url: Option<String>,
         /// Use the local backend in the home directory (`file://~`).
-        #[arg(long)]
+        #[arg(short = 'l', long, conflicts_with = "cloud_url")]
         local: bool,
+        /// The backend URL, as a flag (Pulumi's spelling of the argument).
+        #[arg(short = 'c', long, value_name = "URL")]
+        cloud_url: Option<String>,
         /// The access token of a state service (default: PULUMI_ACCESS_TOKEN).
         #[arg(long, value_name = "TOKEN")]
         token: Option<String>,
@@ -99,8 +124,22 @@ pub enum Command {
     /// Run the HTTP state service (stacks, checkpoints, leases, journals) and
     /// its web console at `/`.
     Serve(ServeArgs),
-    /// Log out of the current backend.
-    Logout,
+    /// Log out of the current backend, or of the one named (URL,
+    /// --cloud-url or --local), or of all (--all).
+    Logout {
+        /// The backend URL to log out of (default: the current one).
+        #[arg(conflicts_with_all = ["local", "cloud_url", "all"])]
+        url: Option<String>,
+        /// Log out of the local backend in the home directory (`file://~`).
+        #[arg(short = 'l', long, conflicts_with_all = ["cloud_url", "all"])]
+        local: bool,
+        /// The backend URL to log out of, as a flag.
+        #[arg(short = 'c', long, value_name = "URL", conflicts_with = "all")]
+        cloud_url: Option<String>,
+        /// Log out of every backend logged in to.
+        #[arg(long)]
+        all: bool,
+    },
     /// Show the current user and backend.
     /// `-v` also shows the backend URL.
     Whoami {
@@ -117,7 +156,7 @@ pub enum Command {
     #[command(subcommand)]
     State(StateCommand),
     /// Show what an update would change.
-    #[command(mut_args(hide_refused("preview")))]
+    #[command(alias = "pre", mut_args(hide_refused("preview")))]
     Preview(OperationArgs),
     /// Create or update the stack's resources.
     #[command(alias = "update", mut_args(hide_refused("up")))]
@@ -126,7 +165,7 @@ pub enum Command {
     #[command(mut_args(hide_refused("refresh")))]
     Refresh(OperationArgs),
     /// Delete every resource of the stack.
-    #[command(mut_args(hide_refused("destroy")))]
+    #[command(aliases = ["down", "dn"], mut_args(hide_refused("destroy")))]
     Destroy(OperationArgs),
     /// Adopt existing cloud objects into the stack: `TYPE NAME ID`, or
     /// `--file` with Pulumi's bulk import JSON.
@@ -134,6 +173,9 @@ pub enum Command {
     /// Cancel the update running on a stack: show who holds its lock, then
     /// interrupt it as Ctrl-C would if it runs on this host, else break it.
     Cancel {
+        /// The stack (as `--stack`; Pulumi's `cancel [stack-name]`).
+        #[arg(value_name = "STACK", conflicts_with = "stack")]
+        name: Option<String>,
         #[command(flatten)]
         stack: StackArg,
         /// Cancel without asking for confirmation.
@@ -318,7 +360,7 @@ pub struct OperationArgs {
     #[arg(long)]
     pub target_dependents: bool,
     /// These resources may not change (URNs or patterns; repeatable).
-    #[arg(long = "exclude", value_name = "URN")]
+    #[arg(short = 'x', long = "exclude", value_name = "URN")]
     pub exclude: Vec<String>,
     /// Also exclude the resources that depend on an excluded one.
     #[arg(long)]
@@ -330,9 +372,9 @@ pub struct OperationArgs {
     #[arg(long = "target-replace", value_name = "URN")]
     pub target_replace: Vec<String>,
     /// Refresh the state before the operation (also `options.refresh:
-    /// always` in Pulumi.yaml).
-    #[arg(short, long)]
-    pub refresh: bool,
+    /// always` in Pulumi.yaml, which `--refresh=false` overrides).
+    #[arg(short, long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub refresh: Option<bool>,
     /// Fail (exit code 255) if the operation changes, or would change,
     /// anything.
     #[arg(long)]
@@ -446,6 +488,10 @@ pub struct OperationArgs {
     /// terminal, only a line as each step finishes.
     #[arg(long)]
     pub suppress_progress: bool,
+    /// Pulumi's link to the update on Pulumi Cloud: accepted; Converge's
+    /// backends have no such page, so it prints none either way.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "false", value_parser = go_bool)]
+    pub suppress_permalink: Option<bool>,
     /// Run the policy pack in this directory (a
     /// `PulumiPolicy.yaml` and its program); repeatable.
     #[arg(long = "policy-pack", value_name = "PACK")]
@@ -548,6 +594,20 @@ pub struct ImportArgs {
     /// terminal, only a line as each step finishes.
     #[arg(long)]
     pub suppress_progress: bool,
+    /// Pulumi's link to the update on Pulumi Cloud: accepted; Converge
+    /// prints none either way.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "false", value_parser = go_bool)]
+    pub suppress_permalink: Option<bool>,
+    /// Pulumi's converters (`--from terraform`): refused, since Converge
+    /// runs none; write the bulk import JSON for --file instead.
+    #[arg(long, value_name = "CONVERTER")]
+    pub from: Option<String>,
+}
+
+/// A boolean as Pulumi's flags take one (Go's `strconv.ParseBool`).
+fn go_bool(text: &str) -> Result<bool, String> {
+    pulumi_spelling::parse_bool(text)
+        .ok_or_else(|| format!("{text:?} is not a boolean (write true or false)"))
 }
 
 /// A Go duration (`30s`, `1m30s`, `500ms`), as Pulumi's flags take them.

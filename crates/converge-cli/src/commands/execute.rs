@@ -28,6 +28,9 @@ pub(crate) struct RenderOptions {
     pub display: DisplayOptions,
     /// `--json`: no display; Pulumi's digest instead.
     pub json: bool,
+    /// `--suppress-outputs`: the digest shows no stack outputs (the root
+    /// stack's inputs and outputs left empty, as in Pulumi).
+    pub suppress_outputs: bool,
     /// `--event-log`: where the events also go.
     pub event_log: Option<EventLog>,
     /// The stack's configuration as the event log's prelude and `--json`
@@ -110,7 +113,8 @@ impl Renderer {
                 PulumiEvents::new(PulumiEventOptions {
                     show_secrets: display_options.show_secrets,
                 }),
-                Digest::new((*options.config).clone()),
+                Digest::new((*options.config).clone())
+                    .suppressing_stack_outputs(options.suppress_outputs),
             )
         });
         let keep_details = options.details;

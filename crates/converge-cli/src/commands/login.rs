@@ -34,10 +34,39 @@ pub async fn login(
     Ok(())
 }
 
-pub fn logout(ctx: &Context) -> Result<()> {
-    match ctx.home.logout()? {
-        Some(url) => println!("Logged out of {url}"),
-        None => println!("Not logged in; the default backend is {DEFAULT_BACKEND_URL}"),
+/// Which backend `converge logout` logs out of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogoutOf {
+    /// The one logged in to.
+    Current,
+    /// This one (the current login too, if it is this one).
+    Url(String),
+    /// Every one.
+    All,
+}
+
+pub fn logout(ctx: &Context, which: LogoutOf) -> Result<()> {
+    match which {
+        LogoutOf::Current => match ctx.home.logout()? {
+            Some(url) => println!("Logged out of {url}"),
+            None => println!("Not logged in; the default backend is {DEFAULT_BACKEND_URL}"),
+        },
+        LogoutOf::Url(url) => {
+            if ctx.home.logout_of(&url)? {
+                println!("Logged out of {url}");
+            } else {
+                println!("Not logged in to {url}");
+            }
+        }
+        LogoutOf::All => {
+            let urls = ctx.home.logout_all()?;
+            if urls.is_empty() {
+                println!("Not logged in to any backend");
+            }
+            for url in urls {
+                println!("Logged out of {url}");
+            }
+        }
     }
     Ok(())
 }

@@ -39,6 +39,7 @@ mod policy_commands;
 mod policy_packs;
 mod policy_service;
 mod provider_config;
+mod pulumi_docs_flags;
 mod pulumi_flags;
 mod python_compat;
 mod python_config;

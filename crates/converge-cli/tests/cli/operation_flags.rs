@@ -16,6 +16,8 @@ fn listed(command: &str) -> Vec<String> {
     let help = stdout_of(scratch.command("pw"), &[command, "--help"]);
     help.split_whitespace()
         .filter_map(|w| w.strip_prefix("--"))
+        // `--refresh[=<BOOL>]`: the flag's name.
+        .map(|w| w.split('[').next().unwrap_or(w))
         .map(|w| w.trim_end_matches([',', '=']).to_owned())
         .collect()
 }

@@ -231,7 +231,20 @@ fn stack_ls_filters_by_project_and_by_tag() {
     );
 
     assert_eq!(listed(&scratch, &[]), ["dev", "prod"]);
-    assert_eq!(listed(&scratch, &["--project", "db"]), ["db/main"]);
+    // Another project's stack by its full name, as Pulumi lists it (two
+    // parts would be `org/stack`); with -Q, every one.
+    assert_eq!(
+        listed(&scratch, &["--project", "db"]),
+        ["organization/db/main"]
+    );
+    assert_eq!(
+        listed(&scratch, &["--all"]),
+        ["dev", "organization/db/main", "prod"]
+    );
+    assert_eq!(
+        listed(&scratch, &["-Q"]),
+        ["organization/web/dev", "organization/web/prod"]
+    );
     assert_eq!(listed(&scratch, &["-p", "web"]), ["dev", "prod"]);
     assert!(listed(&scratch, &["--project", "nothing"]).is_empty());
     assert_eq!(listed(&scratch, &["--tag", "team"]), ["dev", "prod"]);
@@ -240,7 +253,7 @@ fn stack_ls_filters_by_project_and_by_tag() {
     // The built-in tags count too, across projects with --all.
     assert_eq!(
         listed(&scratch, &["--all", "--tag", "pulumi:project=db"]),
-        ["db/main"]
+        ["organization/db/main"]
     );
 }
 

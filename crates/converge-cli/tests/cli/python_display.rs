@@ -169,7 +169,10 @@ fn refresh_previews_and_refresh_before_an_operation() {
 
     // Nothing is refreshed into the state before the update is confirmed.
     let out = w.fails(&["up", "--refresh"]);
-    assert!(out.contains("--yes must be passed"), "{out}");
+    assert!(
+        out.contains("--yes or --skip-preview must be passed"),
+        "{out}"
+    );
     assert!(!out.contains("Refreshing"), "{out}");
     assert_eq!(w.run(&["stack", "export"]), before);
 

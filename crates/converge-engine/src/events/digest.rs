@@ -21,6 +21,7 @@ pub struct Digest {
     change_summary: Value,
     started: Instant,
     duration_ns: Option<u128>,
+    suppress_stack_outputs: bool,
 }
 
 impl Digest {
@@ -34,7 +35,16 @@ impl Digest {
             change_summary: json!({}),
             started: Instant::now(),
             duration_ns: None,
+            suppress_stack_outputs: false,
         }
+    }
+
+    /// With `suppress`, the root stack's steps show no inputs or outputs
+    /// (`--suppress-outputs`: the stack's outputs may hold sensitive
+    /// values that are not secrets).
+    pub fn suppressing_stack_outputs(mut self, suppress: bool) -> Digest {
+        self.suppress_stack_outputs = suppress;
+        self
     }
 
     /// Takes in one Pulumi event (`sequence`, `timestamp`, one kind).
@@ -46,7 +56,16 @@ impl Digest {
             // Default providers' steps are internal: Pulumi's digest
             // leaves them out, as its display does.
             if let Some(metadata) = body.get("metadata").filter(|m| !is_default_provider(m)) {
-                self.steps.push(step(metadata));
+                let mut step = step(metadata);
+                if self.suppress_stack_outputs && is_root_stack(metadata) {
+                    for state in ["oldState", "newState"] {
+                        if let Some(Value::Object(state)) = step.get_mut(state) {
+                            state.insert("inputs".to_owned(), json!({}));
+                            state.insert("outputs".to_owned(), json!({}));
+                        }
+                    }
+                }
+                self.steps.push(step);
             }
         } else if let Some(d) = event.get("diagnosticEvent") {
             let mut out = Map::new();
@@ -147,6 +166,11 @@ fn step(metadata: &Value) -> Value {
     Value::Object(out)
 }
 
+/// A step's metadata is the root stack's (`pulumi:pulumi:Stack`).
+fn is_root_stack(metadata: &Value) -> bool {
+    metadata.get("type").and_then(Value::as_str) == Some("pulumi:pulumi:Stack")
+}
+
 /// A step's metadata names a default provider (`pulumi:providers:<pkg>`
 /// named `default…`).
 fn is_default_provider(metadata: &Value) -> bool {
@@ -158,4 +182,36 @@ fn is_default_provider(metadata: &Value) -> bool {
     };
     let name = text("urn").rsplit("::").next().unwrap_or_default();
     converge_model::is_default_provider(text("type"), name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outputs_event(ty: &str) -> Value {
+        json!({"sequence": 1, "timestamp": 0, "resOutputsEvent": {"metadata": {
+            "op": "create",
+            "urn": format!("urn:pulumi:dev::p::{ty}::x"),
+            "type": ty,
+            "new": {"type": ty, "inputs": {"a": 1}, "outputs": {"said": "hi"}},
+        }}})
+    }
+
+    #[test]
+    fn suppressed_outputs_leave_the_root_stacks_step_empty_and_no_other() {
+        let mut d = Digest::new(BTreeMap::new()).suppressing_stack_outputs(true);
+        d.add(&outputs_event("pulumi:pulumi:Stack"));
+        d.add(&outputs_event("random:index/randomPet:RandomPet"));
+        let steps = d.to_json()["steps"].clone();
+        assert_eq!(steps[0]["newState"]["outputs"], json!({}));
+        assert_eq!(steps[0]["newState"]["inputs"], json!({}));
+        assert_eq!(steps[1]["newState"]["outputs"], json!({"said": "hi"}));
+
+        let mut shown = Digest::new(BTreeMap::new());
+        shown.add(&outputs_event("pulumi:pulumi:Stack"));
+        assert_eq!(
+            shown.to_json()["steps"][0]["newState"]["outputs"],
+            json!({"said": "hi"})
+        );
+    }
 }

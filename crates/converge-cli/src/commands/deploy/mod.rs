@@ -380,7 +380,8 @@ async fn run_locked(
     // --refresh (or `options.refresh: always`): read every resource
     // first — previewed (changing nothing) before a preview, journaled only
     // once the operation is confirmed.
-    let refresh_first = (args.refresh || project.refresh_always()) && op != Operation::Refresh;
+    let refresh_first =
+        args.refresh.unwrap_or_else(|| project.refresh_always()) && op != Operation::Refresh;
 
     let program: Option<Box<dyn Program>> = match (op, &args.client) {
         (Operation::Preview | Operation::Up, Some(address)) => Some(load_client_program(
@@ -406,10 +407,11 @@ async fn run_locked(
         !ctx.non_interactive && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
 
     // Preview first, unless skipped; confirm unless --yes.
-    let needs_confirmation = !previewing && !args.yes;
+    // As in Pulumi, --skip-preview alone confirms.
+    let needs_confirmation = !previewing && !args.yes && !args.skip_preview;
     if needs_confirmation && !interactive {
         bail!(
-            "--yes must be passed to proceed when running non-interactively \
+            "--yes or --skip-preview must be passed to proceed when running non-interactively \
              (or run `converge preview` to see the changes)"
         );
     }
@@ -457,6 +459,7 @@ async fn run_locked(
                 show_replacement_steps: args.show_replacement_steps,
             },
             json: args.json,
+            suppress_outputs: args.suppress_outputs,
             event_log,
             config: shown_config,
             suppress_progress: args.suppress_progress,
@@ -594,7 +597,7 @@ fn check_flags(op: Operation, args: &OperationArgs) -> Result<()> {
     let given = [
         ("replace", !args.replace.is_empty()),
         ("target-replace", !args.target_replace.is_empty()),
-        ("refresh", args.refresh),
+        ("refresh", args.refresh.is_some()),
         ("preview-only", args.preview_only),
         ("clear-pending-creates", args.clear_pending_creates),
         ("import-file", args.import_file.is_some()),

@@ -43,6 +43,14 @@ use crate::project::Project;
 use crate::providers::Providers;
 
 pub async fn run(ctx: &Context, args: ImportArgs) -> Result<()> {
+    if let Some(converter) = &args.from {
+        bail!(
+            "--from {converter}: in Pulumi this runs a converter plugin that reads another \
+             tool's state into a bulk import file; Converge runs no converters. Write \
+             Pulumi's bulk import JSON (`resources`, each with `type`, `name` and `id`) \
+             and pass it with --file"
+        );
+    }
     if args.file.is_none() && args.type_token.is_none() {
         bail!("give the resource to import as TYPE NAME ID, or a bulk import file with --file");
     }
@@ -198,6 +206,7 @@ async fn run_locked(
                         ..display
                     },
                     json: args.json,
+                    suppress_outputs: args.suppress_outputs,
                     event_log: None,
                     config: Default::default(),
                     suppress_progress: args.suppress_progress,
@@ -247,6 +256,7 @@ async fn run_locked(
             render: RenderOptions {
                 display,
                 json: args.json,
+                suppress_outputs: args.suppress_outputs,
                 event_log: None,
                 config: Default::default(),
                 suppress_progress: args.suppress_progress,

@@ -45,9 +45,17 @@ pub(super) async fn run(ctx: &Context, opts: LsOptions) -> Result<()> {
         None if all => None,
         None => project.as_ref().map(|p| p.name.clone()),
     };
-    // Names are qualified (`project/stack`) unless they are all of the
-    // current project.
-    let qualified = all || filter.as_ref() != project.as_ref().map(|p| &p.name);
+    // As Pulumi names them: a stack of the current project by its name,
+    // any other as `org/project/stack` (two parts would read as
+    // `org/stack`); with -Q, every one in full.
+    let current_project = project.as_ref().map(|p| p.name.as_str());
+    let name_of = |sr: &converge_backend::StackRef| {
+        if ctx.fully_qualify_stack_names || current_project != Some(sr.project.as_str()) {
+            format!("{}/{}/{}", sr.organization, sr.project, sr.stack)
+        } else {
+            sr.stack.clone()
+        }
+    };
     let tag = opts.tag.as_deref().map(TagFilter::parse).transpose()?;
     let selected = match &project {
         Some(p) => ctx.home.selected_stack(&p.name, &p.dir)?,
@@ -76,11 +84,7 @@ pub(super) async fn run(ctx: &Context, opts: LsOptions) -> Result<()> {
             .is_some_and(|s| matches!(s.journal, JournalStatus::Live { .. }));
         let latest = state.and_then(|s| s.checkpoint.latest);
         rows.push(Row {
-            name: if qualified {
-                format!("{}/{}", sr.project, sr.stack)
-            } else {
-                sr.stack.clone()
-            },
+            name: name_of(sr),
             current: project.as_ref().is_some_and(|p| p.name == sr.project)
                 && selected.as_deref() == Some(sr.stack.as_str()),
             updated: latest.as_ref().map(|s| s.manifest.time.clone()),
