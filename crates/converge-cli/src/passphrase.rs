@@ -151,7 +151,8 @@ pub fn passphrase_crypter(
     }
     if !create {
         bail!(
-            "{} has no encryptionsalt, so this stack has no secrets to decrypt",
+            "{} has no `encryptionsalt` to decrypt the stack's secrets with, and the \
+             stack's state records none: restore the file's `encryptionsalt` line",
             settings.path.display()
         );
     }

@@ -188,9 +188,14 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
 
     match args.command {
         None => {
+            let recorded = match args.show_secrets {
+                true => recorded_provider(ctx, &backend, &stack, &settings).await?,
+                false => None,
+            };
             list::list(
                 &project,
                 &mut settings,
+                recorded.as_ref(),
                 ListOptions {
                     passphrase: opts,
                     show_secrets: args.show_secrets,
@@ -242,8 +247,9 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             )?;
             // `get` shows a secret's value, as Pulumi's does.
             let crypter = if contains_secure(value) {
+                let recorded = recorded_provider(ctx, &backend, &stack, &settings).await?;
                 Some(
-                    stack_secrets(&mut settings, None, opts, false)
+                    stack_secrets(&mut settings, recorded.as_ref(), opts, false)
                         .await?
                         .crypter,
                 )
@@ -293,7 +299,8 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             settings.save()
         }
         Some(ConfigCommand::Refresh { force }) => {
-            bulk::refresh(backend.as_ref(), &stack, &mut settings, force).await
+            let recorded = recorded_provider(ctx, &backend, &stack, &settings).await?;
+            bulk::refresh(backend.as_ref(), &stack, &mut settings, recorded, force).await
         }
         Some(ConfigCommand::Cp { key, dest, path }) => {
             let key = key
@@ -380,10 +387,7 @@ async fn encrypting_crypter(
     stack: &StackRef,
     settings: &mut StackSettings,
 ) -> Result<Arc<dyn converge_state::secrets::Crypter>> {
-    let recorded = match settings.encryption_salt().or(settings.encrypted_key()) {
-        Some(_) => None,
-        None => state_provider(ctx, backend, stack).await?,
-    };
+    let recorded = recorded_provider(ctx, backend, stack, settings).await?;
     let secrets =
         stack_secrets(settings, recorded.as_ref(), ctx.passphrase_options(), true).await?;
     Ok(secrets.crypter)
@@ -401,6 +405,21 @@ fn unassign(config: &mut Mapping, key: &ConfigKey) {
         config.remove(key.top.as_str());
     } else if let Some(v) = config.get_mut(key.top.as_str()) {
         remove_path(v, &key.path);
+    }
+}
+
+/// The secrets provider the stack's state records, for a settings file
+/// that holds no key of its own (a fresh checkout): `None` when the file
+/// has its salt or data key.
+async fn recorded_provider(
+    ctx: &Context,
+    backend: &Arc<dyn Backend>,
+    stack: &StackRef,
+    settings: &StackSettings,
+) -> Result<Option<SecretsProviders>> {
+    match settings.encryption_salt().or(settings.encrypted_key()) {
+        Some(_) => Ok(None),
+        None => state_provider(ctx, backend, stack).await,
     }
 }
 

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 pub mod awskms;
 pub mod stack;
 
-pub use stack::{stack_secrets, StackSecrets};
+pub use stack::{restore_recorded, stack_secrets, StackSecrets};
 
 /// A secrets provider named on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]

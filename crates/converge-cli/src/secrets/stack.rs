@@ -243,6 +243,28 @@ pub async fn open_recorded(
     })
 }
 
+/// Writes into `settings` (in memory) the keys of the secrets provider a
+/// state records — a passphrase salt, or a key service's URL and data key —
+/// unless the file names another provider.
+pub fn restore_recorded(settings: &mut StackSettings, provider: &SecretsProviders) -> Result<()> {
+    let named = settings.secrets_provider().map(str::to_owned);
+    if provider.kind == cloud::PROVIDER_TYPE {
+        let state = CloudProviderState::from_provider(provider)
+            .context("the stack's state records an unusable secrets provider")?;
+        if named.is_none_or(|url| url == state.url) {
+            settings.set_cloud_provider(&state.url, &state.encrypted_key_base64());
+        }
+        return Ok(());
+    }
+    let Some(salt) = provider_salt(provider) else {
+        bail!("{}", unsupported(&provider.kind));
+    };
+    if named.is_none_or(|p| p == "passphrase" || p == "default") {
+        settings.set_encryption_salt(&salt);
+    }
+    Ok(())
+}
+
 /// The secrets provider a settings file names, as a state records it:
 /// `None` when the file names none yet.
 pub fn settings_provider(settings: &StackSettings) -> Result<Option<SecretsProviders>> {

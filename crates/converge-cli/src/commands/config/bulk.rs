@@ -5,6 +5,7 @@
 use anyhow::{bail, Context as _, Result};
 use converge_backend::{Backend, ListHistoryOptions, StackRef};
 use converge_state::secrets::Crypter;
+use converge_state::SecretsProviders;
 use serde_norway::{Mapping, Value};
 
 use super::{parse_key, typed, ConfigKey};
@@ -102,12 +103,15 @@ pub(super) fn from_json(project: &str, text: &str) -> Result<Vec<BulkValue>> {
 }
 
 /// `config refresh`: the settings file's configuration becomes the one
-/// the stack's last update ran with (secrets as that update stored them).
-/// Without `force`, the old file is kept beside it as `.bak`.
+/// the stack's last update ran with (secrets as that update stored them),
+/// and a file that holds no key of its own (a fresh checkout) gets the
+/// one the state `recorded`, as Pulumi restores it, so that those secrets
+/// can be read. Without `force`, the old file is kept beside it as `.bak`.
 pub(super) async fn refresh(
     backend: &dyn Backend,
     stack: &StackRef,
     settings: &mut StackSettings,
+    recorded: Option<SecretsProviders>,
     force: bool,
 ) -> Result<()> {
     let latest = backend
@@ -131,6 +135,9 @@ pub(super) async fn refresh(
             .with_context(|| format!("cannot keep a backup of {}", settings.path.display()))?;
     }
     settings.set_config(config);
+    if let Some(provider) = &recorded {
+        crate::secrets::restore_recorded(settings, provider)?;
+    }
     settings.save()
 }
 

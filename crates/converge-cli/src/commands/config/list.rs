@@ -4,6 +4,7 @@
 
 use anyhow::Result;
 use converge_state::secrets::Crypter;
+use converge_state::SecretsProviders;
 use serde::Serialize;
 use serde_norway::Value;
 
@@ -69,15 +70,18 @@ impl ValueJson {
 
 /// Lists the stack's configuration with the project's defaults for the
 /// keys it does not set, sorted by key.
+/// `recorded` is the secrets provider the stack's state records, for a
+/// settings file that names none (a fresh checkout).
 pub async fn list(
     project: &Project,
     settings: &mut StackSettings,
+    recorded: Option<&SecretsProviders>,
     opts: ListOptions,
 ) -> Result<()> {
     let config = project.config.apply(&settings.config());
     let crypter = if opts.show_secrets && config.values().any(contains_secure) {
         Some(
-            stack_secrets(settings, None, opts.passphrase, false)
+            stack_secrets(settings, recorded, opts.passphrase, false)
                 .await?
                 .crypter,
         )

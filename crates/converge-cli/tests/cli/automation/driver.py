@@ -190,6 +190,7 @@ def inline():
         "inl", project_name="inlineproj", program=program, opts=opts(work_dir=PROJECT)
     )
     st.set_config("greeting", auto.ConfigValue("hi"))
+    st.set_config("pw", auto.ConfigValue("hunter2", secret=True))
     events = []
     up = st.up(on_event=events.append)
     assert up.summary.resource_changes == {"create": 2}, up.summary.resource_changes
@@ -198,6 +199,18 @@ def inline():
     assert up.outputs["hidden"].secret and up.outputs["hidden"].value == "inline-secret"
     assert len(up.outputs["word"].value) == 8
     assert any(e.res_outputs_event for e in events)
+    # A fresh workspace (a new CI runner): refresh_config brings back the
+    # last update's configuration, its secret readable with the key the
+    # stack's state records.
+    name = st.workspace.project_settings().name
+    with tempfile.TemporaryDirectory() as fresh:
+        again = auto.create_or_select_stack(
+            "inl", project_name=name, program=program, opts=opts(work_dir=fresh)
+        )
+        again.refresh_config()
+        config = again.get_all_config()
+        assert config[f"{name}:pw"].value == "hunter2", config
+        assert config[f"{name}:pw"].secret and config[f"{name}:greeting"].value == "hi"
     noop = st.preview()
     assert noop.change_summary == {"same": 2}, noop.change_summary
     refreshed = st.refresh()
