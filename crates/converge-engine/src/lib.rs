@@ -40,6 +40,7 @@
 
 mod alias_hints;
 pub mod cancel;
+mod check_failures;
 mod deletions;
 mod deployment;
 pub mod driver;

@@ -600,10 +600,7 @@ pub(crate) async fn check(
             })?
     };
     if !response.failures.is_empty() {
-        return Err(EngineError::CheckFailed {
-            urn,
-            failures: response.failures,
-        });
+        return Err(crate::check_failures::refuse(d, urn, response.failures));
     }
     Ok(response.inputs)
 }

@@ -186,10 +186,7 @@ async fn plan(
         .await
         .map_err(step_err)?;
     if !checked.failures.is_empty() {
-        return Err(EngineError::CheckFailed {
-            urn,
-            failures: checked.failures,
-        });
+        return Err(crate::check_failures::refuse(d, urn, checked.failures));
     }
     state.inputs = checked.inputs;
     crate::policy::check_import(d, &state).await?;

@@ -598,3 +598,57 @@ async fn a_failed_operation_sets_the_stack_outputs_it_was_given_and_deletes_none
     expect_ok(&w.up(&exporting(&[("c", "3")], false)).await);
     assert_eq!(outputs(&w), inputs(&[("c", "3")]));
 }
+
+/// A provider's `Check` that refuses the inputs fails the step, and each
+/// failure is an error diagnostic on the resource (the cause reaches the
+/// display and the event log, whatever the program reports); the failed
+/// value is not in it.
+#[tokio::test]
+async fn check_failures_are_error_diagnostics_on_the_resource() {
+    let prov = provider().on_check(|req| {
+        Ok(converge_plugin::CheckResponse {
+            inputs: req.news,
+            failures: vec![converge_plugin::provider::CheckFailure {
+                property: "v".into(),
+                reason: "must be small".into(),
+            }],
+        })
+    });
+    let (mut w, cloud) = world(prov);
+    let (sink, mut rx) = converge_engine::events::EventSink::channel();
+    w.events = sink;
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        reg(&m, &stack, custom(T, "big", inputs(&[("v", "s3cr3t-99")]))).await?;
+        Ok(())
+    });
+    let r = w.up(&p).await;
+    assert!(
+        matches!(
+            r.error,
+            Some(converge_engine::EngineError::CheckFailed { .. })
+        ),
+        "{:?}",
+        r.error
+    );
+    assert!(cloud.is_empty());
+    let mut on_resource = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let converge_engine::EngineEvent::Diagnostic {
+            severity: converge_engine::Severity::Error,
+            urn: Some(urn),
+            message,
+        } = event
+        {
+            on_resource.push((urn.name().to_owned(), message));
+        }
+    }
+    assert_eq!(
+        on_resource,
+        [(
+            "big".to_owned(),
+            format!("{T} resource 'big': property v has a problem: must be small")
+        )]
+    );
+    assert!(!on_resource[0].1.contains("s3cr3t"));
+}

@@ -340,6 +340,29 @@ def failure():
     except auto.CommandError as e:
         assert "boom-43" in str(e), str(e)
     assert custom_resources(st) == before
+
+    # Inputs the provider's Check refuses: the cause reaches on_event as
+    # an error diagnostic on the resource, not only the SDK's "Resource
+    # monitor has terminated".
+    def refused():
+        random.RandomInteger("bad-range", min=10, max=1)
+
+    events = []
+    try:
+        st.up(program=refused, on_event=events.append)
+        raise AssertionError("an update with refused inputs succeeded")
+    except auto.CommandError as e:
+        assert "must be at most max" in str(e), str(e)
+    causes = [
+        e.diagnostic_event
+        for e in events
+        if e.diagnostic_event
+        and e.diagnostic_event.severity == "error"
+        and (e.diagnostic_event.urn or "").endswith("::bad-range")
+    ]
+    assert causes and "must be at most max" in causes[0].message, [
+        e.diagnostic_event for e in events if e.diagnostic_event
+    ]
     st.destroy()
     st.workspace.remove_stack("bad")
 
