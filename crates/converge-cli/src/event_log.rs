@@ -7,6 +7,9 @@
 //! - `tcp://HOST:PORT`: a `pulumirpc.Events/StreamEvents` call to the
 //!   server the SDK runs there, one `EventRequest` per event.
 //!
+//! `--json` of an update, refresh or destroy writes the same lines to
+//! stdout ([`EventLog::stdout`]), as Pulumi's streaming JSON display does.
+//!
 //! The stream ends with Pulumi's `cancelEvent` when the command is done
 //! ([`EventLog::close`]), whatever became of it: the SDKs stop reading on
 //! it.
@@ -38,11 +41,15 @@ struct Inner {
     transport: Transport,
     /// The first failure to deliver, reported once at the end.
     failure: Option<String>,
+    /// Whether any event was delivered.
+    delivered: bool,
 }
 
 #[derive(Debug)]
 enum Transport {
     File(std::io::BufWriter<std::fs::File>),
+    /// `--json` of an update: one event a line on stdout.
+    Stdout,
     Stream {
         tx: Option<mpsc::UnboundedSender<EventRequest>>,
         call: tokio::task::JoinHandle<Result<(), tonic::Status>>,
@@ -88,8 +95,22 @@ impl EventLog {
                 events: PulumiEvents::new(options),
                 transport,
                 failure: None,
+                delivered: false,
             })),
         })
+    }
+
+    /// The events of `--json`, to stdout: each line written whole as it
+    /// comes.
+    pub fn stdout(options: PulumiEventOptions) -> EventLog {
+        EventLog {
+            inner: Arc::new(Mutex::new(Inner {
+                events: PulumiEvents::new(options),
+                transport: Transport::Stdout,
+                failure: None,
+                delivered: false,
+            })),
+        }
     }
 
     /// The `preludeEvent` of an operation about to run with `config`
@@ -114,8 +135,13 @@ impl EventLog {
     pub async fn close(self) {
         let (transport, failure) = {
             let mut inner = self.lock();
-            let cancel = inner.events.cancel();
-            inner.deliver(&cancel);
+            // Stdout that carried no operation (`refresh --preview-only
+            // --json` prints a digest) gets no lone `cancelEvent`; the
+            // SDKs reading a file or a stream wait for it, always.
+            if inner.delivered || !matches!(inner.transport, Transport::Stdout) {
+                let cancel = inner.events.cancel();
+                inner.deliver(&cancel);
+            }
             let transport = std::mem::replace(&mut inner.transport, Transport::Closed);
             (transport, inner.failure.take())
         };
@@ -148,12 +174,21 @@ impl EventLog {
 
 impl Inner {
     fn deliver(&mut self, event: &serde_json::Value) {
+        self.delivered = true;
         let result = match &mut self.transport {
             Transport::File(file) => {
                 let mut line = event.to_string();
                 line.push('\n');
                 file.write_all(line.as_bytes())
                     .and_then(|()| file.flush())
+                    .map_err(|e| e.to_string())
+            }
+            Transport::Stdout => {
+                let mut line = event.to_string();
+                line.push('\n');
+                let mut out = std::io::stdout().lock();
+                out.write_all(line.as_bytes())
+                    .and_then(|()| out.flush())
                     .map_err(|e| e.to_string())
             }
             Transport::Stream { tx: Some(tx), .. } => tx

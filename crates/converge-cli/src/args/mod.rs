@@ -385,7 +385,11 @@ pub struct OperationArgs {
     /// Show detailed diffs.
     #[arg(long)]
     pub diff: bool,
-    /// Print machine-readable JSON instead of the display.
+    /// Print JSON instead of the display, as Pulumi does: a preview's
+    /// digest (`steps`, `diagnostics`, `changeSummary`); an update,
+    /// refresh or destroy streams its engine events, one a line, after
+    /// its preview's digest (PULUMI_ENABLE_STREAMING_JSON_PREVIEW streams
+    /// a preview's too).
     #[arg(short, long)]
     pub json: bool,
     /// A message for the update history.

@@ -33,6 +33,9 @@ pub(crate) struct RenderOptions {
     pub suppress_outputs: bool,
     /// `--event-log`: where the events also go.
     pub event_log: Option<EventLog>,
+    /// `--json` of an update, refresh or destroy: the events streamed to
+    /// stdout, one a line, instead of the digest.
+    pub json_events: Option<EventLog>,
     /// The stack's configuration as the event log's prelude and `--json`
     /// show it (secrets as `[secret]` unless revealed).
     pub config: Arc<BTreeMap<String, String>>,
@@ -101,14 +104,19 @@ impl Renderer {
         };
         let display_options = options.display;
         let shows = !options.json;
-        let event_log = options.event_log;
+        let logs: Vec<EventLog> = [options.event_log, options.json_events.clone()]
+            .into_iter()
+            .flatten()
+            .collect();
         let join = options.join;
-        if let Some(log) = event_log.as_ref().filter(|_| !join.continues_previous) {
-            log.prelude(&options.config, display_options.preview);
+        if !join.continues_previous {
+            for log in &logs {
+                log.prelude(&options.config, display_options.preview);
+            }
         }
         // `--json`: Pulumi's digest, folded from the same events in
         // Pulumi's form.
-        let mut digest = options.json.then(|| {
+        let mut digest = (options.json && options.json_events.is_none()).then(|| {
             (
                 PulumiEvents::new(PulumiEventOptions {
                     show_secrets: display_options.show_secrets,
@@ -135,8 +143,10 @@ impl Renderer {
                 while let Some(event) = next {
                     let continued = join.continued_by_next
                         && matches!(event, EngineEvent::Summary { error: None, .. });
-                    if let Some(log) = event_log.as_ref().filter(|_| !continued) {
-                        log.record(&event);
+                    if !continued {
+                        for log in &logs {
+                            log.record(&event);
+                        }
                     }
                     if let Some((translator, digest)) = &mut digest {
                         for e in translator.translate(&event) {

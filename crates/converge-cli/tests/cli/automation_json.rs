@@ -159,12 +159,45 @@ fn preview_json_is_pulumis_preview_digest() {
     let create = run(&["preview", "--json"]);
     assert!(!create.contains("do-not-show"), "{create}");
     insta::assert_snapshot!("preview_json_create", checked(&create));
-    let up = checked(&run(&["up", "--yes", "--json"]));
-    let up: serde_json::Value = serde_json::from_str(&up).unwrap();
+    // `up --json`, as Pulumi's: the preview's digest, then the update's
+    // events streamed one a line (secrets masked), ending with the
+    // `cancelEvent`.
+    let up = run(&["up", "--yes", "--json"]);
+    assert!(!up.contains("do-not-show"), "{up}");
+    let mut values = serde_json::Deserializer::from_str(&up).into_iter::<serde_json::Value>();
+    let digest = values.next().unwrap().unwrap();
     assert_eq!(
-        up["changeSummary"],
+        digest["changeSummary"],
         serde_json::json!({"create": 2}),
         "{up}"
+    );
+    let events: Vec<serde_json::Value> = values.map(Result::unwrap).collect();
+    let lines: Vec<&str> = up.lines().rev().take(events.len()).collect();
+    assert!(
+        lines.iter().all(|l| l.starts_with("{\"sequence\":")),
+        "{up}"
+    );
+    assert!(events[0].get("preludeEvent").is_some(), "{up}");
+    let summary = events.iter().find_map(|e| e.get("summaryEvent")).unwrap();
+    assert_eq!(
+        summary["resourceChanges"],
+        serde_json::json!({"create": 2}),
+        "{up}"
+    );
+    assert!(events.last().unwrap().get("cancelEvent").is_some(), "{up}");
+    let sequences: Vec<u64> = events
+        .iter()
+        .map(|e| e["sequence"].as_u64().unwrap())
+        .collect();
+    assert!(
+        sequences.windows(2).all(|w| w[1] == w[0] + 1),
+        "{sequences:?}"
+    );
+    // --skip-preview: the events alone.
+    let again = run(&["up", "--skip-preview", "--json"]);
+    assert!(
+        again.lines().all(|l| l.starts_with("{\"sequence\":")),
+        "{again}"
     );
     run(&["config", "set", "length", "9"]);
     insta::assert_snapshot!(

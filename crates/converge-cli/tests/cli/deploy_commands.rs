@@ -92,9 +92,15 @@ fn refresh_and_destroy_of_an_empty_stack() {
     assert!(out.contains("no changes"), "{out}");
     let out = w.ok(&["destroy", "--yes", "--skip-preview"]);
     assert!(out.contains("no changes"), "{out}");
+    // The preview's digest, then the destroy's events, one a line.
     let json = w.ok(&["destroy", "--yes", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["changeSummary"], serde_json::json!({}), "{v}");
+    let values: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&json)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(values[0]["changeSummary"], serde_json::json!({}), "{json}");
+    let summary = values.iter().find_map(|v| v.get("summaryEvent")).unwrap();
+    assert_eq!(summary["resourceChanges"], serde_json::json!({}), "{json}");
     // The update history records each run.
     let history = w.backend.join(".pulumi/history/demo/dev");
     assert!(history.read_dir().unwrap().count() >= 3);

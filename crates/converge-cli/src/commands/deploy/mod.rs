@@ -121,19 +121,45 @@ pub async fn run(ctx: &Context, op: Operation, args: OperationArgs) -> Result<()
         ),
         None => None,
     };
-    let result = run_logged(ctx, op, args, event_log.clone()).await;
-    if let Some(log) = event_log {
+    // `--json` of an update, refresh or destroy streams the operation's
+    // events to stdout, one a line, as Pulumi does (a preview prints its
+    // digest, unless PULUMI_ENABLE_STREAMING_JSON_PREVIEW); secrets masked.
+    let json_events = (args.json && streams_json(op)).then(|| {
+        EventLog::stdout(PulumiEventOptions {
+            show_secrets: false,
+        })
+    });
+    let logs = Logs {
+        event_log,
+        json_events,
+    };
+    let result = run_logged(ctx, op, args, logs.clone()).await;
+    for log in [logs.event_log, logs.json_events].into_iter().flatten() {
         log.close().await;
     }
     result
 }
 
-async fn run_logged(
-    ctx: &Context,
-    op: Operation,
-    args: OperationArgs,
+/// Where an operation's events go besides the display: `--event-log`,
+/// and stdout with `--json` (see [`streams_json`]).
+#[derive(Debug, Clone, Default)]
+struct Logs {
     event_log: Option<EventLog>,
-) -> Result<()> {
+    json_events: Option<EventLog>,
+}
+
+/// Whether `--json` of `op` streams its events rather than printing a
+/// digest: an update, refresh or destroy does; a preview does with
+/// `PULUMI_ENABLE_STREAMING_JSON_PREVIEW` set truthy.
+fn streams_json(op: Operation) -> bool {
+    op != Operation::Preview
+        || std::env::var("PULUMI_ENABLE_STREAMING_JSON_PREVIEW")
+            .ok()
+            .and_then(|v| crate::args::pulumi_spelling::parse_bool(&v))
+            .unwrap_or(false)
+}
+
+async fn run_logged(ctx: &Context, op: Operation, args: OperationArgs, logs: Logs) -> Result<()> {
     winds_down(ctx, args.cancel_timeout);
     // A closed stdout (`converge up | head`) must not stop an operation
     // half way: while one runs, SIGPIPE is caught and the display's writes
@@ -209,7 +235,7 @@ async fn run_logged(
         &mut locked,
         &providers,
         ahead,
-        event_log,
+        logs,
         &service_packs,
     )
     .await;
@@ -300,7 +326,7 @@ async fn run_locked(
     locked: &mut LockedStack,
     providers: &Providers,
     ahead: Option<ProgramAhead>,
-    event_log: Option<EventLog>,
+    logs: Logs,
     service_packs: &crate::service_policy::ServicePacks,
 ) -> Result<()> {
     let stack_name = locked.stack().stack.clone();
@@ -446,6 +472,7 @@ async fn run_locked(
         ctx,
         args,
         op,
+        json_events: logs.json_events,
         stack: &stack_name,
         providers,
         render: RenderOptions {
@@ -460,7 +487,8 @@ async fn run_locked(
             },
             json: args.json,
             suppress_outputs: args.suppress_outputs,
-            event_log,
+            event_log: logs.event_log,
+            json_events: None,
             config: shown_config,
             suppress_progress: args.suppress_progress,
             details: needs_confirmation,
@@ -515,7 +543,7 @@ async fn run_locked(
                 path.display()
             );
         }
-        if args.json {
+        if args.json && !streams_json(op) {
             print_digest(rendered.digest.as_ref())?;
         }
         if let Some(e) = preview.error {
@@ -533,9 +561,8 @@ async fn run_locked(
     if let Some(e) = finished.history_error {
         eprintln!("warning: the update history could not be recorded: {e}");
     }
-    if args.json {
-        print_digest(rendered.digest.as_ref())?;
-    } else {
+    // `--json`: the events were streamed as they came.
+    if !args.json {
         // A failed update's program never registered the stack's outputs.
         if op == Operation::Up && !args.suppress_outputs && result.error.is_none() {
             print_outputs(&result.snapshot, args.show_secrets);

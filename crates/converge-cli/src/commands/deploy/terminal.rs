@@ -7,7 +7,7 @@ use converge_engine::driver::{FrontEnd, Phase};
 use converge_engine::OperationResult;
 use converge_state::Snapshot;
 
-use super::{print_lines, print_output_changes, report_interrupted, Operation};
+use super::{print_digest, print_lines, print_output_changes, report_interrupted, Operation};
 use crate::args::OperationArgs;
 use crate::commands::confirm::confirm_with_details;
 use crate::commands::execute::{PhaseJoin, RenderOptions, Rendered, Renderer};
@@ -23,6 +23,10 @@ pub(super) struct Terminal<'a> {
     pub(super) ctx: &'a Context,
     pub(super) args: &'a OperationArgs,
     pub(super) op: Operation,
+    /// `--json` of an update, refresh or destroy: its events, streamed
+    /// to stdout (a preview phase before it prints its digest instead,
+    /// as Pulumi's does).
+    pub(super) json_events: Option<crate::event_log::EventLog>,
     pub(super) stack: &'a str,
     pub(super) providers: &'a Providers,
     pub(super) render: RenderOptions,
@@ -71,6 +75,10 @@ impl FrontEnd for Terminal<'_> {
                 },
                 // The prompt's `details` are the preview's steps.
                 details: self.render.details && phase == Phase::Preview,
+                json_events: self
+                    .streams(phase)
+                    .then(|| self.json_events.clone())
+                    .flatten(),
                 join: PhaseJoin {
                     continues_previous: repeated,
                     continued_by_next: matches!(phase, Phase::RefreshPreview | Phase::Refresh),
@@ -103,6 +111,11 @@ impl FrontEnd for Terminal<'_> {
                 if !self.args.json && !self.args.suppress_outputs && finished {
                     print_output_changes(base, &result.snapshot, self.args.show_secrets);
                 }
+                // `up --json`'s preview: its digest, before the update's
+                // events stream (the preview command prints its own).
+                if self.args.json && self.op != Operation::Preview && !self.streams(phase) {
+                    print_digest(rendered.digest.as_ref())?;
+                }
                 print_lines(&rendered.summary);
                 if let Some(e) = rendered.error(result) {
                     return Err(e);
@@ -125,6 +138,15 @@ impl FrontEnd for Terminal<'_> {
         }
         check_not_cancelled(&self.ctx.interrupts)?;
         Ok(())
+    }
+}
+
+impl Terminal<'_> {
+    /// Whether `phase`'s events stream to stdout (`--json`): an
+    /// operation's own phases do, a preview's only when the command is a
+    /// streaming preview.
+    fn streams(&self, phase: Phase) -> bool {
+        self.json_events.is_some() && (!phase.previews() || self.op == Operation::Preview)
     }
 }
 
