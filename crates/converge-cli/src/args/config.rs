@@ -8,6 +8,10 @@ pub struct ConfigArgs {
     /// `org/project/stack`); also accepted after the subcommand.
     #[arg(short = 's', long = "stack", value_name = "STACK", global = true)]
     pub stack: Option<String>,
+    /// Use this stack configuration file instead of `Pulumi.<stack>.yaml`
+    /// (also accepted after the subcommand).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config_file: Option<std::path::PathBuf>,
     /// Show secret values in plaintext when listing.
     #[arg(long)]
     pub show_secrets: bool,
@@ -35,6 +39,11 @@ pub enum ConfigCommand {
         /// Treat the key as a property path (`a.b[0]`).
         #[arg(long)]
         path: bool,
+        /// Save the value as this type: `string`, `bool`, `int` or
+        /// `float` (default: a string at the top level; under --path,
+        /// `true`/`false` and integers as such).
+        #[arg(long = "type", value_name = "TYPE", value_parser = ["string", "bool", "int", "float"])]
+        value_type: Option<String>,
     },
     /// Print a configuration value.
     Get {

@@ -92,6 +92,23 @@ fn typed(value: String) -> Value {
     }
 }
 
+/// `config set --type TYPE`: `value` as that type, or why it is not one.
+fn typed_as(ty: &str, value: String) -> Result<Value> {
+    let refuse = || anyhow::anyhow!("--type {ty}: {value:?} is not of type {ty}");
+    Ok(match ty {
+        "bool" => Value::Bool(crate::args::pulumi_spelling::parse_bool(&value).ok_or_else(refuse)?),
+        "int" => Value::Number(value.parse::<i64>().map_err(|_| refuse())?.into()),
+        "float" => {
+            let f = value.parse::<f64>().map_err(|_| refuse())?;
+            if !f.is_finite() {
+                return Err(refuse());
+            }
+            Value::Number(f.into())
+        }
+        _ => Value::String(value),
+    })
+}
+
 /// The value of `key` (a path inside a top-level value) in a stack's
 /// config, or Pulumi's error naming the key (as `shown`) and the stack.
 fn lookup<'a>(config: &'a Mapping, key: &ConfigKey, shown: &str, stack: &str) -> Result<&'a Value> {
@@ -179,7 +196,13 @@ fn remove_path(v: &mut Value, path: &[PathElement]) -> bool {
 }
 
 pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
-    let project = ctx.project()?;
+    // The project as its directory has it: `config cp` writes the other
+    // stack's own file, never a --config-file.
+    let local = ctx.project()?;
+    let project = match &args.config_file {
+        Some(file) => local.clone().with_stack_config_file(&ctx.cwd, file),
+        None => local.clone(),
+    };
     let backend: Arc<dyn Backend> = ctx.backend(Some(&project))?.into();
     let stack = ctx.resolve_stack(&project, args.stack.as_deref())?;
     ctx.require_stack(backend.as_ref(), &stack).await?;
@@ -210,7 +233,14 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             secret,
             plaintext: _,
             path,
+            value_type,
         }) => {
+            if secret && value_type.as_deref().is_some_and(|t| t != "string") {
+                bail!(
+                    "--type {} cannot be combined with --secret: a secret is stored as a string",
+                    value_type.unwrap_or_default()
+                );
+            }
             let key = parse_key(&project.name, &key, path)?;
             let value = match value {
                 Some(v) => v,
@@ -224,6 +254,8 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
             let new = if secret {
                 let crypter = encrypting_crypter(ctx, &backend, &stack, &mut settings).await?;
                 secure(crypter.encrypt(&value)?)
+            } else if let Some(ty) = &value_type {
+                typed_as(ty, value)?
             } else if key.path.is_empty() {
                 Value::String(value)
             } else {
@@ -312,7 +344,7 @@ pub async fn run(ctx: &Context, args: ConfigArgs) -> Result<()> {
                 dest: &dest,
                 key,
             };
-            copy::copy(ctx, &project, &backend, copy).await
+            copy::copy(ctx, &local, &backend, copy).await
         }
     }
 }

@@ -218,3 +218,45 @@ fn preview_json_suppress_outputs_leaves_the_stacks_outputs_out() {
     let hidden = stack_state(&["preview", "--json", "--show-sames", "--suppress-outputs"]);
     assert_eq!(hidden, serde_json::json!({}));
 }
+
+#[test]
+fn config_set_takes_a_type_and_every_config_command_a_config_file() {
+    let scratch = Scratch::new(REFRESHED);
+    stdout_of(scratch.command("pw"), &["stack", "init", "dev"]);
+    let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
+    run(&["config", "set", "--type", "int", "port", "8080"]);
+    run(&["config", "set", "--type", "bool", "on", "1"]);
+    run(&["config", "set", "--type", "float", "ratio", "0.5"]);
+    run(&["config", "set", "--type", "string", "zip", "007"]);
+    let file: serde_json::Value = serde_norway::from_str(
+        &std::fs::read_to_string(scratch.project.join("Pulumi.dev.yaml")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(file["config"]["flags:port"], 8080);
+    assert_eq!(file["config"]["flags:on"], true);
+    assert_eq!(file["config"]["flags:ratio"], 0.5);
+    assert_eq!(file["config"]["flags:zip"], "007");
+    let out = failure_of(
+        scratch.command("pw"),
+        &["config", "set", "--type", "int", "port", "eighty"],
+    );
+    assert!(out.contains("\"eighty\" is not of type int"), "{out}");
+    let out = failure_of(
+        scratch.command("pw"),
+        &["config", "set", "--type", "int", "--secret", "n", "1"],
+    );
+    assert!(out.contains("cannot be combined with --secret"), "{out}");
+
+    // --config-file, before or after the subcommand.
+    run(&["config", "set", "k", "v", "--config-file", "other.yaml"]);
+    let other = std::fs::read_to_string(scratch.project.join("other.yaml")).unwrap();
+    assert!(other.contains("flags:k: v"), "{other}");
+    let listed = run(&["config", "--config-file", "other.yaml", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(listed["flags:k"]["value"], "v", "{listed}");
+    assert!(listed.get("flags:port").is_none(), "{listed}");
+    assert_eq!(
+        run(&["config", "get", "k", "--config-file", "other.yaml"]).trim(),
+        "v"
+    );
+}
