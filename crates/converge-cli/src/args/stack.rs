@@ -83,6 +83,10 @@ pub enum StackCommand {
         /// Print JSON.
         #[arg(short, long)]
         json: bool,
+        /// Only the stacks of this organization (`organization` on a
+        /// file or bucket backend, the token's on a state service).
+        #[arg(short, long, value_name = "ORG")]
+        organization: Option<String>,
         /// List the stacks of this project (another project's names are
         /// shown as `project/stack`).
         #[arg(short, long, value_name = "NAME", conflicts_with = "all")]

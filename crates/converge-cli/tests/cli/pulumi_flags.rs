@@ -245,6 +245,8 @@ fn stack_ls_filters_by_project_and_by_tag() {
         listed(&scratch, &["-Q"]),
         ["organization/web/dev", "organization/web/prod"]
     );
+    assert_eq!(listed(&scratch, &["-o", "organization"]), ["dev", "prod"]);
+    assert!(listed(&scratch, &["--organization", "acme"]).is_empty());
     assert_eq!(listed(&scratch, &["-p", "web"]), ["dev", "prod"]);
     assert!(listed(&scratch, &["--project", "nothing"]).is_empty());
     assert_eq!(listed(&scratch, &["--tag", "team"]), ["dev", "prod"]);

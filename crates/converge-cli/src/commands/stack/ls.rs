@@ -28,6 +28,8 @@ struct Row {
 pub(super) struct LsOptions {
     pub all: bool,
     pub json: bool,
+    /// `--organization`: that organization's stacks.
+    pub organization: Option<String>,
     /// `--project`: that project's stacks.
     pub project: Option<String>,
     /// `--tag NAME[=VALUE]`.
@@ -65,6 +67,13 @@ pub(super) async fn run(ctx: &Context, opts: LsOptions) -> Result<()> {
     let options = ListStacksOptions { project: filter };
     for summary in tagged(backend.as_ref(), backend.list_stacks(&options).await?, tag).await? {
         let sr = &summary.stack_ref;
+        if opts
+            .organization
+            .as_ref()
+            .is_some_and(|o| *o != sr.organization)
+        {
+            continue;
+        }
         // A stack whose state cannot be read is still listed (its time and
         // count `n/a`), and the user is told why.
         let state = match current_state(ctx, &backend, sr).await {

@@ -50,12 +50,14 @@ pub async fn run(ctx: &Context, cmd: StackCommand) -> Result<()> {
         StackCommand::Ls {
             all,
             json,
+            organization,
             project,
             tag,
         } => {
             let opts = ls::LsOptions {
                 all,
                 json,
+                organization,
                 project,
                 tag,
             };
