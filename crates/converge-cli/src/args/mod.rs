@@ -290,6 +290,7 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "remove",
         ],
         "refresh" => &[
+            "show-policy-remediations",
             "replace",
             "target-replace",
             "refresh",
@@ -305,6 +306,7 @@ pub fn refused_flags(command: &str) -> &'static [&'static str] {
             "remove",
         ],
         "destroy" => &[
+            "show-policy-remediations",
             "skip-pending-creates",
             "import-pending-creates",
             "replace",
@@ -412,6 +414,9 @@ pub struct OperationArgs {
     /// instead of its one replace line.
     #[arg(long)]
     pub show_replacement_steps: bool,
+    /// Under each policy remediation, show the inputs it changed.
+    #[arg(long)]
+    pub show_policy_remediations: bool,
     /// Show the stack's configuration before the operation (secrets as
     /// `[secret]` unless --show-secrets).
     #[arg(long)]

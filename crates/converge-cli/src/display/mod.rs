@@ -33,6 +33,9 @@ pub struct DisplayOptions {
     /// `--show-replacement-steps`: a replacement as its create-replacement
     /// and delete-original steps, rather than one replace line.
     pub show_replacement_steps: bool,
+    /// `--show-policy-remediations`: under each remediation, the inputs it
+    /// changed (old => new).
+    pub show_policy_remediations: bool,
 }
 
 /// Writes a line to stdout; a closed stdout loses the line instead of
@@ -261,13 +264,23 @@ pub fn render(event: &EngineEvent, elapsed: Option<Duration>, opts: DisplayOptio
         EngineEvent::PolicyViolation(_)
         | EngineEvent::PolicyRemediation(_)
         | EngineEvent::PolicyAnalyzeSummary { .. } => Vec::new(),
-        EngineEvent::Policies(reports) => policies(reports),
+        EngineEvent::Policies(reports) => {
+            let changes = opts.show_policy_remediations.then_some(values::ValueStyle {
+                show_secrets: opts.show_secrets,
+            });
+            policies(reports, changes)
+        }
     }
 }
 
 /// The "Policies:" section: each pack (`name@vversion`) with its
-/// violations (level, policy, resource, message) and remediations.
-pub fn policies(reports: &[converge_engine::events::PackReport]) -> Vec<String> {
+/// violations (level, policy, resource, message) and remediations, each
+/// remediation with the inputs it changed when `changes` says how to show
+/// them.
+pub fn policies(
+    reports: &[converge_engine::events::PackReport],
+    changes: Option<values::ValueStyle>,
+) -> Vec<String> {
     let mut lines = vec![String::new(), "Policies:".to_owned()];
     for r in reports {
         let mandatory = r
@@ -308,6 +321,11 @@ pub fn policies(reports: &[converge_engine::events::PackReport]) -> Vec<String> 
                 m.policy,
                 label(&m.urn)
             ));
+            if let Some(style) = changes {
+                for line in values::diff_lines(&m.before, &m.after, style) {
+                    lines.push(format!("        {line}"));
+                }
+            }
         }
     }
     lines

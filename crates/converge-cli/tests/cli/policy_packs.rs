@@ -134,6 +134,26 @@ fn judges_ok_and_short(scratch: &Scratch, project: &str, pack: &Path, label: &st
         preview.contains(&format!("{label} min-length (urn:pulumi:dev::{project}::random:index/randomString:RandomString::short)")),
         "the error names pack, policy and resource: {preview}"
     );
+    // --show-policy-remediations: under each remediation, what it changed.
+    let detailed = fails(
+        scratch,
+        &[
+            "preview",
+            "--policy-pack",
+            &pack,
+            "--show-policy-remediations",
+        ],
+    );
+    let remediated = detailed
+        .lines()
+        .skip_while(|l| !l.contains("[remediated]"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        remediated.contains("special") && remediated.contains("=> false"),
+        "{detailed}"
+    );
+    assert!(!preview.contains("=> false"), "{preview}");
     // `up` stops at its preview: nothing changes.
     let up = fails(scratch, &["up", "--yes", "--policy-pack", &pack]);
     assert!(up.contains("min-length"), "{up}");

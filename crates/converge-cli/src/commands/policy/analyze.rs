@@ -78,7 +78,7 @@ pub async fn run(ctx: &Context, args: PolicyAnalyzeArgs) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&reports))?);
     } else {
-        for line in crate::display::policies(&reports) {
+        for line in crate::display::policies(&reports, None) {
             println!("{line}");
         }
     }
