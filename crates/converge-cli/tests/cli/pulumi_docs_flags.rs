@@ -184,6 +184,8 @@ fn pulumis_aliases_and_script_flags_are_accepted() {
         &["import", "--from", "terraform", "x.tfstate"],
     );
     assert!(out.contains("Converge runs no converters"), "{out}");
+    let out = failure_of(scratch.command("pw"), &["plugin", "ls", "-p"]);
+    assert!(out.contains("does not work out which plugins"), "{out}");
     let out = failure_of(scratch.command("pw"), &["config", "env", "ls"]);
     assert!(
         out.contains("Converge has no `config env` command"),

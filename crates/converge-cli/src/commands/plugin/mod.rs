@@ -27,6 +27,10 @@ pub enum PluginCommand {
         /// Print Pulumi's JSON (the plugin directory's plugins).
         #[arg(short, long)]
         json: bool,
+        /// Pulumi's "only the project's plugins": refused, since Converge
+        /// does not work out a project's plugins ahead of running it.
+        #[arg(short, long)]
+        project: bool,
     },
     /// Install a plugin from a local `.tar.gz` archive or directory
     /// (`--file`): `converge plugin install resource NAME VERSION --file PATH`;
@@ -84,7 +88,16 @@ pub struct RmArgs {
 
 pub fn run(ctx: &Context, cmd: PluginCommand) -> Result<()> {
     match cmd {
-        PluginCommand::Ls { json } => ls::run(json),
+        PluginCommand::Ls { json, project } => {
+            if project {
+                anyhow::bail!(
+                    "plugin ls --project: Converge does not work out which plugins a project \
+                     needs before it runs (it loads each as the program asks for it); \
+                     `converge plugin ls` lists every plugin it can load"
+                );
+            }
+            ls::run(json)
+        }
         PluginCommand::Install(args) => install_plugin(args),
         PluginCommand::Rm(args) => rm(ctx, args),
     }
