@@ -48,6 +48,8 @@ pub enum EngineError {
     },
     #[error("resource {urn} is protected: it cannot be {action}; remove the protect option and run an update first, or run `converge state unprotect {urn}`")]
     Protected { urn: Urn, action: &'static str },
+    #[error("replacing {urn} deletes it before creating its replacement (delete-before-replace), and {dependent}, which depends on it and would be replaced with it, is not part of this update: add `--target {dependent}` or `--target-dependents` (or drop its `--exclude`); nothing was deleted")]
+    ReplacementDependentNotTargeted { urn: Urn, dependent: Urn },
     /// `up --plan`: a registration or step the saved plan does not allow.
     #[error("resource {urn} violates plan: {message}")]
     PlanViolation { urn: Urn, message: String },

@@ -394,3 +394,40 @@ Group("group").urn.apply(hold)
     assert!(status.success(), "converge up: {status}");
     assert!(shows_group());
 }
+
+/// A component's `retain_on_delete` and `deleted_with` reach its children,
+/// which the SDK does not pass down (Pulumi's engine does): a retained
+/// component's child is not deleted, nor one deleted with a resource that
+/// is deleted too. Each command logs its create and delete to `log`.
+#[test]
+fn a_components_retain_on_delete_and_deleted_with_reach_its_children() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(
+        &venv,
+        r#"
+import pulumi
+
+def command(name, opts=None):
+    return pulumi.CustomResource("command:local:Command", name, {
+        "create": f"echo create-{name} >> log",
+        "delete": f"echo delete-{name} >> log",
+    }, opts)
+
+class Group(pulumi.ComponentResource):
+    def __init__(self, name, opts=None):
+        super().__init__("app:index:Group", name, None, opts)
+        command(f"{name}-child", pulumi.ResourceOptions(parent=self))
+        self.register_outputs({})
+
+anchor = command("anchor")
+Group("kept", pulumi.ResourceOptions(retain_on_delete=True))
+Group("with", pulumi.ResourceOptions(deleted_with=anchor))
+"#,
+    );
+    w.run(&["up", "--yes"]);
+    let log = w.scratch.project.join("log");
+    std::fs::write(&log, "").unwrap();
+    w.run(&["destroy", "--yes"]);
+    let deleted = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(deleted.trim(), "delete-anchor", "{deleted}");
+}

@@ -551,3 +551,52 @@ fn an_original_left_by_a_failed_update_is_shown_counted_and_recorded_when_delete
         1
     );
 }
+
+/// `a` replaced delete-before-replace when `v` changes; `b` takes `a`'s
+/// output in its triggers, so it is replaced with `a`.
+const DBR_CHAIN: &str = "name: dbr
+runtime: yaml
+config:
+  v: {type: string}
+resources:
+  a:
+    type: command:local:Command
+    properties:
+      create: echo create-a >> log
+      delete: echo delete-a >> log
+      triggers: [\"${v}\"]
+    options:
+      deleteBeforeReplace: true
+  b:
+    type: command:local:Command
+    properties:
+      create: echo create-b >> log
+      delete: echo delete-b >> log
+      triggers: [\"${a.stdout}\"]
+";
+
+/// `up --target a` that would delete `b` (a dependent replaced with it,
+/// delete-before-replace) without recreating it is refused before any
+/// command runs, the state as it was; with `--target-dependents`, both
+/// are replaced, `b` deleted first.
+#[test]
+fn a_targeted_delete_before_replace_refuses_to_delete_an_untargeted_dependent() {
+    let w = World::new(DBR_CHAIN);
+    w.run(&["config", "set", "v", "1"]);
+    w.run(&["up", "--yes"]);
+    assert_eq!(w.log(), ["create-a", "create-b"]);
+    let before = w.run(&["stack", "export"]);
+    w.run(&["config", "set", "v", "2"]);
+    let a = "urn:pulumi:dev::dbr::command:local:Command::a";
+    let out = w.fails(&["up", "--yes", "--target", a]);
+    assert!(
+        out.contains(
+            "::b, which depends on it and would be replaced with it, is not part of this update"
+        ) && out.contains("--target-dependents"),
+        "{out}"
+    );
+    assert!(w.log().is_empty());
+    assert_eq!(w.run(&["stack", "export"]), before);
+    w.run(&["up", "--yes", "--target", a, "--target-dependents"]);
+    assert_eq!(w.log(), ["delete-b", "delete-a", "create-a", "create-b"]);
+}

@@ -39,6 +39,7 @@ mod construct;
 mod engine_service;
 mod goals;
 mod hooks;
+mod inherited_options;
 mod invoke;
 mod migrations;
 mod output_values;
@@ -112,6 +113,8 @@ pub(crate) struct Shared {
     pub hooks: Arc<hooks::Hooks>,
     /// The providers each registration names, for invokes parented to it.
     pub provider_scopes: provider_scopes::ProviderScopes,
+    /// Each registration's inheritable options, for its children.
+    pub inherited: inherited_options::InheritedOptions,
     /// The packages the program registered, by reference.
     pub packages: packages::Packages,
 }
@@ -167,6 +170,7 @@ impl MonitorServer {
             errors: Mutex::new(Vec::new()),
             transforms: transforms::Transforms::default(),
             provider_scopes: provider_scopes::ProviderScopes::default(),
+            inherited: inherited_options::InheritedOptions::default(),
             hooks,
             packages: packages::Packages::default(),
         });

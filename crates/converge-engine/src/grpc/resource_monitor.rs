@@ -189,6 +189,7 @@ impl ResourceMonitor for ResourceMonitorService {
     ) -> Result<Response<RegisterResourceResponse>, Status> {
         let mut req = request.into_inner();
         let transforms = self.shared.transforms.apply(&mut req).await?;
+        self.shared.inherited.inherit(&mut req);
         goals::check_supported(&req)?;
         if !req.remote {
             let what = format!("{} {:?}", req.r#type, req.name);
@@ -203,6 +204,7 @@ impl ResourceMonitor for ResourceMonitorService {
                 .transforms
                 .registered(&response.urn, &req.parent, transforms.own);
             self.shared.provider_scopes.registered(&response.urn, &req);
+            self.shared.inherited.registered(&response.urn, &req);
             return Ok(Response::new(response));
         }
         let goal = goals::resource_goal(&req)?;
@@ -216,6 +218,7 @@ impl ResourceMonitor for ResourceMonitorService {
         self.shared
             .provider_scopes
             .registered(result.urn.as_str(), &req);
+        self.shared.inherited.registered(result.urn.as_str(), &req);
         let object = marshal_properties(
             &result.outputs,
             to_program(req.accept_secrets, req.accept_resources),

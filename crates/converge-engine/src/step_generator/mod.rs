@@ -766,7 +766,16 @@ pub(crate) async fn delete_for_replacement(
     old_index: usize,
 ) -> Result<(), EngineError> {
     let dependents = dependent_replacements(d, old_index).await?;
-    for i in dependents.into_iter().chain(std::iter::once(old_index)) {
+    let order: Vec<usize> = dependents
+        .into_iter()
+        .chain(std::iter::once(old_index))
+        .collect();
+    // Every refusal comes before the first delete: a protected resource,
+    // or a dependent the update may not touch (`--target` without it, or
+    // `--exclude`), whose object would be deleted and never recreated
+    // while its state says it is there.
+    let root = &d.base.resources[old_index].urn;
+    for &i in &order {
         let r = &d.base.resources[i];
         if r.protect {
             return Err(steps::failed(
@@ -779,6 +788,20 @@ pub(crate) async fn delete_for_replacement(
                 },
             ));
         }
+        if i != old_index && !d.selection.is_targeted(&r.urn) {
+            return Err(steps::failed(
+                d,
+                StepOp::DeleteReplaced,
+                root,
+                EngineError::ReplacementDependentNotTargeted {
+                    urn: root.clone(),
+                    dependent: r.urn.clone(),
+                },
+            ));
+        }
+    }
+    for i in order {
+        let r = &d.base.resources[i];
         if d.progress().object_gone(i) {
             continue;
         }

@@ -513,3 +513,71 @@ async fn an_original_a_failed_update_left_is_deleted_as_an_ordinary_deletion_nex
     );
     assert_eq!(copies(&w, "a"), 1);
 }
+
+/// `a` (input `input`, replaced delete-before-replace when it changes) and
+/// `c`, whose input comes from `a` and is replaced with it.
+fn a_and_dependent(v: &'static str) -> TestProgram {
+    program(move |m| async move {
+        let stack = register_stack(&m).await?;
+        let a = reg(&m, &stack, custom(T, "a", inputs(&[("input", v)]))).await?;
+        let a_out = a
+            .outputs
+            .get("input")
+            .cloned()
+            .unwrap_or(converge_model::PropertyValue::Null);
+        let mut c = custom(T, "c", [("input".to_owned(), a_out)].into_iter().collect());
+        c.dependencies = vec![a.urn.clone()];
+        c.property_dependencies = [("input".to_owned(), vec![a.urn.clone()])]
+            .into_iter()
+            .collect();
+        reg(&m, &stack, c).await?;
+        Ok(())
+    })
+}
+
+/// A targeted delete-before-replace whose dependent must be replaced with
+/// it, but is not targeted, is refused before anything is deleted: the
+/// dependent's object would be gone while its state says it is there.
+/// With the dependent targeted too, both are replaced, dependent first.
+#[tokio::test]
+async fn a_targeted_delete_before_replace_never_deletes_an_untargeted_dependent() {
+    let events = log();
+    let (mut w, cloud) = world(replacing("input", true, events.clone()));
+    expect_ok(&w.up(&a_and_dependent("1")).await);
+    events.lock().unwrap().clear();
+    let before = w.snapshot.clone();
+    let a_urn = w.resource("a").unwrap().urn.clone();
+    w.options.targets = Some(vec![
+        converge_model::UrnPattern::parse(a_urn.as_str()).unwrap()
+    ]);
+    for preview in [true, false] {
+        let r = if preview {
+            w.preview(&a_and_dependent("2")).await
+        } else {
+            w.up(&a_and_dependent("2")).await
+        };
+        let err = r
+            .error
+            .clone()
+            .expect("the targeted replacement is refused");
+        assert!(
+            matches!(
+                &err,
+                converge_engine::EngineError::ReplacementDependentNotTargeted { dependent, .. }
+                    if dependent.name() == "c"
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("--target-dependents"), "{err}");
+        assert!(entries(&events).is_empty(), "{:?}", entries(&events));
+        assert_eq!(cloud.len(), 2);
+        assert_eq!(w.snapshot.resources, before.resources);
+    }
+
+    w.options.target_dependents = true;
+    expect_ok(&w.up(&a_and_dependent("2")).await);
+    assert_eq!(
+        entries(&events),
+        vec!["delete c", "delete a", "create a", "create c"]
+    );
+}

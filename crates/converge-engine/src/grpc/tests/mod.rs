@@ -568,3 +568,46 @@ async fn a_step_starts_with_its_states_and_diff_when_the_sink_wants_them() {
     };
     assert!(diff.is_empty());
 }
+
+/// A child inherits `retainOnDelete`, `deletedWith` and `protect` from
+/// its parent when its registration leaves them unset, through every
+/// generation, as Pulumi's monitor gives them; an explicit `false` stays.
+#[tokio::test]
+async fn children_inherit_retain_on_delete_deleted_with_and_protect() {
+    let program = grpc_program(|mut c| async move {
+        let stack = stack(&mut c).await?;
+        let x = register(&mut c, request("pkg:index:Thing", "x", true, &stack)).await?;
+        let mut comp = request("my:index:Comp", "c", false, &stack);
+        comp.retain_on_delete = Some(true);
+        comp.deleted_with = x.urn.clone();
+        let comp = register(&mut c, comp).await?;
+        let inner = register(&mut c, request("my:index:Comp", "inner", false, &comp.urn)).await?;
+        register(&mut c, request("pkg:index:Thing", "kept", true, &inner.urn)).await?;
+        let mut own = request("pkg:index:Thing", "own", true, &comp.urn);
+        own.retain_on_delete = Some(false);
+        register(&mut c, own).await?;
+        let mut guarded = request("my:index:Comp", "guarded", false, &stack);
+        guarded.protect = Some(true);
+        let guarded = register(&mut c, guarded).await?;
+        register(&mut c, request("pkg:index:Thing", "g", true, &guarded.urn)).await?;
+        Ok(())
+    });
+    let result = up(empty(), MockProvider::new("pkg"), &program).await;
+    assert_eq!(result.error, None);
+    let find = |name: &str| {
+        result
+            .snapshot
+            .resources
+            .iter()
+            .find(|r| r.urn.name() == name)
+            .unwrap()
+            .clone()
+    };
+    let (x, kept, own, g) = (find("x"), find("kept"), find("own"), find("g"));
+    assert!(kept.retain_on_delete, "{kept:?}");
+    assert_eq!(kept.deleted_with.as_ref(), Some(&x.urn));
+    assert!(!own.retain_on_delete, "{own:?}");
+    assert_eq!(own.deleted_with.as_ref(), Some(&x.urn));
+    assert!(g.protect && !kept.protect);
+    assert!(!x.retain_on_delete && x.deleted_with.is_none());
+}
