@@ -140,6 +140,22 @@ async fn delete_before_replace_from_the_provider_and_from_the_option() {
     assert_eq!(entries(&events), vec!["create a", "delete a", "create a"]);
 }
 
+/// A resource `name` whose `input` is `from`'s `input` output: a
+/// dependency and a property dependency on `from`.
+fn fed_by(name: &str, from: &converge_engine::RegisterResult) -> converge_engine::ResourceGoal {
+    let value = from
+        .outputs
+        .get("input")
+        .cloned()
+        .unwrap_or(converge_model::PropertyValue::Null);
+    let mut goal = custom(T, name, [("input".to_owned(), value)].into_iter().collect());
+    goal.dependencies = vec![from.urn.clone()];
+    goal.property_dependencies = [("input".to_owned(), vec![from.urn.clone()])]
+        .into_iter()
+        .collect();
+    goal
+}
+
 /// Seed 000's example: b dependsOn a, c takes a's output, d takes b's
 /// output. When a is replaced delete-before-replace, c is replaced with
 /// it (its input comes from a); b and d are not.
@@ -154,28 +170,8 @@ async fn dependent_replacements_follow_seed_000() {
             let mut b = custom(T, "b", inputs(&[("input", "fixed")]));
             b.dependencies = vec![a.urn.clone()];
             let b = reg(&m, &stack, b).await?;
-            let a_out = a
-                .outputs
-                .get("input")
-                .cloned()
-                .unwrap_or(converge_model::PropertyValue::Null);
-            let mut c = custom(T, "c", [("input".to_owned(), a_out)].into_iter().collect());
-            c.dependencies = vec![a.urn.clone()];
-            c.property_dependencies = [("input".to_owned(), vec![a.urn.clone()])]
-                .into_iter()
-                .collect();
-            reg(&m, &stack, c).await?;
-            let b_out = b
-                .outputs
-                .get("input")
-                .cloned()
-                .unwrap_or(converge_model::PropertyValue::Null);
-            let mut d = custom(T, "d", [("input".to_owned(), b_out)].into_iter().collect());
-            d.dependencies = vec![b.urn.clone()];
-            d.property_dependencies = [("input".to_owned(), vec![b.urn.clone()])]
-                .into_iter()
-                .collect();
-            reg(&m, &stack, d).await?;
+            reg(&m, &stack, fed_by("c", &a)).await?;
+            reg(&m, &stack, fed_by("d", &b)).await?;
             Ok(())
         })
     };
@@ -520,17 +516,7 @@ fn a_and_dependent(v: &'static str) -> TestProgram {
     program(move |m| async move {
         let stack = register_stack(&m).await?;
         let a = reg(&m, &stack, custom(T, "a", inputs(&[("input", v)]))).await?;
-        let a_out = a
-            .outputs
-            .get("input")
-            .cloned()
-            .unwrap_or(converge_model::PropertyValue::Null);
-        let mut c = custom(T, "c", [("input".to_owned(), a_out)].into_iter().collect());
-        c.dependencies = vec![a.urn.clone()];
-        c.property_dependencies = [("input".to_owned(), vec![a.urn.clone()])]
-            .into_iter()
-            .collect();
-        reg(&m, &stack, c).await?;
+        reg(&m, &stack, fed_by("c", &a)).await?;
         Ok(())
     })
 }
