@@ -254,3 +254,43 @@ fn resource_hooks_and_error_hooks() {
         "{text}"
     );
 }
+
+const PLAIN_TRANSFORMS: &str = r#"
+const pulumi = require("@pulumi/pulumi");
+
+pulumi.runtime.registerResourceTransform(args => {
+    if (args.type !== "command:local:Command") {
+        return undefined;
+    }
+    const environment = { ...args.props.environment, TEAM: "infra" };
+    return { props: { ...args.props, environment }, opts: args.opts };
+});
+new pulumi.CustomResource("command:local:Command", "tagged",
+    { create: "true", environment: { APP: "web" } });
+const doubled = new pulumi.CustomResource("random:index/randomString:RandomString", "doubled",
+    { length: 5, special: false, result: undefined },
+    { transforms: [async ({ props, opts }) => {
+        props["length"] = props["length"] * 2;
+        return { props, opts };
+    }] });
+exports.result = doubled.result;
+"#;
+
+/// A transform sees a property without dependencies as the plain value
+/// the program gave, as in Pulumi's own transform tests: it can double a
+/// number and spread an object into a new one.
+#[test]
+fn transforms_see_plain_values_they_can_compute_with() {
+    let Some(w) = world(PLAIN_TRANSFORMS) else {
+        return;
+    };
+    let out = w.run(&["up", "--yes"]);
+    let state = state(&w);
+    assert_eq!(
+        resource(&state, "tagged")["inputs"]["environment"],
+        serde_json::json!({"APP": "web", "TEAM": "infra"}),
+        "{out}"
+    );
+    assert_eq!(resource(&state, "doubled")["inputs"]["length"], 10, "{out}");
+    assert_eq!(outputs(&w)["result"].as_str().unwrap().len(), 10);
+}

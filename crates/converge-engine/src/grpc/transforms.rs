@@ -214,8 +214,12 @@ impl Transforms {
     }
 }
 
-/// The registration's properties as output values carrying each one's
-/// dependencies (a value that already is one keeps its own).
+/// The registration's properties, each one that has dependencies as an
+/// output value carrying them (a value that already is one keeps its
+/// own), so a transform that keeps it keeps them. A property without
+/// dependencies stays a plain value, as Pulumi's engine sends it: the
+/// SDKs turn an output value into an `Output`, on which a transform's
+/// `props["length"] * 2` or `{...props.tags, team}` would not work.
 fn with_dependencies(req: &RegisterResourceRequest, what: &str) -> Result<PropertyMap, Status> {
     let Some(object) = req.object.as_ref() else {
         return Ok(PropertyMap::new());
@@ -226,7 +230,7 @@ fn with_dependencies(req: &RegisterResourceRequest, what: &str) -> Result<Proper
         if matches!(value, PropertyValue::Output(_)) {
             continue;
         }
-        let dependencies = match req.property_dependencies.get(key) {
+        let dependencies: Vec<converge_model::Urn> = match req.property_dependencies.get(key) {
             Some(deps) => deps
                 .urns
                 .iter()
@@ -234,6 +238,9 @@ fn with_dependencies(req: &RegisterResourceRequest, what: &str) -> Result<Proper
                 .collect(),
             None => Vec::new(),
         };
+        if dependencies.is_empty() {
+            continue;
+        }
         let inner = std::mem::replace(value, PropertyValue::Null);
         *value = match inner {
             PropertyValue::Secret(inner) => output(*inner, true, dependencies),

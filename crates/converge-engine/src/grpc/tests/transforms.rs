@@ -16,8 +16,9 @@ use tonic::{Request, Response, Status};
 use super::*;
 
 /// Transforms by token: `own`, `parent` and `stack` append their name to
-/// the `value` property; `protect` protects; `tag` adds an invoke
-/// argument. Every call is logged as `token:name`.
+/// the `value` property; `protect` protects; `inspect` logs how each
+/// property arrived; `tag` adds an invoke argument. Every call is logged
+/// as `token:name`.
 #[derive(Debug, Default)]
 struct Functions {
     log: Arc<Mutex<Vec<String>>>,
@@ -61,6 +62,22 @@ impl Callbacks for Functions {
             let mut options = t.options.unwrap_or_default();
             match req.token.as_str() {
                 "protect" => options.protect = Some(true),
+                // Logs how each property arrived: plain, or an output value.
+                "inspect" => {
+                    let mut kinds: Vec<String> = props
+                        .iter()
+                        .map(|(k, v)| {
+                            let kind = if matches!(v, PropertyValue::Output(_)) {
+                                "output"
+                            } else {
+                                "plain"
+                            };
+                            format!("{k}={kind}")
+                        })
+                        .collect();
+                    kinds.sort();
+                    self.log.lock().unwrap().push(kinds.join(","));
+                }
                 token => {
                     // As `props["value"].apply(…)` in an SDK: an output
                     // stays an output with its dependencies.
@@ -275,4 +292,50 @@ async fn the_monitor_supports_transforms() {
     });
     let result = up(empty(), MockProvider::new("pkg"), &program).await;
     assert_eq!(result.error, None);
+}
+
+/// A property without dependencies reaches a transform as the plain value
+/// the program sent (an SDK would make an output value an `Output`, which
+/// `props.length * 2` cannot use); one with dependencies as an output
+/// value carrying them.
+#[tokio::test]
+async fn only_properties_with_dependencies_reach_a_transform_as_outputs() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let target = serve(Functions { log: log.clone() }).await;
+    let program = grpc_program(move |mut c| {
+        let target = target.clone();
+        async move {
+            let stack = stack(&mut c).await?;
+            let dep = register(&mut c, request("pkg:index:Thing", "dep", true, &stack)).await?;
+            let mut thing = request("pkg:index:Thing", "t", true, &stack);
+            thing.object = Some(wire(props([
+                ("fed", PropertyValue::string("f")),
+                ("length", PropertyValue::Number(5.0)),
+                ("secret", PropertyValue::secret(PropertyValue::string("s"))),
+            ])));
+            thing.dependencies = vec![dep.urn.clone()];
+            thing.property_dependencies.insert(
+                "fed".to_owned(),
+                converge_proto::pulumirpc::register_resource_request::PropertyDependencies {
+                    urns: vec![dep.urn.clone()],
+                },
+            );
+            thing.transforms = vec![callback(&target, "inspect")];
+            register(&mut c, thing).await?;
+            Ok(())
+        }
+    });
+    let result = up(empty(), MockProvider::new("pkg"), &program).await;
+    assert_eq!(result.error, None);
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["inspect:t", "fed=output,length=plain,secret=plain"]
+    );
+    let t = result
+        .snapshot
+        .resources
+        .iter()
+        .find(|r| r.urn.name() == "t")
+        .unwrap();
+    assert_eq!(t.property_dependencies["fed"].len(), 1);
 }
