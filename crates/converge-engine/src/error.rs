@@ -181,7 +181,7 @@ pub enum EngineError {
         #[source]
         source: RegistryError,
     },
-    #[error("invoke {token}: {source}")]
+    #[error("invoke {token}: {}", invoke_failure(token, source))]
     Invoke {
         token: String,
         #[source]
@@ -243,5 +243,17 @@ impl EngineError {
             EngineError::PolicyViolation { urn, .. } => urn.as_ref(),
             _ => None,
         }
+    }
+}
+
+/// Why an invoke failed, as its error says it: a provider that implements
+/// no functions at all has no function of that name either.
+fn invoke_failure(token: &str, source: &ProviderError) -> String {
+    match source {
+        ProviderError::Unimplemented("Invoke") => {
+            let package = token.split(':').next().unwrap_or(token);
+            format!("no such function: the provider of package `{package}` has no functions")
+        }
+        other => other.to_string(),
     }
 }

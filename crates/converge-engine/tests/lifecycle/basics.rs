@@ -652,3 +652,38 @@ async fn check_failures_are_error_diagnostics_on_the_resource() {
     );
     assert!(!on_resource[0].1.contains("s3cr3t"));
 }
+
+/// An invoke of a function the provider does not have, when the provider
+/// implements no functions at all, says there is no such function (not
+/// that the provider "does not implement Invoke").
+#[tokio::test]
+async fn an_invoke_on_a_provider_without_functions_names_the_function() {
+    let (mut w, _cloud) = world(provider());
+    let seen = log();
+    let record = seen.clone();
+    let p = program(move |m| {
+        let record = record.clone();
+        async move {
+            register_stack(&m).await?;
+            let answer = m
+                .invoke(converge_engine::InvokeGoal {
+                    token: "pkg:index:doesNotExist".to_owned(),
+                    args: Default::default(),
+                    provider: None,
+                    version: None,
+                })
+                .await;
+            record.lock().unwrap().push(
+                answer
+                    .map(|_| String::new())
+                    .unwrap_or_else(|e| e.to_string()),
+            );
+            Ok(())
+        }
+    });
+    expect_ok(&w.up(&p).await);
+    assert_eq!(
+        entries(&seen),
+        ["invoke pkg:index:doesNotExist: no such function: the provider of package `pkg` has no functions"]
+    );
+}
