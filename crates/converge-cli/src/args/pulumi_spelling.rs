@@ -73,14 +73,12 @@ pub fn normalize(
                     None => out.push(arg),
                 },
                 (Some(a), None) if takes_value(a) => {
-                    let value = rest.next();
-                    if passes_stack_down(&path, command, a) {
-                        moved_stack.push(arg);
-                        moved_stack.extend(value);
-                    } else {
-                        out.push(arg);
-                        out.extend(value);
-                    }
+                    let to = match passes_stack_down(&path, command, a) {
+                        true => &mut moved_stack,
+                        false => &mut out,
+                    };
+                    to.push(arg);
+                    to.extend(rest.next());
                 }
                 (Some(a), Some(_)) if passes_stack_down(&path, command, a) => {
                     moved_stack.push(arg);
@@ -107,14 +105,12 @@ pub fn normalize(
             }
             match found {
                 Some(a) if shorts.chars().count() == 1 && takes_value(a) => {
-                    let value = rest.next();
-                    if passes_stack_down(&path, command, a) {
-                        moved_stack.push(arg);
-                        moved_stack.extend(value);
-                    } else {
-                        out.push(arg);
-                        out.extend(value);
-                    }
+                    let to = match passes_stack_down(&path, command, a) {
+                        true => &mut moved_stack,
+                        false => &mut out,
+                    };
+                    to.push(arg);
+                    to.extend(rest.next());
                 }
                 _ => out.push(arg),
             }
