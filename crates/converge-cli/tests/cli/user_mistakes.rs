@@ -230,6 +230,7 @@ fn pulumi_commands_converge_lacks_say_so() {
         "gen-completion",
         "state edit",
         "state upgrade",
+        "config env",
     ] {
         let mut args: Vec<&str> = command.split(' ').collect();
         args.push("--flag");
@@ -249,7 +250,7 @@ fn pulumi_commands_converge_lacks_say_so() {
     let out = run(&s, &["lgos"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("unrecognized subcommand 'lgos'"));
-    let out = run(&s, &["config", "env"]);
+    let out = run(&s, &["config", "envv"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         !stderr(&out).contains("Converge has no"),
