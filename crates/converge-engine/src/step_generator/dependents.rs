@@ -1,6 +1,7 @@
 //! Dependent replacements (seed 000): before a delete-before-replace
 //! deletes a resource, the resources that depend on it and would be
-//! replaced anyway must be deleted first.
+//! replaced anyway must be deleted first, and every refusal comes before
+//! the first delete.
 
 use std::collections::HashSet;
 
@@ -10,7 +11,7 @@ use converge_plugin::DiffRequest;
 use crate::deployment::Deployment;
 use crate::error::EngineError;
 use crate::events::StepOp;
-use crate::steps;
+use crate::steps::{self, delete};
 
 /// The base indices of the resources that must be deleted (and later
 /// recreated) along with `root`, dependents first.
@@ -22,10 +23,7 @@ use crate::steps;
 /// relationship through `dependsOn` or a parent alone does not replace.
 /// Resources whose object is already gone are skipped, and so are those a
 /// registration has taken over: their object is the registration's now.
-pub(crate) async fn dependent_replacements(
-    d: &Deployment,
-    root: usize,
-) -> Result<Vec<usize>, EngineError> {
+async fn dependent_replacements(d: &Deployment, root: usize) -> Result<Vec<usize>, EngineError> {
     let mut replaced: HashSet<Urn> = HashSet::from([d.base.resources[root].urn.clone()]);
     let mut order = Vec::new();
     for (i, r) in d.base.resources.iter().enumerate().skip(root + 1) {
@@ -82,4 +80,67 @@ pub(crate) async fn dependent_replacements(
     }
     order.reverse();
     Ok(order)
+}
+
+/// Deletes `old_index` (and first the dependents that must go with it) for
+/// a delete-before-replace.
+pub(crate) async fn delete_for_replacement(
+    d: &Deployment,
+    old_index: usize,
+) -> Result<(), EngineError> {
+    let dependents = dependent_replacements(d, old_index).await?;
+    let order: Vec<usize> = dependents
+        .into_iter()
+        .chain(std::iter::once(old_index))
+        .collect();
+    // Every refusal comes before the first delete: a protected resource,
+    // or a dependent the update may not touch (`--target` without it, or
+    // `--exclude`), whose object would be deleted and never recreated
+    // while its state says it is there.
+    let root = &d.base.resources[old_index].urn;
+    for &i in &order {
+        let r = &d.base.resources[i];
+        if r.protect {
+            return Err(steps::failed(
+                d,
+                StepOp::DeleteReplaced,
+                &r.urn,
+                EngineError::Protected {
+                    urn: r.urn.clone(),
+                    action: "replaced",
+                },
+            ));
+        }
+        if i != old_index && !d.selection.is_targeted(&r.urn) {
+            return Err(steps::failed(
+                d,
+                StepOp::DeleteReplaced,
+                root,
+                EngineError::ReplacementDependentNotTargeted {
+                    urn: root.clone(),
+                    dependent: r.urn.clone(),
+                },
+            ));
+        }
+    }
+    for i in order {
+        let r = &d.base.resources[i];
+        if d.progress().object_gone(i) {
+            continue;
+        }
+        let action = if r.retain_on_delete {
+            delete::ObjectAction::Forget
+        } else {
+            delete::ObjectAction::Delete
+        };
+        delete::run(
+            d,
+            StepOp::DeleteReplaced,
+            i,
+            delete::DeleteMode::PendingReplacement,
+            action,
+        )
+        .await?;
+    }
+    Ok(())
 }

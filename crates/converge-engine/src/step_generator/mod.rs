@@ -29,10 +29,10 @@ use crate::events::{Severity, StepOp};
 use crate::goal::{ReadGoal, RegisterResult, ResourceGoal, ResourceOptions};
 use crate::ledger::{Recorded, Registered};
 use crate::saved_plan;
-use crate::steps::{self, create::CreateStep, delete};
+use crate::steps::{self, create::CreateStep};
 
 pub(crate) use decide::detailed as detailed_diff;
-pub(crate) use dependents::dependent_replacements;
+pub(crate) use dependents::delete_for_replacement;
 
 /// The URN of a registration in this deployment's stack and project
 /// ([`Urn::for_resource`]).
@@ -757,67 +757,4 @@ pub(crate) async fn read(
     }
     let s = steps::read::run(d, old_index, state).await?;
     Ok(result_of(&s))
-}
-
-/// Deletes `old_index` (and first the dependents that must go with it) for
-/// a delete-before-replace.
-pub(crate) async fn delete_for_replacement(
-    d: &Deployment,
-    old_index: usize,
-) -> Result<(), EngineError> {
-    let dependents = dependent_replacements(d, old_index).await?;
-    let order: Vec<usize> = dependents
-        .into_iter()
-        .chain(std::iter::once(old_index))
-        .collect();
-    // Every refusal comes before the first delete: a protected resource,
-    // or a dependent the update may not touch (`--target` without it, or
-    // `--exclude`), whose object would be deleted and never recreated
-    // while its state says it is there.
-    let root = &d.base.resources[old_index].urn;
-    for &i in &order {
-        let r = &d.base.resources[i];
-        if r.protect {
-            return Err(steps::failed(
-                d,
-                StepOp::DeleteReplaced,
-                &r.urn,
-                EngineError::Protected {
-                    urn: r.urn.clone(),
-                    action: "replaced",
-                },
-            ));
-        }
-        if i != old_index && !d.selection.is_targeted(&r.urn) {
-            return Err(steps::failed(
-                d,
-                StepOp::DeleteReplaced,
-                root,
-                EngineError::ReplacementDependentNotTargeted {
-                    urn: root.clone(),
-                    dependent: r.urn.clone(),
-                },
-            ));
-        }
-    }
-    for i in order {
-        let r = &d.base.resources[i];
-        if d.progress().object_gone(i) {
-            continue;
-        }
-        let action = if r.retain_on_delete {
-            delete::ObjectAction::Forget
-        } else {
-            delete::ObjectAction::Delete
-        };
-        delete::run(
-            d,
-            StepOp::DeleteReplaced,
-            i,
-            delete::DeleteMode::PendingReplacement,
-            action,
-        )
-        .await?;
-    }
-    Ok(())
 }
