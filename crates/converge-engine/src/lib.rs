@@ -39,6 +39,7 @@
 //!   is the stream in Pulumi's `EngineEvent` form.
 
 mod alias_hints;
+pub mod asset_hashes;
 pub mod cancel;
 mod check_failures;
 mod deletions;

@@ -101,6 +101,7 @@ impl Program for ClientProgram {
                 config: self.options.config.clone(),
                 config_secret_keys: self.options.config_secret_keys.clone(),
                 verbose: self.options.verbose,
+                working_directory: self.project.working_dir(),
             },
         )
         .await

@@ -154,9 +154,14 @@ impl NodeProgram {
 #[async_trait]
 impl Program for NodeProgram {
     async fn run(&self, monitor: Monitor) -> Result<(), String> {
-        process::run(monitor, &self.options, "nodejs", None, |s| {
-            self.command(s).map(process::Launch::Spawn)
-        })
+        process::run(
+            monitor,
+            &self.options,
+            self.project.working_dir(),
+            "nodejs",
+            None,
+            |s| self.command(s).map(process::Launch::Spawn),
+        )
         .await
     }
 }

@@ -238,6 +238,7 @@ pub(crate) struct RunnerExit {
 pub(crate) async fn run(
     monitor: Monitor,
     options: &RunOptions,
+    working_dir: PathBuf,
     language: &str,
     runner_exit: Option<RunnerExit>,
     launch: impl FnOnce(&Session) -> Result<Launch, String>,
@@ -247,6 +248,7 @@ pub(crate) async fn run(
         config: options.config.clone(),
         config_secret_keys: options.config_secret_keys.clone(),
         verbose: options.verbose,
+        working_directory: working_dir,
     };
     let session = Session {
         address: String::new(),

@@ -256,13 +256,28 @@ impl Program for PythonProgram {
                 cmd.args(args);
                 Ok(Launch::Spawn(cmd))
             };
-            return process::run(monitor, &self.options, "python", Some(no_sdk), launch).await;
+            return process::run(
+                monitor,
+                &self.options,
+                self.project.working_dir(),
+                "python",
+                Some(no_sdk),
+                launch,
+            )
+            .await;
         }
-        process::run(monitor, &self.options, "python", Some(no_sdk), |s| {
-            let mut cmd = self.base_command();
-            cmd.args(self.args(s)?);
-            Ok(Launch::Spawn(cmd))
-        })
+        process::run(
+            monitor,
+            &self.options,
+            self.project.working_dir(),
+            "python",
+            Some(no_sdk),
+            |s| {
+                let mut cmd = self.base_command();
+                cmd.args(self.args(s)?);
+                Ok(Launch::Spawn(cmd))
+            },
+        )
         .await
     }
 }

@@ -7,6 +7,7 @@
 mod common;
 
 mod aliases;
+mod asset_hashes;
 mod automation_flags;
 mod automation_json;
 mod automation_node;

@@ -103,6 +103,30 @@ fn hash_archive(archive: &mut Archive) {
     }
 }
 
+/// Fills in the hashes of the file assets and archives in `map`, read
+/// under `working_dir` on a blocking thread (a directory archive may be
+/// large), as Pulumi's engine computes them on registration; a file that
+/// cannot be read fails the registration, naming it.
+pub(crate) async fn hash_files(
+    what: String,
+    mut map: PropertyMap,
+    working_dir: &std::path::Path,
+) -> Result<PropertyMap, Status> {
+    if !map.values().any(crate::asset_hashes::needs_hashing) {
+        return Ok(map);
+    }
+    let working_dir = working_dir.to_owned();
+    tokio::task::spawn_blocking(move || {
+        for value in map.values_mut() {
+            crate::asset_hashes::ensure_hashes(value, &working_dir)
+                .map_err(|e| invalid(&what, e))?;
+        }
+        Ok(map)
+    })
+    .await
+    .map_err(|e| Status::internal(format!("hashing the assets of a registration: {e}")))?
+}
+
 fn urns(what: &str, texts: &[String]) -> Result<Vec<Urn>, Status> {
     texts.iter().map(|t| urn(what, t)).collect()
 }

@@ -85,6 +85,10 @@ pub struct MonitorServerOptions {
     pub config_secret_keys: Vec<String>,
     /// Forward the program's debug-level log messages too.
     pub verbose: bool,
+    /// The directory the program runs in: relative paths of file assets
+    /// and archives are read under it to hash them (empty: Converge's own
+    /// current directory).
+    pub working_directory: std::path::PathBuf,
 }
 
 /// Why the server could not start.

@@ -207,7 +207,13 @@ impl ResourceMonitor for ResourceMonitorService {
             self.shared.inherited.registered(&response.urn, &req);
             return Ok(Response::new(response));
         }
-        let goal = goals::resource_goal(&req)?;
+        let mut goal = goals::resource_goal(&req)?;
+        goal.inputs = goals::hash_files(
+            format!("{} {:?}", req.r#type, req.name),
+            goal.inputs,
+            &self.shared.options.working_directory,
+        )
+        .await?;
         let result = match self.shared.monitor.register_resource(goal).await {
             Ok(result) => result,
             Err(e) => return self.failed_registration(&req, e).map(Response::new),
@@ -239,6 +245,12 @@ impl ResourceMonitor for ResourceMonitorService {
         let req = request.into_inner();
         let urn = Urn::parse(&req.urn).map_err(|e| goals::invalid("urn", e))?;
         let outputs = goals::properties("outputs", req.outputs.as_ref())?;
+        let outputs = goals::hash_files(
+            format!("the outputs of {urn}"),
+            outputs,
+            &self.shared.options.working_directory,
+        )
+        .await?;
         self.shared
             .monitor
             .register_resource_outputs(&urn, outputs)

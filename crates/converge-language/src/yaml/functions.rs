@@ -3,8 +3,9 @@
 //! unknown result) and secrets (a secret argument gives a secret result).
 
 use base64::Engine as _;
+use converge_engine::asset_hashes::{ensure_archive_hash, ensure_asset_hash};
 use converge_engine::{EngineError, InvokeGoal};
-use converge_model::{sha256_hex, Archive, ArchiveMember, Asset, PropertyMap, PropertyValue};
+use converge_model::{Archive, ArchiveMember, Asset, PropertyMap, PropertyValue};
 
 use super::eval::{article, strip, to_text, unwrap_shallow, value_to_json, wrap, Scope};
 use super::expr::{Call, Expr, Invoke, Unary};
@@ -124,10 +125,9 @@ pub(crate) async fn call(
         }
         Call::FileAsset(e) => {
             let path = string("fn::fileAsset", "its argument", known!(e)).map_err(err)?;
-            let mut asset = Asset::from_path(path.clone());
-            if let Ok(bytes) = std::fs::read(scope.work_dir.join(&path)) {
-                asset.hash = sha256_hex(&bytes);
-            }
+            let mut asset = Asset::from_path(path);
+            ensure_asset_hash(&mut asset, scope.work_dir)
+                .map_err(|e| err(format!("fn::fileAsset: {e}")))?;
             PropertyValue::Asset(Box::new(asset))
         }
         Call::RemoteAsset(e) => {
@@ -136,10 +136,13 @@ pub(crate) async fn call(
         }
         Call::FileArchive(e) => {
             let path = string("fn::fileArchive", "its argument", known!(e)).map_err(err)?;
-            PropertyValue::Archive(Box::new(Archive {
+            let mut archive = Archive {
                 path: Some(path),
                 ..Archive::default()
-            }))
+            };
+            ensure_archive_hash(&mut archive, scope.work_dir)
+                .map_err(|e| err(format!("fn::fileArchive: {e}")))?;
+            PropertyValue::Archive(Box::new(archive))
         }
         Call::RemoteArchive(e) => {
             let uri = string("fn::remoteArchive", "its argument", known!(e)).map_err(err)?;
@@ -167,10 +170,13 @@ pub(crate) async fn call(
                 };
                 members.insert(key.name.clone(), member);
             }
-            PropertyValue::Archive(Box::new(Archive {
+            let mut archive = Archive {
                 assets: Some(members),
                 ..Archive::default()
-            }))
+            };
+            ensure_archive_hash(&mut archive, scope.work_dir)
+                .map_err(|e| err(format!("fn::assetArchive: {e}")))?;
+            PropertyValue::Archive(Box::new(archive))
         }
     };
     Ok(wrap(value, secret))

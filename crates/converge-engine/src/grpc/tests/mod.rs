@@ -472,6 +472,7 @@ async fn a_failed_step_tells_the_program_the_monitor_is_shutting_down() {
     assert!(error.contains("no quota"), "{error}");
 }
 
+mod asset_hashes;
 #[path = "construct_tests.rs"]
 mod construct;
 
