@@ -248,3 +248,44 @@ fn refusals_leave_both_stacks_unchanged() {
         "already exists in the destination stack",
     );
 }
+
+/// A checkpoint that cannot be rewritten once the change is in the
+/// stack's journal (here its `.bak` is a directory): the change holds, so
+/// the command says so as a warning and succeeds. It never says "nothing
+/// was moved" about a move the next command replays, which left an object
+/// in no stack (the source failing) or in two (the destination failing).
+#[test]
+fn a_checkpoint_that_cannot_be_rewritten_does_not_undo_a_journaled_move() {
+    for blocked in ["dev", "prod"] {
+        let w = World::new();
+        let bak = w
+            .scratch
+            .backend
+            .join(format!(".pulumi/stacks/demo/{blocked}.json.bak"));
+        let _ = std::fs::remove_file(&bak);
+        std::fs::create_dir_all(bak.join("in-the-way")).unwrap();
+        let out = w
+            .scratch
+            .command("pw")
+            .args([
+                "state", "move", PASSWORD, "--source", "dev", "--dest", "prod", "--yes",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{blocked}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "the change to stack organization/demo/{blocked} is saved in its journal"
+            )),
+            "{blocked}: {stderr}"
+        );
+        std::fs::remove_dir_all(&bak).unwrap();
+        // Exactly one stack has it, whichever checkpoint was in the way.
+        assert!(find(&w.resources("dev"), PASSWORD).is_none(), "{blocked}");
+        assert!(
+            find(&w.resources("prod"), &prod(PASSWORD)).is_some(),
+            "{blocked}"
+        );
+    }
+}

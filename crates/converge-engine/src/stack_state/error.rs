@@ -85,11 +85,32 @@ pub enum StackStateError {
     /// A base change or the end of an update could not be journaled.
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// [`LockedStack::commit_changes`](super::LockedStack::commit_changes):
+    /// the change is durable in the stack's journal, but the checkpoint
+    /// could not be rewritten from it. The change holds: every later
+    /// command replays the journal, and the next one that can writes the
+    /// checkpoint.
+    #[error(
+        "the change to stack {stack} is saved in its journal, but the checkpoint could not be \
+         rewritten from it ({source}); the change holds, and the next command that opens the \
+         stack writes the checkpoint"
+    )]
+    NotCompacted {
+        stack: String,
+        #[source]
+        source: Box<StackStateError>,
+    },
 }
 
 impl StackStateError {
     /// True when someone else holds the stack.
     pub fn is_locked(&self) -> bool {
         matches!(self, StackStateError::Backend(e) if e.is_locked())
+    }
+
+    /// True when the change was made even so (its journal entry is
+    /// durable): [`StackStateError::NotCompacted`].
+    pub fn change_holds(&self) -> bool {
+        matches!(self, StackStateError::NotCompacted { .. })
     }
 }

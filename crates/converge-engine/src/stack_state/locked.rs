@@ -453,12 +453,21 @@ impl LockedStack {
 
     /// Persists the base changes made so far on their own (a journal of
     /// only them, compacted at once); does nothing when there are none.
+    ///
+    /// Once the journal holds them the changes are made: a checkpoint that
+    /// cannot be written then is [`StackStateError::NotCompacted`], which
+    /// callers report as a warning, never as "nothing changed".
     pub async fn commit_changes(&mut self) -> Result<(), StackStateError> {
         if self.changes.is_empty() {
             return Ok(());
         }
         let journal = self.start().await?;
-        self.compact(journal, Arc::clone(&self.base)).await?;
+        if let Err(source) = self.compact(journal, Arc::clone(&self.base)).await {
+            return Err(StackStateError::NotCompacted {
+                stack: self.stack.to_string(),
+                source: Box::new(source),
+            });
+        }
         Ok(())
     }
 

@@ -763,3 +763,34 @@ async fn a_writer_whose_lock_was_broken_writes_no_more() {
     next.release().await.unwrap();
     assert_eq!(w.stored().await.unwrap().resources.len(), 6);
 }
+
+/// A state edit whose journal entry is durable holds even when the
+/// checkpoint cannot be rewritten from it: `commit_changes` says
+/// `NotCompacted` (the change holds), never a failure that reads as
+/// "nothing changed", and the next reader sees the edit.
+#[tokio::test]
+async fn a_journaled_edit_holds_when_its_checkpoint_cannot_be_written() {
+    let w = world().await;
+    let mut locked = w.state.lock(me()).await.unwrap();
+    w.update(&mut locked, 3).await;
+    let mut edited = locked.base().clone();
+    edited.resources.pop().unwrap();
+    locked.edit_base(edited.clone()).unwrap();
+
+    let bak = w._dir.path().join(".pulumi/stacks/proj/test.json.bak");
+    let _ = std::fs::remove_file(&bak);
+    std::fs::create_dir_all(bak.join("in-the-way")).unwrap();
+    let err = locked.commit_changes().await.unwrap_err();
+    assert!(err.change_holds(), "{err}");
+    assert!(
+        matches!(err, converge_engine::StackStateError::NotCompacted { .. }),
+        "{err}"
+    );
+    locked.release().await.unwrap();
+    std::fs::remove_dir_all(&bak).unwrap();
+
+    assert_eq!(w.read_only().await.0.resources, edited.resources);
+    let locked = w.state.lock(me()).await.unwrap();
+    assert_eq!(locked.base().resources, edited.resources);
+    locked.release().await.unwrap();
+}

@@ -206,7 +206,7 @@ async fn change_locked(
     let mut settings = StackSettings::load(path)?;
     new.apply_to(&mut settings);
     settings.set_config(reencrypted);
-    locked.commit_changes().await?;
+    crate::commands::state::held(locked.commit_changes().await)?;
     settings.save().with_context(|| {
         format!(
             "the stack's state now uses the new secrets provider (`converge stack export` \

@@ -219,7 +219,7 @@ pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOpti
         .lock(ctx.lock_info())
         .await?;
     locked.replace_base(snapshot);
-    let result = locked.commit_changes().await;
+    let result = crate::commands::state::held(locked.commit_changes().await);
     locked.release().await?;
     result?;
     println!("Import complete.");

@@ -22,7 +22,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _, Result};
-use converge_engine::StackState;
+use converge_engine::{StackState, StackStateError};
 use converge_model::Urn;
 use converge_state::Snapshot;
 
@@ -102,7 +102,7 @@ async fn edit_state<T>(
         let value = edit(&mut snapshot)?;
         if &snapshot != locked.base() {
             locked.edit_base(snapshot)?;
-            locked.commit_changes().await?;
+            held(locked.commit_changes().await)?;
         }
         Ok(value)
     }
@@ -131,4 +131,19 @@ fn confirm(ctx: &Context, question: &str, yes: bool) -> Result<()> {
         bail!("this needs confirmation: pass --yes");
     }
     crate::prompt::confirm(question, "confirmation declined; the state is unchanged")
+}
+
+/// The result of [`converge_engine::LockedStack::commit_changes`], with a
+/// change that holds although the checkpoint could not be rewritten (its
+/// journal entry is durable, and every later command replays it) shown as
+/// a warning and taken as made: reporting it as a failure would have the
+/// user redo a change that is already there.
+pub(crate) fn held(result: Result<(), StackStateError>) -> Result<(), StackStateError> {
+    match result {
+        Err(e) if e.change_holds() => {
+            eprintln!("warning: {e}");
+            Ok(())
+        }
+        other => other,
+    }
 }

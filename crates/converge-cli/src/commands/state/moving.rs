@@ -5,7 +5,8 @@
 //! computed by `converge_state::surgery::move_resources` on copies of both
 //! bases, and committed as a Write entry on each: the destination first, so
 //! that the resources are always tracked somewhere; if the source cannot be
-//! saved, the destination is put back. Secrets stay ciphertext unless the
+//! saved, the destination is put back. A change in a stack's journal is
+//! made even when its checkpoint cannot be rewritten (`held`). Secrets stay ciphertext unless the
 //! moved resources hold some and the two stacks have different keys: then
 //! both are decrypted and the destination encrypts them with its own key.
 
@@ -18,7 +19,7 @@ use converge_model::{DependencyKind, Urn};
 use converge_state::surgery::{self, BrokenDependency, MoveOptions, MoveReport};
 use converge_state::Snapshot;
 
-use super::{confirm, parse_urns};
+use super::{confirm, held, parse_urns};
 use crate::args::MoveArgs;
 use crate::context::Context;
 use crate::project::Project;
@@ -125,18 +126,17 @@ async fn move_locked(
 
     let original_dest = dst.base().clone();
     dst.edit_base(d)?;
-    dst.commit_changes()
-        .await
+    held(dst.commit_changes().await)
         .context("cannot save the destination stack; nothing was moved")?;
     let saved = async {
         src.edit_base(s)?;
-        src.commit_changes().await
+        held(src.commit_changes().await)
     }
     .await;
     if let Err(e) = saved {
         let restored = async {
             dst.edit_base(original_dest)?;
-            dst.commit_changes().await
+            held(dst.commit_changes().await)
         }
         .await;
         return match restored {
