@@ -1,6 +1,7 @@
 //! The parts of a Pulumi YAML program other than resource options and
 //! builtins, through `converge`: where the program is (`Pulumi.yaml`,
-//! `Main.yaml` beside it, `main:` naming a directory), the `pulumi`
+//! `Main.yaml` beside it, `main:` naming a directory, the runtime option
+//! `compiler`), the `pulumi`
 //! variable (`cwd` is the `main` directory, as Pulumi runs the program
 //! there, and file functions read from it; `rootDirectory` stays the
 //! project's), the program's own `config:` block and its deprecated
@@ -69,6 +70,56 @@ fn main_yaml_beside_the_project_file_is_the_program() {
     );
     let e = w.fails(&["preview"]);
     assert!(e.contains("Main.yaml:3:5: unknown property 'tpye'"), "{e}");
+}
+
+/// The runtime option `compiler`: its standard output is the program,
+/// run in the program's directory; a compiler that fails or prints
+/// nothing stops the operation with the state unchanged, never runs a
+/// program without resources (which would delete the stack's resources).
+#[test]
+fn the_compiler_option_writes_the_program() {
+    let w = World::new(
+        "name: prog\nruntime:\n  name: yaml\n  options:\n    compiler: cat 'gen/program.yaml'\n\
+         config:\n  greeting: {default: hi}\n",
+    );
+    w.file(
+        "gen/program.yaml",
+        "resources:\n  pet:\n    type: random:RandomPet\noutputs:\n  greeting: ${greeting}\n  \
+         pet: ${pet.id}\n",
+    );
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 2 created"), "{up}");
+    assert_eq!(w.outputs()["greeting"], "hi");
+    let pet = w.outputs()["pet"].clone();
+
+    // A mistake in the generated program is reported in its output's name.
+    w.file(
+        "gen/program.yaml",
+        "resources:\n  pet:\n    tpye: random:RandomPet\n",
+    );
+    let e = w.fails(&["preview"]);
+    assert!(
+        e.contains("<stdout from compiler cat>:3:5: unknown property 'tpye'"),
+        "{e}"
+    );
+
+    let before = w.state_file();
+    std::fs::remove_file(w.scratch.project.join("gen/program.yaml")).unwrap();
+    let e = w.fails(&["up", "--yes"]);
+    assert!(
+        e.contains("compiler `cat 'gen/program.yaml'` failed"),
+        "{e}"
+    );
+    assert!(e.contains("No such file"), "its stderr is shown: {e}");
+    w.file("gen/program.yaml", "");
+    let e = w.fails(&["up", "--yes"]);
+    assert!(e.contains("wrote nothing"), "{e}");
+    assert_eq!(
+        w.state_file(),
+        before,
+        "a failed compiler changed the state"
+    );
+    assert_eq!(w.outputs()["pet"], pet);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Pulumi YAML programs (`runtime: yaml`), evaluated in-process.
 //!
 //! [`YamlProgram::load`] reads the program (the template keys of
-//! `Pulumi.yaml`, or `Main.yaml` when present), parses it into a positioned
+//! `Pulumi.yaml`, or `Main.yaml` when present, or what the runtime option
+//! `compiler` writes), parses it into a positioned
 //! AST and checks it without running anything: unknown keys and options,
 //! missing types, function shapes, references to undefined names (with a
 //! suggestion when one is close) and dependency cycles. Every problem is a
@@ -23,6 +24,7 @@
 
 mod ast;
 mod builtins;
+mod compiler;
 mod config;
 mod eval;
 mod expr;
@@ -301,7 +303,12 @@ impl ParsedYaml {
         };
         let main_path = project_dir.join(&main_rel);
         let mut errors = Vec::new();
-        let (mut template, project_config) = if main_path.is_file() {
+        let (mut template, project_config) = if let Some(command) = compiler::command(&project) {
+            let (file, text) = compiler::run(command, &work_dir)?;
+            let root = syntax::parse(&file, &text).map_err(sorted)?;
+            let project_config = config::declarations(PROJECT_FILE, &project, &mut errors);
+            (ast::template(&file, &root, &mut errors), project_config)
+        } else if main_path.is_file() {
             let file = main_rel.to_string_lossy().into_owned();
             let text = converge_yaml::read_named(&main_path, &file)
                 .map_err(|e| unread(e, "the program"))?;
