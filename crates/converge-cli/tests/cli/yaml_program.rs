@@ -369,3 +369,30 @@ fn an_updates_outputs_print_as_the_preview_shows_them() {
         "strings are quoted, as Pulumi prints them: {up}"
     );
 }
+
+/// Object keys are expressions as string values are: `${…}` interpolates
+/// (in a resource's inputs too), `$${` is a literal `${`, and a secret in
+/// a key makes the whole object secret.
+#[test]
+fn object_keys_interpolate() {
+    let w = World::new(
+        "name: prog\nruntime: yaml\nconfig:\n  secretKey: {type: string, secret: true}\n\
+         variables:\n  k: dyn\nresources:\n  pet:\n    type: random:RandomPet\n    properties:\n      \
+         keepers:\n        \"${pulumi.stack}-key\": v\noutputs:\n  keys:\n    \"$${lit}\": 1\n    \
+         \"${k}\": 2\n    \"pre-${k}\": 3\n    plain: 4\n  hidden:\n    \"${secretKey}\": 5\n",
+    );
+    w.run(&["config", "set", "--secret", "secretKey", "s3cr3t"]);
+    w.run(&["up", "--yes"]);
+    let out = w.outputs();
+    assert_eq!(
+        out["keys"],
+        json!({"${lit}": 1, "dyn": 2, "pre-dyn": 3, "plain": 4})
+    );
+    assert_eq!(out["hidden"], json!({"s3cr3t": 5}));
+    let shown = w.run(&["stack", "output", "hidden"]);
+    assert!(shown.contains("[secret]"), "{shown}");
+    let state = String::from_utf8(w.state_file()).unwrap();
+    assert!(state.contains("\"dev-key\""), "{state}");
+    assert!(!state.contains("s3cr3t"), "a secret key in plaintext");
+    assert!(w.run(&["preview"]).contains("unchanged"));
+}

@@ -104,6 +104,41 @@ impl Scope<'_> {
                     }
                     PropertyValue::Object(out)
                 }
+                ExprKind::DynamicObject(entries) => {
+                    let mut out = PropertyMap::new();
+                    let (mut secret, mut unknown) = (false, false);
+                    for (k, v) in entries {
+                        let key = strip(&self.eval(k).await?);
+                        secret |= key.secret;
+                        unknown |= key.unknown;
+                        let value = self.eval(v).await?;
+                        match key.value {
+                            PropertyValue::String(name) => {
+                                out.insert(name, value);
+                            }
+                            PropertyValue::Unknown => {}
+                            other => {
+                                return Err(self.error(
+                                    k.pos,
+                                    format!(
+                                        "an object's key must be a string, not {}",
+                                        article(&other)
+                                    ),
+                                ))
+                            }
+                        }
+                    }
+                    let object = if unknown {
+                        PropertyValue::Unknown
+                    } else {
+                        PropertyValue::Object(out)
+                    };
+                    if secret {
+                        PropertyValue::secret(object)
+                    } else {
+                        object
+                    }
+                }
                 ExprKind::Call(call) => functions::call(self, call, e.pos).await?,
             })
         })

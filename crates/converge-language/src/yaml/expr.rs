@@ -26,6 +26,9 @@ pub(crate) enum ExprKind {
     Access(Access),
     List(Vec<Expr>),
     Object(Vec<(Key, Expr)>),
+    /// An object with a key that is an interpolation (`"${name}-key"`):
+    /// each key is evaluated, as Pulumi YAML evaluates keys.
+    DynamicObject(Vec<(Expr, Expr)>),
     Call(Box<Call>),
 }
 
@@ -141,7 +144,7 @@ impl Expr {
             ExprKind::Number(_) => Some("a number"),
             ExprKind::String(_) | ExprKind::Interpolate(_) => Some("a string"),
             ExprKind::List(_) => Some("a list"),
-            ExprKind::Object(_) => Some("an object"),
+            ExprKind::Object(_) | ExprKind::DynamicObject(_) => Some("an object"),
             ExprKind::Access(_) | ExprKind::Call(_) => None,
         }
     }
@@ -157,6 +160,10 @@ impl Expr {
             })),
             ExprKind::List(items) => items.iter().for_each(|e| e.accesses(out)),
             ExprKind::Object(entries) => entries.iter().for_each(|(_, e)| e.accesses(out)),
+            ExprKind::DynamicObject(entries) => entries.iter().for_each(|(k, e)| {
+                k.accesses(out);
+                e.accesses(out);
+            }),
             ExprKind::Call(call) => call.accesses(out),
             ExprKind::Null | ExprKind::Bool(_) | ExprKind::Number(_) | ExprKind::String(_) => {}
         }
@@ -169,6 +176,7 @@ impl Expr {
         match &self.kind {
             ExprKind::List(items) => items.iter().for_each(|e| e.invokes(out)),
             ExprKind::Object(entries) => entries.iter().for_each(|(_, e)| e.invokes(out)),
+            ExprKind::DynamicObject(entries) => entries.iter().for_each(|(_, e)| e.invokes(out)),
             ExprKind::Call(call) => {
                 if let Call::Invoke(i) = call.as_ref() {
                     out.push(i.as_ref());
@@ -268,12 +276,43 @@ impl ExprParser<'_> {
                     }
                     return self.call(key, &entries[0].1);
                 }
-                ExprKind::Object(
-                    entries
-                        .iter()
-                        .map(|(k, v)| (k.clone(), self.expr(v)))
-                        .collect(),
-                )
+                // A key is an expression as a string value is: `$${`
+                // unescapes, `${…}` interpolates.
+                let mut keys = Vec::with_capacity(entries.len());
+                let mut dynamic = false;
+                for (k, _) in entries {
+                    if !k.name.contains('$') {
+                        keys.push(Expr::new(k.pos, ExprKind::String(k.name.clone())));
+                        continue;
+                    }
+                    let text = Text {
+                        value: k.name.clone(),
+                        column: Some(k.pos.column),
+                    };
+                    let key = self.string(k.pos, &text);
+                    dynamic |= !matches!(key.kind, ExprKind::String(_));
+                    keys.push(key);
+                }
+                if dynamic {
+                    ExprKind::DynamicObject(
+                        keys.into_iter()
+                            .zip(entries)
+                            .map(|(k, (_, v))| (k, self.expr(v)))
+                            .collect(),
+                    )
+                } else {
+                    ExprKind::Object(
+                        keys.into_iter()
+                            .zip(entries)
+                            .map(|(k, (key, v))| {
+                                let ExprKind::String(name) = k.kind else {
+                                    unreachable!("a key without interpolation is a string")
+                                };
+                                (Key { name, pos: key.pos }, self.expr(v))
+                            })
+                            .collect(),
+                    )
+                }
             }
         };
         Expr::new(node.pos, kind)

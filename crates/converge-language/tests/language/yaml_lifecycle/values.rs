@@ -1,7 +1,7 @@
 //! Values: outputs with interpolation, secrets, typed config with
 //! defaults, builtin functions, and runtime errors with locations.
 
-use converge_model::{Archive, ArchiveMember, Asset, PropertyValue};
+use converge_model::{ArchiveMember, Asset, PropertyValue};
 
 use super::*;
 
@@ -121,6 +121,8 @@ async fn builtin_functions_compute_values() {
     let (mut w, _, _) = world(provider());
     let p = Project::new();
     std::fs::write(p.path().join("hello.txt"), "hello file").unwrap();
+    std::fs::create_dir(p.path().join("dir")).unwrap();
+    std::fs::write(p.path().join("dir/in-dir.txt"), "in dir").unwrap();
     let program = p.program(
         "variables:
   parts:
@@ -178,13 +180,14 @@ resources:
         members.get("inner.txt"),
         Some(&ArchiveMember::Asset(Asset::from_text("inner")))
     );
-    assert_eq!(
-        members.get("dir"),
-        Some(&ArchiveMember::Archive(Archive {
-            path: Some("./dir".to_owned()),
-            ..Archive::default()
-        }))
-    );
+    // Hashed as Pulumi's engine hashes them: the directory member, and
+    // the whole archive with it.
+    let Some(ArchiveMember::Archive(dir)) = members.get("dir") else {
+        panic!("{members:?}")
+    };
+    assert_eq!(dir.path.as_deref(), Some("./dir"));
+    assert_eq!(dir.hash.len(), 64, "{dir:?}");
+    assert_eq!(archive.hash.len(), 64, "{archive:?}");
     let Some(PropertyValue::Asset(asset)) = i.get("asset") else {
         panic!()
     };
