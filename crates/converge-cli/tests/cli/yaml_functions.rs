@@ -242,3 +242,34 @@ outputs:
         "{stderr}"
     );
 }
+
+/// Text Pulumi YAML computes with Go: `fn::toJSON` escapes `<`, `>` and
+/// `&` as `json.Marshal` does, and a list or object interpolated into a
+/// string reads as Go's `%v` prints it. The same program gives the same
+/// values as under Pulumi, so a stack moved from it shows no change.
+#[test]
+fn computed_text_is_the_text_pulumi_yaml_computes() {
+    let scratch = common::Scratch::new(
+        "name: demo
+runtime: yaml
+variables:
+  list: [b, a, c]
+  object: {y: 1, x: [p, q]}
+outputs:
+  json:
+    fn::toJSON: {html: \"<a href='x'>&</a>\"}
+  list: r=${list}
+  object: o=${object}
+",
+    );
+    run(&scratch, &["stack", "init", "dev"]);
+    run(&scratch, &["up", "--yes"]);
+    let outputs: serde_json::Value =
+        serde_json::from_str(&run(&scratch, &["stack", "output", "--json"])).unwrap();
+    assert_eq!(
+        outputs["json"],
+        r#"{"html":"\u003ca href='x'\u003e\u0026\u003c/a\u003e"}"#
+    );
+    assert_eq!(outputs["list"], "r=[b a c]");
+    assert_eq!(outputs["object"], "o=map[x:[p q] y:1]");
+}

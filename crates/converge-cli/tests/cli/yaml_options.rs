@@ -151,6 +151,56 @@ fn aliases_carry_a_renamed_resource_over() {
     );
 }
 
+/// The object form Pulumi YAML documents (`- name: old`): a rename, and a
+/// move into a component with `noParent`, carried over without a create
+/// or a delete; a field it does not know is an error where it is written.
+#[test]
+fn alias_objects_carry_renames_and_moves_over() {
+    let group = logged("group", "", "");
+    let w = World::new(&program(&[
+        group.clone(),
+        logged("old", "", ""),
+        logged("loose", "", ""),
+    ]));
+    w.run(&["up", "--yes"]);
+    assert_eq!(w.log().len(), 3);
+    let old_id = w.resource("old")["id"].clone();
+    let loose_id = w.resource("loose")["id"].clone();
+    let text = format!(
+        "{HEAD}resources:\n{group}{}{}",
+        logged("new", "", "aliases:\n  - name: old")
+            .replace("create-new", "create-old")
+            .replace("delete-new", "delete-old"),
+        logged(
+            "loose",
+            "",
+            "parent: ${group}\naliases:\n  - noParent: true"
+        ),
+    );
+    w.write(&text);
+    let up = w.run(&["up", "--yes"]);
+    assert!(w.log().is_empty(), "nothing created or deleted: {up}");
+    assert_eq!(w.resource("new")["id"], old_id);
+    let loose = w.resource("loose");
+    assert_eq!(loose["id"], loose_id);
+    assert!(
+        loose["urn"]
+            .as_str()
+            .unwrap()
+            .contains("command:local:Command$command:local:Command::loose"),
+        "{loose}"
+    );
+    assert!(w.run(&["preview"]).contains("unchanged"));
+
+    w.write(&text.replace("- name: old", "- nmae: old"));
+    let e = w.fails(&["preview"]);
+    assert!(
+        e.contains("Pulumi.yaml:")
+            && e.contains("an alias has no field 'nmae' (did you mean 'name'?)"),
+        "{e}"
+    );
+}
+
 #[test]
 fn custom_timeouts_are_recorded_and_bad_ones_refused() {
     let w = World::new(&program(&[logged(

@@ -396,3 +396,32 @@ fn object_keys_interpolate() {
     assert!(!state.contains("s3cr3t"), "a secret key in plaintext");
     assert!(w.run(&["preview"]).contains("unchanged"));
 }
+
+/// A resource's fields and options in another case (`Type:`,
+/// `Properties:`, `Options:`, `DependsOn:`) are read as Pulumi YAML reads
+/// them, with a warning at each that names the documented spelling.
+#[test]
+fn resource_fields_in_another_case_are_read_with_a_warning() {
+    let w = World::new(
+        "name: prog\nruntime: yaml\nresources:\n  a:\n    type: random:RandomPet\n  b:\n    \
+         Type: random:RandomString\n    Properties:\n      length: 4\n    Options:\n      \
+         DependsOn:\n        - ${a}\n",
+    );
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 3 created"), "{up}");
+    assert!(
+        up.contains("Pulumi.yaml:7:5: 'Type' is read as 'type'")
+            && up.contains("Pulumi.yaml:11:7: 'DependsOn' is read as 'dependsOn'"),
+        "{up}"
+    );
+    let export: Value = serde_json::from_str(&w.run(&["stack", "export"])).unwrap();
+    let b = export["deployment"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["urn"].as_str().unwrap().ends_with("::b"))
+        .unwrap()
+        .clone();
+    assert_eq!(b["inputs"]["length"], 4);
+    assert_eq!(b["dependencies"].as_array().unwrap().len(), 1, "{b}");
+}

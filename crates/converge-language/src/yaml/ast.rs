@@ -347,7 +347,7 @@ fn resource(
             errors,
             warnings,
         };
-        match k.name.as_str() {
+        match p.field(k, RESOURCE_KEYS) {
             "type" => match v.as_str() {
                 Some(t) if is_type_token(t) => {
                     has_type = true;
@@ -431,7 +431,7 @@ fn get(p: &mut ExprParser<'_>, name: &str, node: &Node) -> Option<Get> {
     let mut id = None;
     let mut state = Vec::new();
     for (k, v) in entries {
-        match k.name.as_str() {
+        match p.field(k, &["id", "state"]) {
             "id" => id = Some(p.expr(v)),
             "state" => {
                 for (sk, sv) in section(p.file, v, "get.state", p.errors) {
@@ -458,7 +458,7 @@ fn options(p: &mut ExprParser<'_>, node: &Node) -> Options {
     let mut o = Options::default();
     let entries = section(p.file, node, "options", p.errors);
     for (k, v) in entries {
-        match k.name.as_str() {
+        match p.field(k, OPTIONS) {
             "dependsOn" => o.depends_on = p.resource_refs(v, "dependsOn"),
             "parent" => o.parent = p.resource_ref(v, "parent"),
             "provider" => o.provider = p.resource_ref(v, "provider"),
@@ -478,7 +478,13 @@ fn options(p: &mut ExprParser<'_>, node: &Node) -> Options {
             "ignoreChanges" => o.ignore_changes = Some(p.expr(v)),
             "replaceOnChanges" => o.replace_on_changes = Some(p.expr(v)),
             "additionalSecretOutputs" => o.additional_secret_outputs = Some(p.expr(v)),
-            "aliases" => o.aliases = Some(p.expr(v)),
+            "aliases" => {
+                let aliases = p.expr(v);
+                for (pos, message) in super::aliases::check(&aliases) {
+                    p.error(pos, message);
+                }
+                o.aliases = Some(aliases);
+            }
             "import" => o.import = Some(p.expr(v)),
             "version" => o.version = Some(p.expr(v)),
             "customTimeouts" => o.custom_timeouts = Some(p.expr(v)),
@@ -493,4 +499,19 @@ fn options(p: &mut ExprParser<'_>, node: &Node) -> Options {
         }
     }
     o
+}
+
+impl ExprParser<'_> {
+    /// A key of a record Pulumi YAML reads in any case (a resource's
+    /// fields, its options, `get`): the documented spelling, with a
+    /// warning when written otherwise; a key it does not know, as written.
+    fn field<'k>(&mut self, key: &'k Key, known: &[&'static str]) -> &'k str {
+        match super::builtins::canonical(&key.name, known) {
+            Some(documented) => {
+                self.casing(key.pos, &key.name, documented);
+                documented
+            }
+            None => &key.name,
+        }
+    }
 }

@@ -65,7 +65,7 @@ pub(crate) fn is_reserved(key: &str) -> bool {
 }
 
 /// The documented spelling of the name `written` matches in any case.
-fn canonical<'a>(written: &str, names: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn canonical<'a>(written: &str, names: &[&'a str]) -> Option<&'a str> {
     names
         .iter()
         .copied()
@@ -94,7 +94,7 @@ fn did_you_mean_any_case(written: &str, names: &[&str]) -> String {
 
 impl ExprParser<'_> {
     /// Warns when `written` is not `documented`'s own spelling.
-    fn casing(&mut self, pos: Pos, written: &str, documented: &str) {
+    pub(crate) fn casing(&mut self, pos: Pos, written: &str, documented: &str) {
         if written != documented {
             self.warn(
                 pos,

@@ -394,9 +394,45 @@ pub(crate) fn to_text(v: &PropertyValue) -> Result<String, String> {
         PropertyValue::Bool(b) => b.to_string(),
         PropertyValue::Null => String::new(),
         PropertyValue::ResourceReference(r) => r.urn.to_string(),
-        PropertyValue::Array(_) | PropertyValue::Object(_) => value_to_json(v)?.to_string(),
+        PropertyValue::Array(_) | PropertyValue::Object(_) => {
+            let mut out = String::new();
+            go_value_text(v, &mut out)?;
+            out
+        }
         other => return Err(article(other)),
     })
+}
+
+/// A list or object as Pulumi YAML interpolates it, with Go's `%v`:
+/// `[a b c]`, `map[k:v x:1]` (keys in order), `<nil>` for null.
+fn go_value_text(v: &PropertyValue, out: &mut String) -> Result<(), String> {
+    match v {
+        PropertyValue::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                go_value_text(item, out)?;
+            }
+            out.push(']');
+        }
+        PropertyValue::Object(map) => {
+            out.push_str("map[");
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(k);
+                out.push(':');
+                go_value_text(item, out)?;
+            }
+            out.push(']');
+        }
+        PropertyValue::Null => out.push_str("<nil>"),
+        other => out.push_str(&to_text(other)?),
+    }
+    Ok(())
 }
 
 /// A number as text: integers without a fraction.

@@ -98,7 +98,7 @@ pub(crate) async fn call(
             let v = known!(e);
             let json = value_to_json(&v)
                 .map_err(|m| err(format!("fn::toJSON: cannot encode {m} as JSON")))?;
-            PropertyValue::String(json.to_string())
+            PropertyValue::String(go_json_escapes(&json.to_string()))
         }
         Call::ToBase64(e) => {
             let s = string("fn::toBase64", "its argument", known!(e)).map_err(err)?;
@@ -449,4 +449,20 @@ async fn invoke(scope: &Scope<'_>, pos: Pos, invoke: &Invoke) -> Result<Property
         None => PropertyValue::Object(result),
     };
     Ok(wrap(value, secret))
+}
+
+/// JSON text with the escapes Go's `json.Marshal` (which Pulumi YAML's
+/// `fn::toJSON` uses) makes: `<`, `>`, `&`, U+2028 and U+2029 as `\uXXXX`.
+/// They occur only inside strings, so the text stays the same JSON.
+fn go_json_escapes(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }

@@ -22,6 +22,7 @@
 //! names and references through the same schemas), `run` (the program
 //! against the monitor).
 
+mod aliases;
 mod ast;
 mod builtins;
 mod compiler;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use converge_engine::{Alias, Monitor, Program, ReadGoal, ResourceGoal, ResourceOptions, Severity};
+use converge_engine::{Monitor, Program, ReadGoal, ResourceGoal, ResourceOptions, Severity};
 use converge_model::{provider_package, CustomTimeouts, PropertyMap, PropertyValue, Urn};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -435,16 +435,10 @@ async fn opt_strings(
 
 async fn options(scope: &Scope<'_>, r: &Resource) -> Result<ResourceOptions, YamlError> {
     let o = r.opts();
-    let mut aliases = Vec::new();
-    for text in opt_strings(scope, &o.aliases, "aliases").await? {
-        let urn = Urn::parse(&text).map_err(|e| {
-            scope.error(
-                o.aliases.as_ref().map_or(r.key.pos, |e| e.pos),
-                format!("options.aliases: {e}"),
-            )
-        })?;
-        aliases.push(Alias::Urn(urn));
-    }
+    let aliases = match &o.aliases {
+        Some(e) => Box::pin(super::aliases::resolve(scope, e)).await?,
+        None => Vec::new(),
+    };
     let custom_timeouts = custom_timeouts(scope, r).await?;
     let deleted_with = match &o.deleted_with {
         Some(a) => Some(scope.resource(a)?.urn.clone()),
