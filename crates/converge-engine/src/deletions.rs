@@ -110,10 +110,18 @@ fn candidates(d: &Deployment, destroy: bool) -> Result<Vec<Candidate>, EngineErr
         );
     }
     // deletedWith: no provider call when the resource it goes with is being
-    // deleted too.
+    // deleted too — a custom resource whose object is deleted, or a
+    // component (which has no object of its own: deleting it is what
+    // Pulumi's `otherDeletions` counts, so `deletedWith` a component that
+    // goes skips the delete). A retained resource's object stays, so what
+    // goes with it is deleted.
     let deleting: HashSet<&Urn> = out
         .iter()
-        .filter(|c| c.action == ObjectAction::Delete)
+        .filter(|c| {
+            let r = &d.base.resources[c.index];
+            c.action == ObjectAction::Delete
+                || (!r.custom && !r.is_provider() && !r.retain_on_delete)
+        })
         .map(|c| &d.base.resources[c.index].urn)
         .collect();
     let forget: Vec<usize> = out

@@ -2,7 +2,7 @@
 //! deletedWith.
 
 use converge_engine::StepOp;
-use converge_testkit::{custom, program, register_stack, MockProvider, TestProgram};
+use converge_testkit::{component, custom, program, register_stack, MockProvider, TestProgram};
 
 use super::*;
 
@@ -154,6 +154,46 @@ async fn deleted_with_skips_the_delete_of_what_goes_with_its_owner() {
     assert_eq!(entries(&events), vec!["owner".to_owned()]);
     assert!(w.resource("inner").is_none());
     // The mock cloud does not cascade; a real one would have.
+    assert!(cloud.get(&inner_id).is_some());
+}
+
+/// `deletedWith` a component: the component goes in the same operation,
+/// so what goes with it is forgotten without a Delete, as Pulumi counts
+/// every resource it deletes, components included; with a component that
+/// stays, the resource is deleted as usual.
+#[tokio::test]
+async fn deleted_with_a_component_that_goes_skips_the_delete() {
+    let events = log();
+    let (mut w, cloud) = world(logging_deletes(events.clone()));
+    let p = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let group = reg(&m, &stack, component("my:index:Group", "group")).await?;
+        let mut inner = custom(T, "inner", inputs(&[]));
+        inner.options.deleted_with = Some(group.urn.clone());
+        reg(&m, &stack, inner).await?;
+        let mut loose = custom(T, "loose", inputs(&[]));
+        loose.options.deleted_with = Some(group.urn);
+        reg(&m, &stack, loose).await?;
+        Ok(())
+    });
+    expect_ok(&w.up(&p).await);
+    let inner_id = w.resource("inner").unwrap().id.clone().unwrap();
+    w.outside.push(inner_id.clone());
+    // `loose` goes while the group stays: deleted.
+    let keep_group = program(|m| async move {
+        let stack = register_stack(&m).await?;
+        let group = reg(&m, &stack, component("my:index:Group", "group")).await?;
+        let mut inner = custom(T, "inner", inputs(&[]));
+        inner.options.deleted_with = Some(group.urn);
+        reg(&m, &stack, inner).await?;
+        Ok(())
+    });
+    expect_ok(&w.up(&keep_group).await);
+    assert_eq!(entries(&events), vec!["loose".to_owned()]);
+    // The group goes: `inner` goes with it, without a Delete.
+    expect_ok(&w.up(&just_stack()).await);
+    assert_eq!(entries(&events), vec!["loose".to_owned()]);
+    assert!(w.resource("inner").is_none() && w.resource("group").is_none());
     assert!(cloud.get(&inner_id).is_some());
 }
 
