@@ -379,7 +379,7 @@ fn runtime_name(doc: &Mapping) -> Option<&str> {
 fn runtime_options(runtime: &str) -> Option<&'static [&'static str]> {
     match runtime {
         "python" => Some(&["toolchain", "virtualenv", "typechecker"]),
-        "nodejs" => Some(&["typescript", "nodeargs", "packagemanager"]),
+        "nodejs" => Some(&["typescript", "tsconfig", "nodeargs", "packagemanager"]),
         _ => None,
     }
 }

@@ -94,6 +94,17 @@ impl NodeProgram {
         }
         let mut cmd = Command::new(&self.node);
         process::own_group(&mut cmd);
+        // The runtime option `nodeargs`: Node's own flags, before the SDK's
+        // runner (`--max-old-space-size=4096`, `--require ./hook.js`).
+        if let Some(args) = self.project.runtime_option("nodeargs") {
+            let args = shlex::split(args).ok_or_else(|| {
+                format!(
+                    "the runtime option `nodeargs: {args}` is not a list of arguments (an \
+                     unclosed quote)"
+                )
+            })?;
+            cmd.args(args);
+        }
         cmd.arg(&runner)
             .arg("--monitor")
             .arg(&s.address)

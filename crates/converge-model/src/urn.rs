@@ -231,11 +231,16 @@ fn split_parts(rest: &str) -> ([&str; 4], usize) {
 }
 
 /// `<package>:[<module>:]<name>`, each part non-empty and free of spaces.
+/// At least `<package>:<name>`, each segment non-empty and without
+/// spaces. More than three segments are allowed, as Pulumi allows them (a
+/// token's name is then everything after its module: a Node.js dynamic
+/// resource with the module `custom:LocalFile` is
+/// `pulumi-nodejs:custom:LocalFile:Resource`).
 fn is_type_token(ty: &str) -> bool {
     let mut segments = 0;
     for seg in ty.split(':') {
         segments += 1;
-        if segments > 3 || seg.is_empty() || seg.chars().any(char::is_whitespace) {
+        if seg.is_empty() || seg.chars().any(char::is_whitespace) {
             return false;
         }
     }
@@ -350,6 +355,13 @@ mod tests {
     }
 
     #[test]
+    fn types_may_have_more_than_three_segments() {
+        let u = Urn::parse("urn:pulumi:s::p::pulumi-nodejs:custom:LocalFile:Resource::f").unwrap();
+        assert_eq!(u.type_token(), "pulumi-nodejs:custom:LocalFile:Resource");
+        assert_eq!(package_of(u.type_token()), "pulumi-nodejs");
+    }
+
+    #[test]
     fn names_may_hold_separators() {
         let u = Urn::parse("urn:pulumi:s::p::a:b:C::x::y").unwrap();
         assert_eq!(u.name(), "x::y");
@@ -367,7 +379,6 @@ mod tests {
             ("urn:pulumi:s::p::a:b:C::", "the name is empty"),
             ("urn:pulumi:", "found 1 part(s)"),
             ("urn:pulumi:s::::a:b:C::n", "the project is empty"),
-            ("urn:pulumi:s::p::a:b:c:D::n", "is not of the form"),
             ("urn:pulumi:s::p::a::n", "is not of the form"),
             ("urn:pulumi:s::p::a:b C::n", "is not of the form"),
         ];

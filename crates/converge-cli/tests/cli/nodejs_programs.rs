@@ -249,3 +249,67 @@ config:
         "{err}"
     );
 }
+
+/// The runtime option `nodeargs` reaches Node itself: here a heap limit
+/// and a `--require` hook the program sees.
+#[test]
+fn nodeargs_are_nodes_own_flags() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let w = NodeWorld::new(
+        &modules,
+        r#"
+const v8 = require("v8");
+exports.execArgv = process.execArgv.join(" ");
+exports.heapMB = Math.round(v8.getHeapStatistics().heap_size_limit / 1048576);
+exports.hooked = global.hooked === true;
+"#,
+    );
+    std::fs::write(w.scratch.project.join("hook.js"), "global.hooked = true;\n").unwrap();
+    std::fs::write(
+        w.scratch.project.join("Pulumi.yaml"),
+        "name: nodeproj\nruntime:\n  name: nodejs\n  options:\n    \
+         nodeargs: \"--max-old-space-size=200 --require ./hook.js\"\n",
+    )
+    .unwrap();
+    w.run(&["up", "--yes"]);
+    let outputs: serde_json::Value =
+        serde_json::from_str(&w.run(&["stack", "output", "--json"])).unwrap();
+    assert_eq!(
+        outputs["execArgv"],
+        "--max-old-space-size=200 --require ./hook.js"
+    );
+    assert!(outputs["heapMB"].as_u64().unwrap() < 400, "{outputs}");
+    assert_eq!(outputs["hooked"], true);
+}
+
+/// A type token of more than three segments, as Pulumi accepts: a Node.js
+/// dynamic resource whose module holds a colon
+/// (`pulumi-nodejs:dynamic/custom:LocalFile:Resource`).
+#[test]
+fn a_type_with_more_than_three_segments_deploys() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let w = NodeWorld::new(
+        &modules,
+        r#"
+const pulumi = require("@pulumi/pulumi");
+const provider = {
+    async create(inputs) { return { id: "f-1", outs: { value: inputs.value } }; },
+};
+const f = new pulumi.dynamic.Resource(provider, "f", { value: "v" }, {}, "custom:LocalFile");
+exports.urn = f.urn;
+"#,
+    );
+    let up = w.run(&["up", "--yes"]);
+    assert!(up.contains("+ 2 created"), "{up}");
+    let urn = w.run(&["stack", "output", "urn"]);
+    assert!(
+        urn.trim()
+            .ends_with("::pulumi-nodejs:dynamic/custom:LocalFile:Resource::f"),
+        "{urn}"
+    );
+    assert!(w.run(&["preview"]).contains("unchanged"));
+}
