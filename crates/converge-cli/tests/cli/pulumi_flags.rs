@@ -516,6 +516,39 @@ fn refresh_adopts_pending_creates_by_id_or_leaves_them() {
     );
 }
 
+/// A pending create whose URN a later update created again: adopting it
+/// would make two live copies of the URN, so it is refused naming the
+/// copy the state has and the ways out, not blamed on the state.
+#[test]
+fn a_pending_create_of_a_urn_the_state_tracks_is_not_adopted() {
+    let scratch = Scratch::new(
+        "name: pc\nruntime: yaml\nresources:\n  token:\n    type: random:RandomString\n    properties:\n      length: 8\n",
+    );
+    let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
+    run(&["stack", "init", "dev"]);
+    run(&["up", "--yes"]);
+    let id = interrupt_the_create_of_token(&scratch);
+    run(&["up", "--yes"]);
+    let urn = "urn:pulumi:dev::pc::random:index/randomString:RandomString::token";
+    let before = run(&["stack", "export"]);
+    let out = failure_of(
+        scratch.command("pw"),
+        &[
+            "refresh",
+            "--yes",
+            "--import-pending-creates",
+            &format!("{urn},{id}"),
+        ],
+    );
+    assert!(
+        out.contains("is already in the stack's state with ID"),
+        "{out}"
+    );
+    assert!(out.contains("--clear-pending-creates"), "{out}");
+    assert!(!out.contains("integrity"), "{out}");
+    assert_eq!(run(&["stack", "export"]), before);
+}
+
 /// The `--long` flags `converge ARGS… --help` lists.
 fn help_flags(args: &[&str]) -> Vec<String> {
     let scratch = Scratch::new("name: p\nruntime: yaml\n");

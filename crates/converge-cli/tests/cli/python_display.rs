@@ -308,3 +308,27 @@ fn a_failed_programs_outputs_are_left_alone() {
     let outputs: serde_json::Value = serde_json::from_str(&outputs).unwrap();
     assert_eq!(outputs, serde_json::json!({"greeting": "hello", "n": 3}));
 }
+
+/// A resource exported as an output (`pulumi.export("pet", pet)`): the
+/// SDK marks it `@isPulumiResource` and leaves its outputs unknown in a
+/// preview only. A preview of an unchanged program shows no change of
+/// that output, as Pulumi's display shows none.
+#[test]
+fn an_exported_resource_is_no_output_change_in_a_preview() {
+    let Some(venv) = venv() else { return };
+    let w = World::new(
+        &venv,
+        r#"
+import pulumi
+pet = pulumi.CustomResource("random:index/randomPet:RandomPet", "pet", {"length": 2, "id": None, "separator": None})
+pulumi.export("pet", pet)
+pulumi.export("nested", {"pets": [pet]})
+"#,
+    );
+    let first = w.run(&["preview"]);
+    assert!(!first.contains("@isPulumiResource"), "{first}");
+    w.run(&["up", "--yes"]);
+    let again = w.run(&["preview", "--expect-no-changes"]);
+    assert!(!again.contains("@isPulumiResource"), "{again}");
+    assert!(!again.contains("Outputs:"), "no output changes: {again}");
+}

@@ -21,7 +21,12 @@ pub enum StackStateError {
     #[error("stack {stack} was read without its lock (for a preview): nothing is written to it")]
     NotLocked { stack: String },
     /// The stored checkpoint cannot be read (or the snapshot written).
-    #[error("the state of stack {stack} cannot be read: {source}")]
+    #[error(
+        "the state of stack {stack} cannot be read: {source}; if its checkpoint was damaged, \
+         put an earlier one in its place: `converge stack history` lists the versions and \
+         `converge stack export --version N` writes one (a file backend also keeps the \
+         previous checkpoint beside it as `<stack>.json.bak`)"
+    )]
     Checkpoint {
         stack: String,
         #[source]

@@ -69,11 +69,13 @@ pub async fn copy(
         let opts = ctx.passphrase_options();
         let from_state = state_provider(ctx, backend, c.source).await?;
         let from_crypter = stack_secrets(&mut from, from_state.as_ref(), opts, false)
-            .await?
+            .await
+            .with_context(|| format!("the source stack {}", c.source))?
             .crypter;
         let to_state = state_provider(ctx, backend, &dest).await?;
         let to_crypter = stack_secrets(&mut to, to_state.as_ref(), opts, true)
-            .await?
+            .await
+            .with_context(|| format!("the destination stack {dest}"))?
             .crypter;
         copied
             .into_iter()

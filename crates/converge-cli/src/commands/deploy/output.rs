@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context as _, Result};
 use converge_engine::OperationResult;
 use converge_language::yaml::ConfigValue;
+use converge_model::{PropertyMap, PropertyValue};
 use converge_state::Snapshot;
 
 use crate::commands::stack::output::{display_json, stack_outputs};
@@ -53,11 +54,12 @@ pub(super) fn print_output_changes(base: &Snapshot, planned: &Snapshot, reveal: 
     let style = crate::display::values::ValueStyle {
         show_secrets: reveal,
     };
-    let lines = crate::display::values::diff_lines(
-        &stack_outputs(Some(base)),
-        &stack_outputs(Some(planned)),
-        style,
-    );
+    let old = stack_outputs(Some(base));
+    let planned: PropertyMap = stack_outputs(Some(planned))
+        .iter()
+        .map(|(k, v)| (k.clone(), exported_resource_as_shown(old.get(k), v)))
+        .collect();
+    let lines = crate::display::values::diff_lines(&old, &planned, style);
     if lines.is_empty() {
         return;
     }
@@ -66,6 +68,56 @@ pub(super) fn print_output_changes(base: &Snapshot, planned: &Snapshot, reveal: 
         say(line);
     }
 }
+
+/// A resource the program exported (`pulumi.export("bucket", bucket)`),
+/// as a preview shows it: the SDKs mark such an object with
+/// `@isPulumiResource` in a preview only, and its outputs not known yet
+/// are unknown. As Pulumi's display does, the marker is left out and an
+/// unknown property shows its last value (or nothing), so an unchanged
+/// resource is not a change of the output.
+fn exported_resource_as_shown(old: Option<&PropertyValue>, new: &PropertyValue) -> PropertyValue {
+    match new {
+        PropertyValue::Object(map) => {
+            let old_map = match old {
+                Some(PropertyValue::Object(m)) => Some(m),
+                _ => None,
+            };
+            let is_resource = map.get(RESOURCE_MARKER) == Some(&PropertyValue::Bool(true));
+            let mut out = PropertyMap::new();
+            for (k, v) in map.iter() {
+                let was = old_map.and_then(|m| m.get(k));
+                if is_resource && k == RESOURCE_MARKER {
+                    continue;
+                }
+                if is_resource && *v == PropertyValue::Unknown {
+                    if let Some(was) = was {
+                        out.insert(k.clone(), was.clone());
+                    }
+                    continue;
+                }
+                out.insert(k.clone(), exported_resource_as_shown(was, v));
+            }
+            PropertyValue::Object(out)
+        }
+        PropertyValue::Array(items) => {
+            let old_items = match old {
+                Some(PropertyValue::Array(items)) => Some(items),
+                _ => None,
+            };
+            PropertyValue::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| exported_resource_as_shown(old_items.and_then(|o| o.get(i)), v))
+                    .collect(),
+            )
+        }
+        other => other.clone(),
+    }
+}
+
+/// The key the SDKs add, in a preview, to a resource exported as an output.
+const RESOURCE_MARKER: &str = "@isPulumiResource";
 
 /// `--json`: the operation in Pulumi's digest shape
 /// (`converge_engine::events::digest`).

@@ -105,6 +105,23 @@ pub(super) fn adopt(locked: &mut LockedStack, imports: &[(Urn, String)]) -> Resu
                  (`converge stack export` shows its pending_operations)"
             );
         };
+        // The create completed after all (a later update made the object
+        // and recorded it): the state already tracks one, and a second
+        // copy of the URN would be two live resources.
+        if let Some(live) = snapshot
+            .resources
+            .iter()
+            .find(|r| &r.urn == urn && !r.delete)
+        {
+            bail!(
+                "--import-pending-creates: {urn} is already in the stack's state with ID {}; \
+                 its pending create is left over from an interrupted operation. Clear it with \
+                 `converge refresh --clear-pending-creates` (if the interrupted create made \
+                 another object, delete that one by hand), or adopt that other object under \
+                 a different name with `converge import`",
+                live.id.as_deref().unwrap_or("(none)")
+            );
+        }
         let mut resource = snapshot.pending_operations.remove(at).resource;
         resource.id = Some(id.clone());
         snapshot.resources.push(resource);

@@ -189,7 +189,9 @@ async fn crypter(
     let recorded = base.secrets_providers.as_ref();
     if stack.project == project.name {
         let mut settings = StackSettings::load(&project.stack_config_file(&stack.stack))?;
-        return stack_secrets(&mut settings, recorded, ctx.passphrase_options(), create).await;
+        return stack_secrets(&mut settings, recorded, ctx.passphrase_options(), create)
+            .await
+            .with_context(|| format!("stack {stack}"));
     }
     let Some(recorded) = recorded else {
         bail!(
