@@ -556,7 +556,33 @@ fn corrupt_stack_file_is_reported_not_overwritten() {
     assert!(err.contains("not valid JSON"), "{err}");
     let err = w.fails(w.converge().args(["stack", "export"]));
     assert!(err.contains("not valid JSON"), "{err}");
+    // The error names the way back, and it works: an earlier version,
+    // imported with --force in place of the damaged state.
+    assert!(err.contains("stack import --force"), "{err}");
     assert_eq!(before, tree_hash(&w.backend));
+    let earlier = std::fs::read_to_string(demo_state()).unwrap();
+    std::fs::write(w.project.join("earlier.json"), &earlier).unwrap();
+    let err = w.fails(
+        w.converge()
+            .args(["stack", "import", "--file", "earlier.json"]),
+    );
+    assert!(err.contains("not valid JSON"), "without --force: {err}");
+    assert_eq!(before, tree_hash(&w.backend), "a refused import wrote");
+    let out = w
+        .converge()
+        .args(["stack", "import", "--force", "--file", "earlier.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("cannot be read"), "{stderr}");
+    let outputs = w.ok(&["stack", "export"]);
+    let expected: serde_json::Value = serde_json::from_str(&earlier).unwrap();
+    let got: serde_json::Value = serde_json::from_str(&outputs).unwrap();
+    assert_eq!(
+        got["deployment"]["resources"], expected["deployment"]["resources"],
+        "the earlier state is back"
+    );
 }
 
 #[test]

@@ -22,10 +22,10 @@ pub enum StackStateError {
     NotLocked { stack: String },
     /// The stored checkpoint cannot be read (or the snapshot written).
     #[error(
-        "the state of stack {stack} cannot be read: {source}; if its checkpoint was damaged, \
-         put an earlier one in its place: `converge stack history` lists the versions and \
-         `converge stack export --version N` writes one (a file backend also keeps the \
-         previous checkpoint beside it as `<stack>.json.bak`)"
+        "the state of stack {stack} cannot be read: {source}; if it was damaged, put an \
+         earlier version in its place: `converge stack history` lists the versions, \
+         `converge stack export --version N --file state.json` writes one, and `converge \
+         stack import --force --file state.json` replaces the damaged state with it"
     )]
     Checkpoint {
         stack: String,

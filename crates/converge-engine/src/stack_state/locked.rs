@@ -123,6 +123,84 @@ impl LockedStack {
         }
     }
 
+    /// [`StackState::lock_replacing`]: the stack opened as
+    /// [`LockedStack::open`] opens it, or, when its stored state cannot be
+    /// read, with an empty base over the stored text as it is (the base of
+    /// the next journal) and no journal left open.
+    pub(super) async fn open_replacing(
+        backend: Arc<dyn Backend>,
+        stack: StackRef,
+        guard: LockGuard,
+    ) -> Result<(LockedStack, Option<StackStateError>), StackStateError> {
+        let unreadable_kind = |e: &StackStateError| {
+            matches!(
+                e,
+                StackStateError::Checkpoint { .. }
+                    | StackStateError::JournalEntry { .. }
+                    | StackStateError::Replay { .. }
+            )
+        };
+        let (bytes, recovery, mut unreadable) = match Self::load(&backend, &stack).await {
+            Ok((bytes, recovery)) => (bytes, recovery, None),
+            Err(e) if unreadable_kind(&e) => {
+                // The journal does not replay: closed, so that the new
+                // state's own journal can open.
+                let stored = async {
+                    if backend.load_journal(&stack).await.ok().flatten().is_some() {
+                        backend.close_journal(&stack).await?;
+                    }
+                    Ok::<_, StackStateError>(
+                        backend.load_checkpoint(&stack).await?.map(Bytes::from),
+                    )
+                }
+                .await;
+                match stored {
+                    Ok(bytes) => (bytes, Recovery::Clean, Some(e)),
+                    Err(other) => {
+                        guard.release().await?;
+                        return Err(other);
+                    }
+                }
+            }
+            Err(e) => {
+                guard.release().await?;
+                return Err(e);
+            }
+        };
+        let mut locked = LockedStack {
+            backend,
+            stack,
+            guard: Some(guard),
+            stored: StoredText::loaded(bytes),
+            deployed: false,
+            checkpoint: StackCheckpoint {
+                stack: String::new(),
+                config: None,
+                latest: None,
+            },
+            base: Arc::new(Snapshot::empty(now_rfc3339())),
+            secrets: Secrets::Opaque,
+            recovery,
+            changes: Vec::new(),
+            stamp: ManifestStamp::New,
+            journaled: false,
+        };
+        if unreadable.is_none() {
+            match locked.read_base(Secrets::Opaque).await {
+                // Read into the base: the text's memory is the operation's.
+                Ok(()) => locked.stored.release(),
+                // The checkpoint itself does not parse: the base stays
+                // empty, the text stays the next journal's base.
+                Err(e) if unreadable_kind(&e) => unreadable = Some(e),
+                Err(e) => {
+                    locked.release().await?;
+                    return Err(e);
+                }
+            }
+        }
+        Ok((locked, unreadable))
+    }
+
     /// The stack as it is now, without its lock: the stored checkpoint
     /// with an update's live journal replayed onto it (nothing compacted,
     /// nothing written; the owner of the lock, if any, goes on). What a

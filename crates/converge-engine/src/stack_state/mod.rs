@@ -183,4 +183,17 @@ impl StackState {
         let guard = self.backend.lock(&self.stack, info).await?;
         LockedStack::open(self.backend.clone(), self.stack.clone(), guard).await
     }
+
+    /// Takes the stack's lock to replace its state whatever it holds
+    /// (`stack import --force`): as [`StackState::lock`], but a checkpoint
+    /// or journal that cannot be read is no error. The stack is then given
+    /// an empty base — the caller replaces it — and its unreadable journal
+    /// is closed; the second value says what could not be read.
+    pub async fn lock_replacing(
+        &self,
+        info: LockInfo,
+    ) -> Result<(LockedStack, Option<StackStateError>), StackStateError> {
+        let guard = self.backend.lock(&self.stack, info).await?;
+        LockedStack::open_replacing(self.backend.clone(), self.stack.clone(), guard).await
+    }
 }

@@ -215,9 +215,22 @@ pub(super) async fn import(ctx: &Context, name: Option<String>, opts: ImportOpti
     }
 
     crate::service_policy::declare_state_edit(backend.as_ref(), &stack);
-    let mut locked = StackState::new(backend, stack.clone())
-        .lock(ctx.lock_info())
-        .await?;
+    let state = StackState::new(backend, stack.clone());
+    let mut locked = if opts.force {
+        // `--force` puts the deployment in place of a state that cannot
+        // be read (a damaged checkpoint or journal): the way back to an
+        // earlier version that `stack export --version N` wrote.
+        let (locked, unreadable) = state.lock_replacing(ctx.lock_info()).await?;
+        if let Some(e) = unreadable {
+            eprintln!(
+                "warning: the stack's current state cannot be read ({e}); the imported \
+                 deployment replaces it"
+            );
+        }
+        locked
+    } else {
+        state.lock(ctx.lock_info()).await?
+    };
     locked.replace_base(snapshot);
     let result = crate::commands::state::held(locked.commit_changes().await);
     locked.release().await?;
