@@ -307,6 +307,21 @@ fn a_missing_plugin_names_the_plugin_directory_searched() {
         home.join("plugins").display()
     );
     assert!(err.contains(&searched), "{err}");
+    // Where it is written, before anything runs.
+    assert!(
+        err.contains("Pulumi.yaml:5:11: 'nosuchpkg:index:Thing': no provider plugin found"),
+        "{err}"
+    );
+    // A slip in a package Converge has is named.
+    std::fs::write(
+        s.project.join("Pulumi.yaml"),
+        "name: slips\nruntime: yaml\nresources:\n  q:\n    type: randm:RandomPet\n",
+    )
+    .unwrap();
+    let out = s.command("pw").arg("preview").output().unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("did you mean 'random'?"), "{err}");
 }
 
 /// A secure value damaged by hand (or pasted from another stack) is named

@@ -118,10 +118,27 @@ pub(crate) async fn resolve(loaded: &Loaded, monitor: &Monitor) -> (Tokens, Vec<
             });
     }
     uses.retain(|(package, _), _| package != ENGINE_PACKAGE);
-    let schemas = schemas(monitor, uses.keys().cloned().collect()).await;
+    let (schemas, missing) = schemas(monitor, uses.keys().cloned().collect()).await;
     let mut tokens = Tokens::default();
     let mut errors = Vec::new();
     for (key, list) in &uses {
+        if let Some(not_found) = missing.get(key) {
+            // No provider at all for the package: most often a slip in
+            // the type's package, reported where it is written rather than
+            // when the provider is loaded, after other resources changed.
+            let known: Vec<&str> = schemas.keys().map(|(p, _)| p.as_str()).collect();
+            let hint = super::suggest(&key.0, known.iter().copied().chain(BUILT_IN))
+                .map(|s| format!("; did you mean '{s}'?"))
+                .unwrap_or_default();
+            for u in list {
+                errors.push(YamlError::at(
+                    &t.file,
+                    u.pos,
+                    format!("'{}': {not_found}{hint}", u.written),
+                ));
+            }
+            continue;
+        }
         let Some(schema) = schemas.get(key) else {
             continue;
         };
@@ -148,12 +165,23 @@ pub(crate) async fn resolve(loaded: &Loaded, monitor: &Monitor) -> (Tokens, Vec<
     (tokens, errors)
 }
 
+/// The packages of Converge's built-in providers, for "did you mean".
+const BUILT_IN: [&str; 3] = ["random", "command", "converge"];
+
+/// The package keys whose provider is nowhere to be found, with where
+/// Converge looked.
+type Missing = HashMap<(String, Option<String>), String>;
+
 /// The schemas of `packages`, asked for at once; a package without one is
-/// left out.
+/// left out, and one without any provider is also named in the second
+/// value.
 async fn schemas(
     monitor: &Monitor,
     packages: Vec<(String, Option<String>)>,
-) -> HashMap<(String, Option<String>), Arc<PackageSchema>> {
+) -> (
+    HashMap<(String, Option<String>), Arc<PackageSchema>>,
+    Missing,
+) {
     let mut tasks = tokio::task::JoinSet::new();
     for key in packages {
         let monitor = monitor.clone();
@@ -163,12 +191,25 @@ async fn schemas(
         });
     }
     let mut out = HashMap::new();
+    let mut missing = Missing::new();
     while let Some(joined) = tasks.join_next().await {
-        if let Ok((key, Ok(Some(schema)))) = joined {
-            out.insert(key, schema);
+        match joined {
+            Ok((key, Ok(Some(schema)))) => {
+                out.insert(key, schema);
+            }
+            Ok((
+                key,
+                Err(converge_engine::EngineError::Schema {
+                    source: not_found @ converge_plugin::RegistryError::NotFound { .. },
+                    ..
+                }),
+            )) => {
+                missing.insert(key, not_found.to_string());
+            }
+            _ => {}
         }
     }
-    out
+    (out, missing)
 }
 
 /// A version option written as a literal string.
