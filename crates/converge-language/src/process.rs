@@ -193,7 +193,9 @@ async fn forward(
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
-        let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
+        // Converge's output has no colour: the escapes the Node.js SDK puts
+        // in the stack traces it prints would show as `^[[90m`.
+        let line = converge_engine::events::strip_ansi(String::from_utf8_lossy(&buf).trim_end());
         server.diagnostic(Severity::Info, line.clone());
         if let Some(tail) = &tail {
             tail.lock().unwrap_or_else(|p| p.into_inner()).push(line);
@@ -370,7 +372,9 @@ fn outcome(
     };
     match status.code() {
         Some(0) => Ok(()),
-        Some(EXIT_REPORTED) if !errors.is_empty() => Err(strip_ansi(&errors.join("\n"))),
+        Some(EXIT_REPORTED) if !errors.is_empty() => {
+            Err(converge_engine::events::strip_ansi(&errors.join("\n")))
+        }
         Some(EXIT_REPORTED) => Err(with_stderr(format!("the {language} program failed"))),
         Some(code) => Err(with_stderr(format!(
             "the {language} program exited with code {code}"
@@ -381,27 +385,6 @@ fn outcome(
     }
 }
 
-/// `text` without ANSI escape sequences (the Node.js SDK colours the
-/// stacks it reports; an error's text is not only shown on terminals).
-fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' && chars.peek() == Some(&'[') {
-            chars.next();
-            // Parameters and intermediates, then one final byte.
-            for c in chars.by_ref() {
-                if ('\u{40}'..='\u{7e}').contains(&c) {
-                    break;
-                }
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,7 +392,9 @@ mod tests {
     #[test]
     fn strips_colours() {
         assert_eq!(
-            strip_ansi("at f \u{1b}[90m(/x/\u{1b}[39mindex.js:8:11\u{1b}[90m)\u{1b}[39m"),
+            converge_engine::events::strip_ansi(
+                "at f \u{1b}[90m(/x/\u{1b}[39mindex.js:8:11\u{1b}[90m)\u{1b}[39m"
+            ),
             "at f (/x/index.js:8:11)"
         );
     }

@@ -313,3 +313,51 @@ exports.urn = f.urn;
     );
     assert!(w.run(&["preview"]).contains("unchanged"));
 }
+
+/// A TypeScript program that throws: its stack trace is shown without
+/// the colour escapes Node writes into it (Converge's output has no
+/// colour; they showed as `^[[90m`).
+#[test]
+fn a_thrown_errors_trace_has_no_colour_escapes() {
+    let Some(modules) = node_modules() else {
+        return;
+    };
+    let w = NodeWorld::new(&modules, "");
+    let dir = &w.scratch.project;
+    std::fs::remove_file(dir.join("index.js")).unwrap();
+    std::fs::write(
+        dir.join("index.ts"),
+        "import * as pulumi from \"@pulumi/pulumi\";\nconst n: number = 1;\nthrow new Error(\"boom-7f3\");\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("package.json"),
+        r#"{"name":"nodeproj","main":"index.ts"}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tsconfig.json"),
+        r#"{"compilerOptions":{"strict":true}}"#,
+    )
+    .unwrap();
+    let out = w
+        .scratch
+        .command("pw")
+        .args(["up", "--yes", "--color", "never"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains("boom-7f3") && all.contains("index.ts:3"),
+        "{all}"
+    );
+    assert!(
+        !all.contains('\u{1b}'),
+        "colour escapes in the output: {all:?}"
+    );
+}

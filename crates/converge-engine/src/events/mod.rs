@@ -224,3 +224,26 @@ impl EventSink {
         });
     }
 }
+
+/// `text` without ANSI escape sequences. Converge's output has no colour,
+/// and a diagnostic's text is not only shown on terminals: the escapes
+/// Node.js writes into the stack traces a program reports would show as
+/// `^[[90m`.
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            // Parameters and intermediates, then one final byte.
+            for c in chars.by_ref() {
+                if ('\u{40}'..='\u{7e}').contains(&c) {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}

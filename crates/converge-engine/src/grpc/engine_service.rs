@@ -41,7 +41,7 @@ impl Engine for EngineService {
     async fn log(&self, request: Request<LogRequest>) -> Result<Response<()>, Status> {
         let req = request.into_inner();
         let severity = severity(&req);
-        let message = req.message.trim_end().to_owned();
+        let message = crate::events::strip_ansi(req.message.trim_end());
         if severity == Severity::Error {
             self.shared.record_error(&message);
         }

@@ -340,6 +340,8 @@ async fn logs_become_diagnostics_and_errors_are_kept() {
             (LogSeverity::Debug, "quiet"),
             (LogSeverity::Info, "hello"),
             (LogSeverity::Error, "boom\n"),
+            // Node's coloured stack frames: plain text in the display.
+            (LogSeverity::Error, "at \u{1b}[90m(index.ts:3:7)\u{1b}[39m"),
         ] {
             c.engine
                 .log(LogRequest {
@@ -368,10 +370,14 @@ async fn logs_become_diagnostics_and_errors_are_kept() {
         diagnostics,
         vec![
             (Severity::Info, "hello".to_owned()),
-            (Severity::Error, "boom".to_owned())
+            (Severity::Error, "boom".to_owned()),
+            (Severity::Error, "at (index.ts:3:7)".to_owned())
         ]
     );
-    assert_eq!(*program.errors.lock().unwrap(), vec!["boom".to_owned()]);
+    assert_eq!(
+        *program.errors.lock().unwrap(),
+        vec!["boom".to_owned(), "at (index.ts:3:7)".to_owned()]
+    );
 }
 
 #[tokio::test]
