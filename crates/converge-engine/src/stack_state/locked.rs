@@ -83,6 +83,34 @@ pub struct Finished {
 }
 
 impl LockedStack {
+    /// A stack opened over `stored`, its base not read yet (empty).
+    fn unread(
+        backend: Arc<dyn Backend>,
+        stack: StackRef,
+        guard: Option<LockGuard>,
+        stored: StoredText,
+        recovery: Recovery,
+    ) -> LockedStack {
+        LockedStack {
+            backend,
+            stack,
+            guard,
+            stored,
+            deployed: false,
+            checkpoint: StackCheckpoint {
+                stack: String::new(),
+                config: None,
+                latest: None,
+            },
+            base: Arc::new(Snapshot::empty(now_rfc3339())),
+            secrets: Secrets::Opaque,
+            recovery,
+            changes: Vec::new(),
+            stamp: ManifestStamp::New,
+            journaled: false,
+        }
+    }
+
     pub(super) async fn open(
         backend: Arc<dyn Backend>,
         stack: StackRef,
@@ -90,24 +118,13 @@ impl LockedStack {
     ) -> Result<LockedStack, StackStateError> {
         match Self::load(&backend, &stack).await {
             Ok((bytes, recovery)) => {
-                let mut locked = LockedStack {
+                let mut locked = LockedStack::unread(
                     backend,
                     stack,
-                    guard: Some(guard),
-                    stored: StoredText::loaded(bytes),
-                    deployed: false,
-                    checkpoint: StackCheckpoint {
-                        stack: String::new(),
-                        config: None,
-                        latest: None,
-                    },
-                    base: Arc::new(Snapshot::empty(now_rfc3339())),
-                    secrets: Secrets::Opaque,
+                    Some(guard),
+                    StoredText::loaded(bytes),
                     recovery,
-                    changes: Vec::new(),
-                    stamp: ManifestStamp::New,
-                    journaled: false,
-                };
+                );
                 if let Err(e) = locked.read_base(Secrets::Opaque).await {
                     locked.release().await?;
                     return Err(e);
@@ -167,24 +184,13 @@ impl LockedStack {
                 return Err(e);
             }
         };
-        let mut locked = LockedStack {
+        let mut locked = LockedStack::unread(
             backend,
             stack,
-            guard: Some(guard),
-            stored: StoredText::loaded(bytes),
-            deployed: false,
-            checkpoint: StackCheckpoint {
-                stack: String::new(),
-                config: None,
-                latest: None,
-            },
-            base: Arc::new(Snapshot::empty(now_rfc3339())),
-            secrets: Secrets::Opaque,
+            Some(guard),
+            StoredText::loaded(bytes),
             recovery,
-            changes: Vec::new(),
-            stamp: ManifestStamp::New,
-            journaled: false,
-        };
+        );
         if unreadable.is_none() {
             match locked.read_base(Secrets::Opaque).await {
                 // Read into the base: the text's memory is the operation's.
@@ -234,24 +240,14 @@ impl LockedStack {
                 None => stored,
             },
         };
-        let mut view = LockedStack {
+        let mut view = LockedStack::unread(
             backend,
             stack,
-            guard: None,
-            stored: StoredText::loaded(text),
-            deployed: false,
-            checkpoint: StackCheckpoint {
-                stack: String::new(),
-                config: None,
-                latest: None,
-            },
-            base: Arc::new(Snapshot::empty(now_rfc3339())),
-            secrets: Secrets::Opaque,
-            recovery: Recovery::Clean,
-            changes: Vec::new(),
-            stamp: ManifestStamp::New,
-            journaled,
-        };
+            None,
+            StoredText::loaded(text),
+            Recovery::Clean,
+        );
+        view.journaled = journaled;
         // The text is kept: it is not the stored one when a journal was
         // replayed, so it could not be read back.
         view.read_base(Secrets::Opaque).await?;
