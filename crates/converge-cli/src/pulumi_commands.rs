@@ -71,6 +71,20 @@ const ABSENT: &[Absent] = &[
         instead: "run `pulumi package`; the SDKs it generates run under Converge",
     },
     Absent {
+        name: "policy rm",
+        pulumi: "removes a published policy pack, or one of its versions, from a Pulumi \
+                 Cloud organization",
+        instead: "`converge policy disable NAME` stops requiring a pack; `converge policy ls` \
+                  lists what is published",
+    },
+    Absent {
+        name: "policy validate-config",
+        pulumi: "checks a policy pack configuration file against a published pack's \
+                 policies",
+        instead: "`converge preview --policy-pack DIR --policy-pack-config FILE` checks the \
+                  file against the pack before anything runs, naming each problem",
+    },
+    Absent {
         name: "project",
         pulumi: "lists the projects of a Pulumi Cloud organization",
         instead: "`converge stack ls --all` lists the backend's stacks of every project",

@@ -231,6 +231,8 @@ fn pulumi_commands_converge_lacks_say_so() {
         "state edit",
         "state upgrade",
         "config env",
+        "policy rm",
+        "policy validate-config",
     ] {
         let mut args: Vec<&str> = command.split(' ').collect();
         args.push("--flag");

@@ -71,8 +71,12 @@ impl PackConfig {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
-        let value: Value =
-            serde_json::from_str(&text).map_err(|e| file_error(format!("not valid JSON: {e}")))?;
+        // An empty file is no configuration, as Pulumi reads one.
+        let value: Value = if text.trim().is_empty() {
+            Value::Object(Map::new())
+        } else {
+            serde_json::from_str(&text).map_err(|e| file_error(format!("not valid JSON: {e}")))?
+        };
         let mut config = PackConfig::from_json(&value, &path.display().to_string())?;
         config.source = Some(path.to_path_buf());
         Ok(config)
@@ -301,6 +305,17 @@ mod tests {
             r["other"].enforcement_level,
             Some(EnforcementLevel::Disabled)
         );
+    }
+
+    #[test]
+    fn an_empty_config_file_is_no_configuration() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.json");
+        std::fs::write(&path, "\n").unwrap();
+        let config = PackConfig::read(&path).unwrap();
+        assert!(config.policies.is_empty());
+        std::fs::write(&path, "{").unwrap();
+        assert!(PackConfig::read(&path).is_err());
     }
 
     #[test]
