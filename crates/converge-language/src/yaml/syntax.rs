@@ -265,7 +265,19 @@ impl<'a> Builder<'a> {
             if matches!(event, Event::MappingEnd) {
                 return Ok(entries);
             }
+            // YAML 1.1's merge key: not part of the YAML Pulumi reads, and
+            // kept as a literal key `<<` it would change the data silently.
+            let merge =
+                matches!(&event, Event::Scalar(v, ScalarStyle::Plain, _, None) if v == "<<");
             let key_node = self.node(event, span)?;
+            if merge {
+                self.errors.push(YamlError::at(
+                    self.file,
+                    key_node.pos,
+                    "YAML merge keys (`<<`) are not supported, as in Pulumi YAML: write the \
+                     keys out",
+                ));
+            }
             let name = match &key_node.kind {
                 NodeKind::Str(t) => t.value.clone(),
                 NodeKind::Null => "null".to_owned(),
@@ -490,5 +502,15 @@ mod tests {
         let n = root("a: &x {k: v}\nb: *x\n");
         let entries = n.as_map().unwrap();
         assert_eq!(entries[0].1.kind, entries[1].1.kind);
+    }
+
+    #[test]
+    fn a_merge_key_is_an_error_and_a_quoted_one_is_data() {
+        let errors = parse("t.yaml", "base: &b {k: v}\nx:\n  <<: *b\n  y: 1\n").unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!((errors[0].line, errors[0].column), (3, 3));
+        assert!(errors[0].message.contains("merge keys"), "{errors:?}");
+        let n = root("x:\n  '<<': 1\n");
+        assert_eq!(n.as_map().unwrap()[0].1.as_map().unwrap()[0].0.name, "<<");
     }
 }
