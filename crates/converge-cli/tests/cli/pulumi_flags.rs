@@ -440,15 +440,23 @@ fn interrupt_the_create_of_token(scratch: &Scratch) -> String {
     id
 }
 
-#[test]
-fn refresh_adopts_pending_creates_by_id_or_leaves_them() {
+/// A project whose `token` was deployed and whose create was then
+/// interrupted (a pending create of it in the state): the world and the
+/// ID the interrupted create had made.
+fn pending_create_world() -> (Scratch, String) {
     let scratch = Scratch::new(
         "name: pc\nruntime: yaml\nresources:\n  token:\n    type: random:RandomString\n    properties:\n      length: 8\n",
     );
-    let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
-    run(&["stack", "init", "dev"]);
-    run(&["up", "--yes"]);
+    stdout_of(scratch.command("pw"), &["stack", "init", "dev"]);
+    stdout_of(scratch.command("pw"), &["up", "--yes"]);
     let id = interrupt_the_create_of_token(&scratch);
+    (scratch, id)
+}
+
+#[test]
+fn refresh_adopts_pending_creates_by_id_or_leaves_them() {
+    let (scratch, id) = pending_create_world();
+    let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
     let urn = "urn:pulumi:dev::pc::random:index/randomString:RandomString::token";
     let pending = || {
         let export = stdout_of(scratch.command("pw"), &["stack", "export"]);
@@ -521,13 +529,8 @@ fn refresh_adopts_pending_creates_by_id_or_leaves_them() {
 /// copy the state has and the ways out, not blamed on the state.
 #[test]
 fn a_pending_create_of_a_urn_the_state_tracks_is_not_adopted() {
-    let scratch = Scratch::new(
-        "name: pc\nruntime: yaml\nresources:\n  token:\n    type: random:RandomString\n    properties:\n      length: 8\n",
-    );
+    let (scratch, id) = pending_create_world();
     let run = |args: &[&str]| stdout_of(scratch.command("pw"), args);
-    run(&["stack", "init", "dev"]);
-    run(&["up", "--yes"]);
-    let id = interrupt_the_create_of_token(&scratch);
     run(&["up", "--yes"]);
     let urn = "urn:pulumi:dev::pc::random:index/randomString:RandomString::token";
     let before = run(&["stack", "export"]);

@@ -50,12 +50,7 @@ async fn registered_file_assets_and_archives_carry_their_hashes() {
     });
     let result = up(empty(), MockProvider::new("pkg"), &program).await;
     assert_eq!(result.error, None);
-    let t = result
-        .snapshot
-        .resources
-        .iter()
-        .find(|r| r.urn.name() == "t")
-        .unwrap();
+    let t = named(&result, "t");
     let PropertyValue::Asset(page) = &t.inputs["page"] else {
         panic!("{:?}", t.inputs)
     };

@@ -136,6 +136,16 @@ fn outputs(resp: &RegisterResourceResponse) -> PropertyMap {
     unmarshal_properties(resp.object.as_ref().unwrap(), MarshalOptions::full()).unwrap()
 }
 
+/// The resource of the operation's snapshot named `name`.
+fn named<'a>(result: &'a OperationResult, name: &str) -> &'a converge_model::ResourceState {
+    result
+        .snapshot
+        .resources
+        .iter()
+        .find(|r| r.urn.name() == name)
+        .unwrap_or_else(|| panic!("no resource {name}"))
+}
+
 #[tokio::test]
 async fn registers_stack_component_and_custom_resource() {
     let program = grpc_program(|mut c| async move {

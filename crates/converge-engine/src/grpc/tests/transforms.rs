@@ -218,18 +218,8 @@ async fn a_transformed_property_keeps_its_dependencies() {
     });
     let result = up(empty(), MockProvider::new("pkg"), &program).await;
     assert_eq!(result.error, None);
-    let t = result
-        .snapshot
-        .resources
-        .iter()
-        .find(|r| r.urn.name() == "t")
-        .unwrap();
-    let dep = result
-        .snapshot
-        .resources
-        .iter()
-        .find(|r| r.urn.name() == "dep")
-        .unwrap();
+    let t = named(&result, "t");
+    let dep = named(&result, "dep");
     assert_eq!(t.dependencies, vec![dep.urn.clone()]);
     assert_eq!(t.property_dependencies["value"], vec![dep.urn.clone()]);
 }
